@@ -1,0 +1,1 @@
+"""Sound: procedural ambience and reaction sounds (``synth``); speech and mixing live here too."""

@@ -1,0 +1,131 @@
+"""`worldloom`: play, replay, lint.
+
+    worldloom play STORY [--headless --inputs play.txt --record out.mp4
+                          --transcript out.jsonl --seed N --save-dir DIR --backend NAME]
+    worldloom replay out.jsonl
+    worldloom lint STORY [--format text|json]
+
+Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
+lint exits 1 when it finds errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from game.errors import WorldloomError
+
+console = Console(stderr=True, highlight=False)
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("size is WIDTHxHEIGHT, e.g. 960x540") from exc
+    if not (16 <= w <= 4096 and 16 <= h <= 4096) or w % 2 or h % 2:
+        raise argparse.ArgumentTypeError("size must be even numbers between 16 and 4096")
+    return w, h
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="worldloom", description="The game layer for real-time world models.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    play = sub.add_parser("play", help="play a story (window, or --headless)")
+    play.add_argument("story", help="story folder or story.yaml")
+    play.add_argument("--headless", action="store_true", help="no window; follow the frame clock")
+    play.add_argument("--inputs", help="playthrough script (one input a line)")
+    play.add_argument("--record", help="write every frame and the audio to this .mp4")
+    play.add_argument("--transcript", help="write the JSON-lines transcript here")
+    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--save-dir", help="where saves go")
+    play.add_argument("--backend", default="procedural", help="world backend (procedural, null)")
+    play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
+    play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
+    play.add_argument("--screenshot", help="window: save a PNG of the window after --frames frames, then quit")
+    play.add_argument("--frames", type=int, default=0, help="window: quit after this many frames (0 = never)")
+
+    rep = sub.add_parser("replay", help="replay a transcript without re-running models")
+    rep.add_argument("transcript")
+    rep.add_argument("--story", help="story to use instead of the one the transcript names")
+    rep.add_argument("--quiet", action="store_true")
+
+    lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
+    lint.add_argument("story")
+    lint.add_argument("--format", choices=("text", "json"), default="text")
+    return p
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    if args.headless:
+        from game.headless import play_headless
+        from game.inputs.script import read_script
+
+        commands = read_script(args.inputs) if args.inputs else []
+        runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
+                               save_dir=args.save_dir, record=args.record, transcript=args.transcript,
+                               size=args.size)
+        s = runner.session
+        console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
+                      f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
+                      f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
+        if args.record:
+            console.print(f"recording: {args.record}")
+        if args.transcript:
+            console.print(f"transcript: {args.transcript}")
+        return 0
+    from game.app.window import run_window
+
+    code: int = run_window(args.story, backend=args.backend, seed=args.seed, save_dir=args.save_dir,
+                      size=args.size, fullscreen=args.fullscreen, screenshot=args.screenshot,
+                      max_frames=args.frames)
+    return code
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from game.replay import replay
+
+    result = replay(args.transcript, args.story, echo=None if args.quiet else print)
+    if result.ok:
+        console.print(f"replay matches the transcript: {result.matched} events")
+        return 0
+    for rec, got in result.mismatches:
+        console.print(f"[red]mismatch[/red] recorded {json.dumps(rec)[:200]}")
+        console.print(f"         replayed {json.dumps(got)[:200]}")
+    return 1
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from game.story.lint import diagnostics_json, lint_story
+
+    diags = lint_story(args.story)
+    if args.format == "json":
+        print(json.dumps(diagnostics_json(diags), indent=2))
+    else:
+        for d in diags:
+            print(d.format())
+        errors = sum(d.severity == "error" for d in diags)
+        console.print(f"{errors} error(s), {len(diags) - errors} other finding(s)")
+    return 1 if any(d.severity == "error" for d in diags) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``worldloom`` console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}[args.command](args)
+    except WorldloomError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Play a session with no window, on the frame clock, from a playthrough script.
+
+The same story, inputs and seed give the same transcript and the same frames,
+byte for byte, on any machine: nothing here reads the wall clock (timings are
+measured but never written to the transcript).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from game.errors import InputError, WorldloomError
+from game.inputs.script import Command
+from game.inputs.text import resolve
+from game.session import Session
+from game.state import Choose, Event, Give, Move, Say, Wait
+from game.world.protocol import FrameChunk
+from game.world.record import Recorder
+
+TRANSCRIPT_VERSION = 1
+
+
+class Transcript:
+    """Writes JSON lines: a header, then inputs, events and chunk summaries."""
+
+    def __init__(self, out: IO[str] | None, fps: float) -> None:
+        self.out = out
+        self.fps = fps
+        self.rows: list[dict[str, Any]] = []
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if self.out is not None:
+            self.out.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def event(self, e: Event) -> None:
+        self.write({"frame": e.frame, "time": round(e.frame / self.fps, 4), "type": e.kind,
+                    "scene": e.scene, "speaker": e.speaker, "text": e.text, "ids": e.ids,
+                    "data": e.data})
+
+
+def resolve_choice(session: Session, arg: str, where: str) -> Choose:
+    """``choose`` accepts a choice id, its number, or its text (case-insensitive)."""
+    choices = session.choices()
+    for c in choices:
+        if arg == c.id or arg == str(c.number) or arg.lower() == c.text.lower():
+            return Choose(choice_id=c.id)
+    shown = "; ".join(f"{c.number}. {c.id} ({c.text})" for c in choices) or "none"
+    raise InputError(f"no available choice {arg!r}", where=where, hint=f"available: {shown}")
+
+
+class HeadlessRunner:
+    """Runs commands against a session, recording frames and a transcript.
+
+    Args:
+        session: the session (not yet started).
+        transcript: where JSON lines go (or ``None``).
+        recorder: MP4 recorder (or ``None``).
+        on_chunk: called with each chunk (tests, benchmarks).
+    """
+
+    def __init__(self, session: Session, transcript: IO[str] | None = None,
+                 recorder: Recorder | None = None,
+                 on_chunk: Callable[[FrameChunk], None] | None = None) -> None:
+        self.session = session
+        self.transcript = Transcript(transcript, session.caps.fps)
+        self.recorder = recorder
+        self.on_chunk = on_chunk
+        self.frame_hash = hashlib.sha256()
+
+    def header(self, story_path: str) -> None:
+        s = self.session
+        self.transcript.write({"type": "header", "version": TRANSCRIPT_VERSION, "story": story_path,
+                               "story_id": s.story.id, "story_hash": s.story.digest, "seed": s.seed,
+                               "backend": s.caps.backend, "fps": s.caps.fps, "block": s.caps.frames_per_block,
+                               "width": s.caps.width, "height": s.caps.height, "frame": 0, "time": 0.0})
+
+    def _events(self, events: list[Event]) -> None:
+        for e in events:
+            self.transcript.event(e)
+
+    def _play(self) -> None:
+        """Stream the pending request to the end."""
+        s = self.session
+        request = s.pending
+        if request is None:
+            return
+        frames = 0
+        h = hashlib.sha256()
+        start = s.state.frame
+        ignored: tuple[str, ...] = ()
+        for chunk in s.stream():
+            frames += chunk.n_frames
+            h.update(chunk.frames.tobytes())
+            if chunk.audio is not None:
+                h.update(chunk.audio.tobytes())
+            ignored = chunk.ignored
+            self.frame_hash.update(chunk.frames.tobytes())
+            if self.recorder is not None:
+                self.recorder.add(chunk.frames, chunk.audio)
+            if self.on_chunk is not None:
+                self.on_chunk(chunk)
+        self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "chunk",
+                               "request": request.summary(), "frames": frames,
+                               "sha256": h.hexdigest(), "ignored": list(ignored)})
+
+    def start(self) -> None:
+        self._events(self.session.start().events)
+        self._play()
+
+    def run(self, cmd: Command) -> None:
+        """Run one command.
+
+        Raises:
+            game.errors.WorldloomError: the command failed (the session is unchanged).
+        """
+        s = self.session
+        text = " ".join((cmd.verb, *cmd.args))
+        self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
+                               "type": "input", "input": text, "where": cmd.where})
+        try:
+            self._run(cmd)
+        except WorldloomError as exc:
+            if not exc.where:
+                exc = type(exc)(exc.why, cmd.where, exc.hint)
+            raise exc from None
+
+    def _run(self, cmd: Command) -> None:
+        s = self.session
+        v, a = cmd.verb, cmd.args
+        if v == "save":
+            s.save(a[0])
+            self.transcript.write({"frame": s.state.frame, "type": "save", "slot": a[0],
+                                   "time": round(s.state.frame / s.caps.fps, 4)})
+            return
+        if v == "load":
+            self._events(s.load(a[0]))
+        elif v == "rollback":
+            self._events(s.rollback(int(a[0]) if a else 1))
+        elif v == "choose":
+            self._events(s.submit(resolve_choice(s, a[0], cmd.where)).events)
+        elif v == "move":
+            self._events(s.submit(Move(direction=a[0], seconds=float(a[1]) if len(a) > 1 else 0.5)).events)  # type: ignore[arg-type]
+        elif v == "wait":
+            self._events(s.submit(Wait(seconds=float(a[0]))).events)
+        elif v == "give":
+            self._events(s.submit(Give(item_id=a[0], character_id=a[1])).events)
+        elif v == "say":
+            scene = s.story.model.scenes[s.state.scene]
+            res = resolve(a[0], s.story.model, scene, s.state.inventory)
+            if res.intent is None:
+                msg = {"negated": "You decide not to.", "undo": "Use rollback to undo."}.get(
+                    res.reason, "Nothing seems to come of that.")
+                self.transcript.write({"frame": s.state.frame, "type": "not_understood", "text": msg,
+                                       "input": a[0], "reason": res.reason,
+                                       "time": round(s.state.frame / s.caps.fps, 4)})
+                return
+            intent = res.intent
+            if isinstance(intent, Say):
+                intent = Say(text=a[0], action_id=intent.action_id)
+            self._events(s.submit(intent).events)
+        self._play()
+
+
+def play_headless(story_path: str, commands: list[Command], *, backend: str = "procedural",
+                  seed: int = 0, save_dir: str | Path | None = None, record: str | Path | None = None,
+                  transcript: str | Path | None = None, size: tuple[int, int] | None = None) -> HeadlessRunner:
+    """Play ``commands`` on the story at ``story_path`` with no window.
+
+    Returns:
+        The runner (its ``frame_hash`` digests every frame shown).
+
+    Raises:
+        game.errors.WorldloomError: a bad story, command or backend, naming where.
+    """
+    from game.story.loader import load_story
+    from game.world.backends import make_backend
+
+    kwargs: dict[str, Any] = {}
+    if size is not None:
+        kwargs = {"width": size[0], "height": size[1]}
+    session = Session(load_story(story_path), make_backend(backend, **kwargs), seed=seed,
+                      save_dir=save_dir)
+    caps = session.caps
+    rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
+    out = open(transcript, "w", encoding="utf-8") if transcript else None  # noqa: SIM115
+    try:
+        runner = HeadlessRunner(session, out, rec)
+        runner.header(str(story_path))
+        runner.start()
+        for cmd in commands:
+            runner.run(cmd)
+    finally:
+        if out is not None:
+            out.close()
+        if rec is not None:
+            rec.close()
+        session.close()
+    return runner

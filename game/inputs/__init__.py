@@ -1,0 +1,1 @@
+"""The inputs room: everything the player does becomes an intent carrying ids."""

@@ -1,0 +1,94 @@
+"""Playthrough scripts: one input a line, for headless runs and tests.
+
+Grammar (``#`` starts a comment; blank lines are skipped)::
+
+    choose <choice id | its number | its text>
+    move <w|a|s|d> [seconds]
+    wait <seconds>
+    give <item> <character>
+    say <text>
+    save <slot>
+    load <slot>
+    rollback [n]
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from game.errors import InputError
+
+COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None),
+            "save": (1, 1), "load": (1, 1), "rollback": (0, 1)}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One script line: ``verb``, ``args``, and where it came from (``file:line``)."""
+
+    verb: str
+    args: tuple[str, ...]
+    where: str
+
+
+def parse_line(text: str, where: str) -> Command | None:
+    """Parse one line; ``None`` for blank or comment lines.
+
+    Raises:
+        game.errors.InputError: unknown command or wrong argument count.
+    """
+    line = text.strip()
+    if not line or line.startswith("#"):
+        return None
+    verb, _, rest = line.partition(" ")
+    verb = verb.lower()
+    if verb not in COMMANDS:
+        raise InputError(f"unknown command {verb!r}", where=where,
+                         hint="commands: " + ", ".join(COMMANDS))
+    if verb in ("choose", "say"):
+        args: tuple[str, ...] = (rest.strip(),) if rest.strip() else ()
+    else:
+        try:
+            args = tuple(shlex.split(rest))
+        except ValueError as exc:
+            raise InputError(f"cannot split arguments: {exc}", where=where) from exc
+    lo, hi = COMMANDS[verb]
+    if len(args) < lo or (hi is not None and len(args) > hi):
+        want = str(lo) if hi == lo else f"{lo}..{hi if hi is not None else 'n'}"
+        raise InputError(f"{verb} takes {want} argument(s)", where=where)
+    if verb == "move" and args[0] not in ("w", "a", "s", "d"):
+        raise InputError(f"move direction must be w, a, s or d, not {args[0]!r}", where=where)
+    for a in args[1:] if verb == "move" else (args if verb == "wait" else ()):
+        try:
+            value = float(a)
+        except ValueError as exc:
+            raise InputError(f"{a!r} is not a number of seconds", where=where) from exc
+        if not 0 < value <= 600:
+            raise InputError(f"{a} seconds is outside 0..600", where=where)
+    return Command(verb, args, where)
+
+
+def parse_script(text: str, name: str = "<script>") -> list[Command]:
+    """Parse a whole script; errors name ``name:line``."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        cmd = parse_line(line, f"{name}:{i}")
+        if cmd is not None:
+            out.append(cmd)
+    return out
+
+
+def read_script(path: str | Path) -> list[Command]:
+    """Read and parse a script file.
+
+    Raises:
+        game.errors.InputError: missing file or a bad line.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read script: {exc}", where=str(p)) from exc
+    return parse_script(text, str(p))

@@ -1,0 +1,122 @@
+"""Replay a recorded session from its transcript, without re-running any model.
+
+The transcript's header names the story, seed, fps and block size; its ``input``
+rows are re-applied through the story runtime on the ``null`` backend (which
+keeps the same frame clock but draws nothing), and every event is compared with
+the recorded one. Chunk rows are not regenerated: their recorded request
+summaries and frame hashes are reported as they were.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from game.errors import InputError
+from game.headless import HeadlessRunner
+from game.inputs.script import parse_line
+from game.session import Session
+from game.story.loader import load_story
+from game.world.backends.null import NullBackend
+
+_COMPARED = ("type", "frame", "scene", "speaker", "text", "ids")
+
+
+@dataclass
+class ReplayResult:
+    """``matched`` rows, and the first ``mismatches`` (recorded vs replayed)."""
+
+    matched: int = 0
+    mismatches: list[tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def read_transcript(path: str | Path) -> list[dict[str, Any]]:
+    """Read a transcript file.
+
+    Raises:
+        game.errors.InputError: missing file or a line that is not JSON.
+    """
+    p = Path(path)
+    rows = []
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read transcript: {exc}", where=str(p)) from exc
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg}", where=f"{p}:{i}") from exc
+    if not rows or rows[0].get("type") != "header":
+        raise InputError("not a worldloom transcript (no header line)", where=str(p))
+    return rows
+
+
+def _event_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r.get("type") not in ("header", "input", "chunk", "save")]
+
+
+def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str | Path | None = None,
+           echo: Callable[[str], None] | None = None) -> ReplayResult:
+    """Replay the transcript at ``path`` and compare.
+
+    Args:
+        path: transcript (``.jsonl``).
+        story_path: story to use (default: the one the header names).
+        save_dir: where ``save``/``load`` inputs go (default: a fresh temporary folder).
+        echo: called with each line of text as it replays.
+
+    Raises:
+        game.errors.WorldloomError: unreadable transcript or story.
+    """
+    import tempfile
+
+    rows = read_transcript(path)
+    head = rows[0]
+    story = load_story(story_path or head["story"])
+    backend = NullBackend(fps=float(head["fps"]), frames_per_block=int(head.get("block", 12)))
+    tmp = tempfile.mkdtemp(prefix="worldloom-replay-") if save_dir is None else save_dir
+    session = Session(story, backend, seed=int(head["seed"]), save_dir=tmp)
+    out = io.StringIO()
+    runner = HeadlessRunner(session, out)
+    runner.header(str(head["story"]))
+    runner.start()
+    for r in rows:
+        if r.get("type") == "input":
+            cmd = parse_line(r["input"], r.get("where", "transcript"))
+            if cmd is not None:
+                try:
+                    runner.run(cmd)
+                except Exception as exc:  # record where replay diverged
+                    runner.transcript.write({"type": "error", "text": str(exc)})
+    mine = _event_rows(runner.transcript.rows[1:])
+    theirs = _event_rows(rows)
+    result = ReplayResult()
+    for i, rec in enumerate(theirs):
+        got = mine[i] if i < len(mine) else None
+        if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
+            result.matched += 1
+            if rec.get("text") and rec["type"] in ("line", "say", "choice", "ending", "warning"):
+                who = rec.get("speaker") or ""
+                line = f"[{rec['time']:7.2f}s] {who + ': ' if who and who != 'narrator' else ''}{rec['text']}"
+                result.lines.append(line)
+                if echo:
+                    echo(line)
+        else:
+            result.mismatches.append((rec, got))
+            if len(result.mismatches) >= 5:
+                break
+    if len(mine) != len(theirs) and not result.mismatches:
+        result.mismatches.append(({"type": "length", "text": str(len(theirs))},
+                                  {"type": "length", "text": str(len(mine))}))
+    return result

@@ -1,0 +1,378 @@
+"""`Session`: the one place a turn happens.
+
+intent -> story runtime -> (cast) -> director -> backend -> save. The window,
+the headless runner and the tests all drive a game through this class; it knows
+nothing of pygame. See ``docs/api.md``.
+
+Threading: :meth:`submit`, :meth:`rollback`, :meth:`save`, :meth:`load` may be
+called from the UI thread while another thread iterates :meth:`stream`; a lock
+guards the state. A :meth:`submit` while a chunk streams pre-empts it: the
+stream stops at the next block and the new request goes out at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from game.errors import BackendError, InputError, SaveError, StoryRuntimeError
+from game.state import Choose, Event, EventLog, GameState, Give, Move, Say, Wait
+from game.state.intents import AddReference, Instruct
+from game.state.saves import Checkpoint, SaveData, list_saves, read_save, slot_path, write_save
+from game.story.loader import load_story
+from game.story.runtime import AnyIntent, StoryRuntime
+from game.story.story import Story
+from game.world.backends import make_backend
+from game.world.chunking import ChunkPolicy
+from game.world.director import Director
+from game.world.protocol import Backend, FrameChunk, WorldRequest
+
+#: How many checkpoints rollback keeps.
+MAX_CHECKPOINTS = 200
+
+
+@dataclass(frozen=True)
+class ChoiceView:
+    """A choice as the player sees it: 1-based ``number``, stable ``id``, ``text``."""
+
+    number: int
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a window needs to draw the non-world part of the screen."""
+
+    title: str
+    scene: str
+    scene_title: str
+    location: str
+    lines: tuple[tuple[str, str], ...]
+    choices: tuple[ChoiceView, ...]
+    inventory: tuple[tuple[str, str], ...]
+    characters: tuple[tuple[str, str], ...]
+    ending: str
+    notice: str
+    turn: int
+    frame: int
+
+
+@dataclass
+class TurnResult:
+    """What :meth:`Session.submit` did: the events and the request it queued."""
+
+    events: list[Event]
+    request: WorldRequest | None
+    checkpoint: bool = False
+    notices: list[str] = field(default_factory=list)
+
+
+def default_save_dir(story_id: str) -> Path:
+    """``~/.local/share/worldloom/saves/<story id>``."""
+    return Path.home() / ".local" / "share" / "worldloom" / "saves" / story_id
+
+
+class Session:
+    """One playthrough of one story on one backend.
+
+    Args:
+        story: a loaded :class:`Story`.
+        backend: a backend object, or a registered name (default ``procedural``).
+        seed: seed of every random draw (story and backend).
+        save_dir: where saves go (default :func:`default_save_dir`).
+        session_id: backend session id.
+        policy: chunk policy (default :class:`ChunkPolicy`).
+
+    Raises:
+        game.errors.BackendError: the backend could not be started.
+    """
+
+    def __init__(self, story: Story, backend: Backend | str = "procedural", *, seed: int = 0,
+                 save_dir: str | Path | None = None, session_id: str = "main",
+                 policy: ChunkPolicy | None = None) -> None:
+        self.story = story
+        self.runtime = StoryRuntime(story)
+        self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
+        self.caps = self.backend.capabilities()
+        self.seed = seed
+        self.save_dir = Path(save_dir) if save_dir else default_save_dir(story.id)
+        self.state: GameState = self.runtime.new_state(seed)
+        self.log = EventLog()
+        self.checkpoints: list[Checkpoint] = []
+        self.director = Director(story, self.caps, session_id, policy)
+        self.notice = ""
+        self._lock = threading.RLock()
+        self._pending: WorldRequest | None = None
+        self._listeners: list[Callable[[Event], None]] = []
+        self._started = False
+
+    @classmethod
+    def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: object) -> Session:
+        """Load the story at ``path`` and make a session (see :class:`Session`)."""
+        return cls(load_story(path), backend, **kw)  # type: ignore[arg-type]
+
+    # -- listening -------------------------------------------------------------
+    def on_event(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn(event)`` for every event from now on (in the calling thread)."""
+        self._listeners.append(fn)
+
+    def _record(self, events: list[Event]) -> list[Event]:
+        for e in events:
+            self.log.append(e)
+            for fn in self._listeners:
+                fn(e)
+        self.state.log_offset = len(self.log)
+        return events
+
+    # -- playing ---------------------------------------------------------------
+    def start(self) -> TurnResult:
+        """Enter the start scene and queue the opening request.
+
+        Raises:
+            game.errors.BackendError: the backend refused the session.
+        """
+        with self._lock:
+            if self._started:
+                raise InputError("session already started")
+            self._started = True
+            events = self._record(self.runtime.begin(self.state))
+            self.backend.start(self.director.session_start(self.state, self.seed))
+            request = self.director.build(self.state, events, self.director.cause(events, "start"))
+            self._pending = request
+            return TurnResult(events, request)
+
+    def submit(self, intent: AnyIntent) -> TurnResult:
+        """Apply one intent and queue the world request it causes.
+
+        A checkpoint is taken before every choice, gift and action, so
+        :meth:`rollback` can undo it.
+
+        Raises:
+            game.errors.InputError: the intent is not possible here (nothing changes).
+            game.errors.StoryRuntimeError: the story is broken at this point (state restored).
+        """
+        with self._lock:
+            if not self._started:
+                self.start()
+            if self.runtime.is_ending(self.state) and not isinstance(intent, Move | Wait):
+                raise InputError("the story has ended", hint="load a save or roll back")
+            before = self.state.copy_state()
+            camera_from = self.state.camera_x
+            checkpoint = isinstance(intent, Choose | Give) or (isinstance(intent, Say) and bool(intent.action_id))
+            try:
+                events = self.runtime.apply(self.state, intent)
+            except (InputError, StoryRuntimeError):
+                self.state = before
+                raise
+            if checkpoint:
+                self.checkpoints.append(Checkpoint(self._label(intent, before), before))
+                del self.checkpoints[:-MAX_CHECKPOINTS]
+            self._record(events)
+            seconds = intent.seconds if isinstance(intent, Move | Wait) else None
+            direction = intent.direction if isinstance(intent, Move) else ""
+            fallback = "wait" if isinstance(intent, Wait) else "say"
+            cause = self.director.cause(events, fallback, seconds, direction, camera_from)
+            refs = (intent.path,) if isinstance(intent, AddReference) else ()
+            request = self.director.build(self.state, events, cause, references=refs)
+            self._pending = request
+            return TurnResult(events, request, checkpoint)
+
+    def _label(self, intent: AnyIntent, state: GameState) -> str:
+        scene = self.story.model.scenes.get(state.scene)
+        title = scene.title if scene and scene.title else state.scene
+        if isinstance(intent, Choose):
+            return f"{title}: {intent.choice_id}"
+        if isinstance(intent, Give):
+            return f"{title}: give {intent.item_id}"
+        return f"{title}: {intent.type}"
+
+    @property
+    def pending(self) -> WorldRequest | None:
+        """The request waiting to be streamed, if any."""
+        return self._pending
+
+    def idle_request(self) -> WorldRequest:
+        """A one-block continuation with no input (what plays between turns)."""
+        with self._lock:
+            return self.director.build(self.state, [], self.director.cause([], "idle"))
+
+    def stream(self, request: WorldRequest | None = None) -> Iterator[FrameChunk]:
+        """Stream the pending request (or ``request``, or an idle block).
+
+        Yields blocks as the backend makes them and advances the frame clock. If a
+        newer request is submitted meanwhile, stops after the current block
+        (pre-emption); the caller then streams again.
+
+        Raises:
+            game.errors.BackendError: the backend failed (the story state is untouched).
+        """
+        with self._lock:
+            if request is None:
+                request, self._pending = self._pending, None
+            if request is None:
+                request = self.idle_request()
+        try:
+            for chunk in self.backend.generate(request):
+                with self._lock:
+                    self.state.frame += chunk.n_frames
+                yield chunk
+                if self._pending is not None and self._pending.seq > request.seq:
+                    return
+        except BackendError:
+            raise
+        except Exception as exc:  # a backend bug must not take the game down
+            raise BackendError(f"backend {self.caps.backend!r} failed: {exc}") from exc
+
+    # -- what the player sees ------------------------------------------------
+    def choices(self) -> list[ChoiceView]:
+        """The choices available now, numbered from 1."""
+        with self._lock:
+            return [ChoiceView(i + 1, c.id, self.runtime.interpolate(self.state, c.text))
+                    for i, c in enumerate(self.runtime.available_choices(self.state))]
+
+    def history(self, n: int = 50) -> list[tuple[str, str]]:
+        """The last ``n`` lines as ``(speaker name, text)``."""
+        with self._lock:
+            out = []
+            for e in self.log.since(max(0, len(self.log) - 4 * n)):
+                if e.kind in ("line", "say") and e.text:
+                    out.append((self.speaker_name(e.speaker), e.text))
+            return out[-n:]
+
+    def speaker_name(self, speaker: str) -> str:
+        if speaker in ("", "narrator"):
+            return ""
+        if speaker == "player":
+            return "You"
+        c = self.story.model.cast.get(speaker)
+        return c.name if c else speaker
+
+    def view(self) -> View:
+        """A snapshot for drawing (safe to call from any thread)."""
+        with self._lock:
+            m = self.story.model
+            scene = m.scenes.get(self.state.scene)
+            loc = m.locations.get(self.state.location)
+            return View(
+                title=m.title,
+                scene=self.state.scene,
+                scene_title=(scene.title if scene else "") or (loc.name if loc else ""),
+                location=loc.name if loc else self.state.location,
+                lines=tuple(self.history(8)),
+                choices=tuple(self.choices()),
+                inventory=tuple((i, m.items[i].name) for i in self.state.inventory if i in m.items),
+                characters=tuple((c, m.cast[c].name) for c in (scene.present if scene else {}) if c in m.cast),
+                ending=scene.ending if scene else "",
+                notice=self.notice,
+                turn=self.state.turn,
+                frame=self.state.frame,
+            )
+
+    # -- checkpoints, saves ------------------------------------------------------
+    def rollback(self, n: int = 1) -> list[Event]:
+        """Undo the last ``n`` choices (restore the ``n``-th last checkpoint).
+
+        Raises:
+            game.errors.InputError: there is nothing to roll back to.
+        """
+        with self._lock:
+            if n < 1 or n > len(self.checkpoints):
+                raise InputError(f"cannot roll back {n}: {len(self.checkpoints)} checkpoint(s)")
+            cp = self.checkpoints[-n]
+            del self.checkpoints[-n:]
+            frame = self.state.frame
+            self.state = cp.state.copy_state()
+            self.state.frame = frame
+            self.state.reactions.clear()
+            self.log.truncate(self.state.log_offset)
+            self._pending = self.director.build(self.state, [], self.director.cause([], "rollback"))
+            return [Event(kind="rollback", turn=self.state.turn, frame=frame, scene=self.state.scene,
+                          text=cp.label, data={"n": n})]
+
+    def save(self, slot: str, thumbnail: np.ndarray | None = None) -> Path:
+        """Save to ``slot`` (atomic; the previous copy kept as ``.bak``).
+
+        Args:
+            slot: ``[A-Za-z0-9_.-]{1,64}``.
+            thumbnail: optional ``(H, W, 3)`` uint8 RGB image saved beside it as PNG.
+
+        Raises:
+            game.errors.SaveError: bad slot name or the disk refused.
+        """
+        with self._lock:
+            path = slot_path(self.save_dir, slot)
+            data = SaveData(self.story.id, self.story.digest, self.state.copy_state(),
+                            self.log.upto(self.state.log_offset), list(self.checkpoints),
+                            label=self.view().scene_title)
+            write_save(path, data)
+        if thumbnail is not None:
+            from PIL import Image
+
+            Image.fromarray(np.ascontiguousarray(thumbnail)).save(path.with_suffix(".png"))
+        return path
+
+    def saves(self) -> list[tuple[str, Path]]:
+        """``(slot, path)`` of this story's saves, newest first."""
+        return list_saves(self.save_dir)
+
+    def load(self, slot: str, previous: bool = False) -> list[Event]:
+        """Load ``slot`` (or its previous copy). The current game is kept if it fails.
+
+        A save made before the story changed resumes at the same scene by its stable
+        id, or at the story's start if that scene is gone; a warning event says so.
+
+        Raises:
+            game.errors.SaveError: missing, corrupt, for another story, or too new.
+        """
+        path = slot_path(self.save_dir, slot)
+        if previous:
+            path = path.with_name(path.name + ".bak")
+        data = read_save(path)
+        if data.story_id != self.story.id:
+            raise SaveError(f"save is for story {data.story_id!r}, not {self.story.id!r}", where=str(path))
+        with self._lock:
+            frame = self.state.frame
+            notes: list[Event] = []
+            state = data.state
+            if data.story_hash != self.story.digest:
+                state, notes = self._adapt(state, data.events)
+            state.frame = frame
+            self.state = state
+            self.log = EventLog()
+            for e in data.events[: state.log_offset]:
+                self.log.append(e)
+            self.checkpoints = [c for c in data.checkpoints if c.state.scene in self.story.model.scenes]
+            self._started = True
+            self._pending = self.director.build(self.state, [], self.director.cause([], "load"))
+            ev = Event(kind="load", turn=state.turn, frame=frame, scene=state.scene, text=slot)
+            return [ev, *notes]
+
+    def _adapt(self, state: GameState, events: list[Event]) -> tuple[GameState, list[Event]]:
+        """Fit a save made with an older version of the story to this one."""
+        m = self.story.model
+        state = state.copy_state()
+        state.variables = {k: state.variables.get(k, v.default) for k, v in m.variables.items()}
+        state.inventory = [i for i in state.inventory if i in m.items]
+        state.holders = {i: c for i, c in state.holders.items() if i in m.items}
+        state.log_offset = min(state.log_offset, len(events))
+        if state.scene in m.scenes:
+            text = f"The story changed since this save; resumed at scene {state.scene!r}."
+        else:
+            old = state.scene
+            state.scene = ""
+            self.runtime.enter(state, m.start, "load")
+            text = f"The story changed and scene {old!r} is gone; resumed at the start scene."
+        state.location = m.scenes[state.scene].location
+        return state, [Event(kind="warning", turn=state.turn, scene=state.scene, text=text)]
+
+    def close(self) -> None:
+        """Close the backend."""
+        self.backend.close()
+
+
+__all__ = ["ChoiceView", "Session", "TurnResult", "View", "Move", "Say", "Instruct"]

@@ -1,0 +1,90 @@
+"""`GameState`: everything that changes while a story is played.
+
+Plain data, JSON-able, no derived data (no embeddings, sprites or caches). The
+compiled :class:`game.story.Story` is read-only; this is the only thing a save
+holds, after Ink's ``Story``/``StoryState`` split (inkle/ink,
+``ink-engine-runtime/StoryState.cs``).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Version of the save schema. Bump it and add a migration in
+#: :mod:`game.state.saves` when a field changes meaning.
+SCHEMA_VERSION = 1
+
+Value = bool | int | float | str
+
+
+class GameState(BaseModel):
+    """The mutable state of one playthrough.
+
+    Attributes:
+        story_id: id of the story being played.
+        scene: id of the current scene.
+        variables: the story's typed variables by name.
+        inventory: item ids the player holds, in pick-up order.
+        holders: item id -> character id for items given away.
+        visits: scene id -> number of times entered.
+        chosen: choice id -> number of times taken (once-only choices hide at 1).
+        relationships: character id -> axis (``trust``, ``affinity``, ...) -> value.
+        reactions: character id -> current reaction name (``leap``, ``recoil``...).
+        gifts: character id -> item ids received, in order (remembered for later scenes).
+        world: world edits by key (``weather``, ``time_of_day``...), read by conditions.
+        location: id of the current location.
+        camera_x: camera position along the location, in world units (1.0 = a screen).
+        seed: the playthrough's RNG seed.
+        draws: every random draw made so far, in order (replayed on roll-forward).
+        turn: number of intents applied.
+        frame: index of the next frame on the frame clock.
+        log_offset: number of events in the append-only event log at this state.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    schema_version: int = SCHEMA_VERSION
+    story_id: str = ""
+    scene: str = ""
+    variables: dict[str, Value] = Field(default_factory=dict)
+    inventory: list[str] = Field(default_factory=list)
+    holders: dict[str, str] = Field(default_factory=dict)
+    visits: dict[str, int] = Field(default_factory=dict)
+    chosen: dict[str, int] = Field(default_factory=dict)
+    relationships: dict[str, dict[str, float]] = Field(default_factory=dict)
+    reactions: dict[str, str] = Field(default_factory=dict)
+    gifts: dict[str, list[str]] = Field(default_factory=dict)
+    world: dict[str, Value] = Field(default_factory=dict)
+    location: str = ""
+    camera_x: float = 0.0
+    seed: int = 0
+    draws: list[float] = Field(default_factory=list)
+    turn: int = 0
+    frame: int = 0
+    log_offset: int = 0
+
+    def copy_state(self) -> GameState:
+        """A deep copy (a checkpoint's snapshot)."""
+        return self.model_copy(deep=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able dict of every field."""
+        return self.model_dump(mode="json")
+
+    def random(self) -> float:
+        """Draw a float in [0, 1) from the seeded stream and record it.
+
+        The n-th draw is a pure function of ``(seed, n)`` so a rollback followed by
+        the same inputs replays the same draws (Ren'Py ``renpy/rollback.py`` records
+        draws for the same reason).
+        """
+        value = random.Random(self.seed * 1_000_003 + len(self.draws)).random()
+        self.draws.append(value)
+        return value
+
+    def relationship(self, character: str, axis: str) -> float:
+        """Current value of ``axis`` towards ``character`` (0.0 when unset)."""
+        return self.relationships.get(character, {}).get(axis, 0.0)

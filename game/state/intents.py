@@ -1,0 +1,84 @@
+"""Intents: what the player wants, carrying ids only.
+
+``game.inputs`` turns keys, clicks, typed lines, voice and dropped images into
+these; the story runtime only ever sees ids.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Intent(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Move(_Intent):
+    """Move or pan: ``direction`` is one of ``w a s d``; ``seconds`` of holding."""
+
+    type: Literal["move"] = "move"
+    direction: Literal["w", "a", "s", "d"]
+    seconds: float = 0.5
+
+
+class Choose(_Intent):
+    """Take the authored choice ``choice_id`` of the current scene."""
+
+    type: Literal["choose"] = "choose"
+    choice_id: str
+
+
+class Say(_Intent):
+    """Free text resolved to an authored action (``action_id``) or said to someone."""
+
+    type: Literal["say"] = "say"
+    text: str
+    action_id: str = ""
+    target: str = ""
+
+
+class Give(_Intent):
+    """Give item ``item_id`` to character ``character_id``."""
+
+    type: Literal["give"] = "give"
+    item_id: str
+    character_id: str
+
+
+class Instruct(_Intent):
+    """A world edit: ``edit`` (``weather``, ``time_of_day``, ``add_object``...) + params."""
+
+    type: Literal["instruct"] = "instruct"
+    edit: str
+    params: dict[str, str] = Field(default_factory=dict)
+    text: str = ""
+
+
+class AddReference(_Intent):
+    """A dropped image that becomes an object with the image as its reference."""
+
+    type: Literal["add_reference"] = "add_reference"
+    path: str
+    entity_id: str = ""
+
+
+class Wait(_Intent):
+    """Let the world run for ``seconds`` with no input."""
+
+    type: Literal["wait"] = "wait"
+    seconds: float = 1.0
+
+
+Intent = Annotated[
+    Move | Choose | Say | Give | Instruct | AddReference | Wait, Field(discriminator="type")
+]
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Intent)
+
+
+def intent_from_json(data: dict[str, Any]) -> Move | Choose | Say | Give | Instruct | AddReference | Wait:
+    """Validate a JSON dict (``{"type": "choose", "choice_id": ...}``) into an intent."""
+    result: Move | Choose | Say | Give | Instruct | AddReference | Wait = _ADAPTER.validate_python(data)
+    return result

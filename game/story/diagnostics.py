@@ -1,0 +1,79 @@
+"""Lint codes as data: code, default severity, message template, hint, failing example.
+
+One table, read by :mod:`game.story.lint`, the docs and the tests (every code has
+a failing example that the test suite lints). A story's ``worldloom.toml`` can
+raise or lower a code's severity::
+
+    [lint.severity]
+    WL008 = "error"
+    WL015 = "off"
+
+After Yarn Spinner's diagnostics-as-data (``YarnSpinner.Diagnostics/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info", "off"]
+SEVERITY_ORDER = {"off": 0, "info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(frozen=True)
+class Code:
+    """One diagnostic kind. ``example`` is a scene-level YAML fragment that triggers it."""
+
+    code: str
+    severity: Severity
+    message: str
+    hint: str
+    example: str
+
+
+_BASE = """id: t
+title: T
+start: a
+locations: {here: {name: Here}}
+"""
+
+CODES: dict[str, Code] = {c.code: c for c in [
+    Code("WL001", "error", "undefined scene {name!r}", "check the goto / exit / start target",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, goto: nowhere}]}\n"),
+    Code("WL002", "error", "undefined item {name!r}", "declare it under items:",
+         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"take('ghost')\"]}\n"),
+    Code("WL003", "error", "undefined character {name!r}", "declare it under cast:",
+         _BASE + "scenes:\n  a: {location: here, ending: e, present: [nobody]}\n"),
+    Code("WL004", "error", "undefined variable {name!r} read in a condition", "declare it under variables:",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'mood > 1', goto: a}]}\n"),
+    Code("WL005", "warning", "scene {name!r} is unreachable from the start", "add a goto or exit to it",
+         _BASE + "scenes:\n  a: {location: here, ending: e}\n  b: {location: here, ending: f}\n"),
+    Code("WL006", "error", "scene {name!r} is a dead end: no choice, exit or action leads on",
+         "add a choice or mark it ending:",
+         _BASE + "scenes:\n  a: {location: here, lines: [stuck]}\n"),
+    Code("WL007", "error", "bad expression: {name}", "see docs/story-format.md, expressions",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'has(', goto: a}]}\n"),
+    Code("WL008", "warning", "line is {name} characters, too long for the text panel", "split it; the panel shows 160",
+         _BASE + "scenes:\n  a: {location: here, ending: e, lines: ['" + "x" * 170 + "']}\n"),
+    Code("WL009", "error", "missing or unreadable asset {name!r}", "check the path (relative to the story folder)",
+         _BASE + "world: {anchors: [missing.png]}\nscenes:\n  a: {location: here, ending: e}\n"),
+    Code("WL010", "error", "duplicate id {name!r}", "ids must be unique in a story; saves use them",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: x, goto: a}, {id: c, text: y, goto: a}]}\n"),
+    Code("WL011", "warning", "item {name!r} is used but never obtainable", "put it in inventory: or take() it somewhere",
+         "items: {key: {name: key}}\n" + _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: open, if: \"has('key')\", goto: a}, {id: d, text: leave, goto: a}]}\n"),
+    Code("WL012", "warning", "the condition of choice {name!r} can never hold", "the condition is always false",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: x, if: '1 > 2', goto: a}, {id: d, text: y, goto: a}]}\n"),
+    Code("WL013", "warning", "scene {name!r} loops on once-only choices and its menu can empty",
+         "make one choice sticky (once: false) or add an exit",
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: x, once: true, goto: a}]}\n"),
+    Code("WL014", "error", "effect assigns undeclared variable {name!r}", "declare it under variables:",
+         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: ['mood = 3']}\n"),
+    Code("WL015", "info", "scene {name!r} is never the target of a goto or exit", "nothing leads here",
+         _BASE + "scenes:\n  a: {location: here, ending: e}\n  b: {location: here, ending: f}\n"),
+    Code("WL016", "error", "undefined location {name!r}", "declare it under locations:",
+         _BASE + "scenes:\n  a: {location: elsewhere, ending: e}\n"),
+    Code("WL017", "warning", "actions {name} share the keyword(s) of another action", "make each action's keywords distinct",
+         _BASE + "scenes:\n  a: {location: here, ending: e, actions: [{id: x, keywords: [sing]}, {id: y, keywords: [sing]}]}\n"),
+    Code("WL018", "error", "story does not load: {name}", "fix the file at the location shown",
+         "id: t\ntitle: T\nstart: a\nscenes:\n  a: {location: here, bogus_key: 1}\n"),
+]}

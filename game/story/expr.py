@@ -1,0 +1,268 @@
+"""The story expression language: one small, safe syntax for conditions and effects.
+
+Conditions are expressions::
+
+    has('kite') and trust('creature') >= 2
+    visited('clearing') and not chosen('offer_leaf')
+    weather == 'rain' or courage > 1
+
+Effects are one statement each::
+
+    courage += 1            # variable (declared in ``variables:``) or world key
+    weather = 'rain'
+    trust('creature') += 1  # relationship axis; also affinity(c), rel(c, axis)
+    give('kite', 'creature')
+    take('lantern')         # the player obtains an item
+    drop('leaf')            # the player loses an item
+    react('creature', 'leap')
+
+Both are parsed once at load (Python's ``ast`` parser, which only parses) and
+evaluated by ``simpleeval`` with a fixed set of names and functions: never
+Python ``eval``, no attribute access, no imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from simpleeval import SimpleEval
+
+from game.errors import ExpressionError
+
+#: Functions conditions may call, with their arity.
+CONDITION_FUNCTIONS: dict[str, int] = {
+    "has": 1, "visited": 1, "chosen": 1, "trust": 1, "affinity": 1, "rel": 2,
+    "holds": 2, "gave": 2, "world": 1, "random": 0, "turn": 0, "count": 1,
+}
+#: Functions effects may call as statements, with their arity.
+EFFECT_FUNCTIONS: dict[str, int] = {"give": 2, "take": 1, "drop": 1, "react": 2}
+#: Relationship functions an effect may assign to, and the axis each names.
+RELATION_TARGETS = {"trust": "trust", "affinity": "affinity", "rel": ""}
+#: World keys conditions can read by name and effects can set.
+WORLD_KEYS = ("weather", "time_of_day", "light", "season")
+#: Longest expression accepted, characters.
+MAX_EXPR_CHARS = 500
+
+
+class ExprEnv(Protocol):
+    """What expressions read and change; the story runtime implements it."""
+
+    def name(self, key: str) -> Any: ...
+    def call(self, fn: str, args: tuple[Any, ...]) -> Any: ...
+    def assign(self, target: Target, op: str, value: Any) -> None: ...
+    def effect_call(self, fn: str, args: tuple[Any, ...]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an assignment goes: a variable/world key, or a relationship axis."""
+
+    kind: Literal["name", "relation"]
+    name: str  # variable name, or character id
+    axis: str = ""
+
+
+def _check_ast(tree: ast.AST, src: str, where: str, functions: dict[str, int]) -> None:
+    allowed = (
+        ast.Expression, ast.Expr, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call,
+        ast.Name, ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.Add, ast.Sub, ast.Mult,
+        ast.Div, ast.Mod, ast.FloorDiv, ast.USub, ast.UAdd, ast.Eq, ast.NotEq, ast.Lt, ast.LtE,
+        ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.IfExp,
+    )
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise ExpressionError(f"{type(node).__name__} is not allowed in {src!r}", where=where)
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in functions:
+                name = node.func.id if isinstance(node.func, ast.Name) else "?"
+                raise ExpressionError(
+                    f"unknown function {name!r} in {src!r}", where=where,
+                    hint="known: " + ", ".join(sorted(functions)))
+            if node.keywords or len(node.args) != functions[node.func.id]:
+                raise ExpressionError(
+                    f"{node.func.id}() takes {functions[node.func.id]} argument(s) in {src!r}",
+                    where=where)
+
+
+def _parse(src: str, mode: str, where: str) -> ast.AST:
+    if len(src) > MAX_EXPR_CHARS:
+        raise ExpressionError(f"expression longer than {MAX_EXPR_CHARS} characters", where=where)
+    try:
+        return ast.parse(src.strip(), mode=mode)
+    except SyntaxError as exc:
+        raise ExpressionError(f"syntax error in {src!r}: {exc.msg}", where=where) from exc
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A compiled condition. ``names`` and ``calls`` list what it reads (for lint)."""
+
+    src: str
+    tree: ast.AST
+    names: frozenset[str]
+    calls: tuple[tuple[str, tuple[Any, ...]], ...]
+
+    def __call__(self, env: ExprEnv) -> bool:
+        return bool(_evaluate(self.tree, env))
+
+
+def _const_calls(tree: ast.AST) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = tuple(a.value if isinstance(a, ast.Constant) else None for a in node.args)
+            out.append((node.func.id, args))
+    return tuple(out)
+
+
+def _names(tree: ast.AST) -> frozenset[str]:
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called)
+
+
+def compile_condition(src: str, where: str = "") -> Condition:
+    """Parse and check a condition once.
+
+    Raises:
+        ExpressionError: syntax error, a construct outside the language, or an
+            unknown function, naming ``where``.
+    """
+    tree = _parse(src, "eval", where)
+    _check_ast(tree, src, where, CONDITION_FUNCTIONS)
+    return Condition(src, tree, _names(tree), _const_calls(tree))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A compiled effect statement."""
+
+    src: str
+    kind: Literal["assign", "call"]
+    target: Target | None
+    op: str  # "=", "+=", "-=", "*=" for assigns; function name for calls
+    value: ast.AST | None
+    args: tuple[ast.AST, ...] = ()
+    names: frozenset[str] = frozenset()
+    calls: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    def apply(self, env: ExprEnv) -> None:
+        """Apply the effect to ``env``.
+
+        Raises:
+            ExpressionError: a name or function fails at run time.
+        """
+        if self.kind == "call":
+            env.effect_call(self.op, tuple(_evaluate(a, env) for a in self.args))
+            return
+        assert self.target is not None and self.value is not None
+        env.assign(self.target, self.op, _evaluate(self.value, env))
+
+
+def _target(node: ast.AST, src: str, where: str) -> Target:
+    if isinstance(node, ast.Name):
+        return Target("name", node.id)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in RELATION_TARGETS and not node.keywords
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)):
+        args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        fn = node.func.id
+        if fn == "rel" and len(args) == 2:
+            return Target("relation", str(args[0]), str(args[1]))
+        if fn != "rel" and len(args) == 1:
+            return Target("relation", str(args[0]), RELATION_TARGETS[fn])
+    raise ExpressionError(f"cannot assign to this target in {src!r}", where=where,
+                          hint="assign to a variable, trust('c'), affinity('c') or rel('c', 'axis')")
+
+
+def _split_assignment(src: str, where: str) -> tuple[str, str, str] | None:
+    """Split ``lhs OP rhs`` at the first top-level ``=``, ``+=``, ``-=`` or ``*=`` token."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(src.strip()).readline))
+    except (tokenize.TokenError, SyntaxError) as exc:
+        raise ExpressionError(f"syntax error in {src!r}: {exc}", where=where) from exc
+    depth = 0
+    line = src.strip()
+    for tok in tokens:
+        if tok.type == tokenize.OP:
+            if tok.string in "([{":
+                depth += 1
+            elif tok.string in ")]}":
+                depth -= 1
+            elif depth == 0 and tok.string in ("=", "+=", "-=", "*="):
+                col = tok.start[1]
+                return line[:col].strip(), tok.string, line[tok.end[1]:].strip()
+    return None
+
+
+def compile_effect(src: str, where: str = "") -> Effect:
+    """Parse and check one effect statement once.
+
+    Raises:
+        ExpressionError: not a single allowed statement, naming ``where``.
+    """
+    if "\n" in src.strip() or ";" in src:
+        raise ExpressionError(f"an effect is exactly one statement: {src!r}", where=where)
+    parts = _split_assignment(src, where)
+    if parts is not None:
+        lhs, op, rhs = parts
+        if not lhs or not rhs:
+            raise ExpressionError(f"not an effect: {src!r}", where=where)
+        lhs_tree = _parse(lhs, "eval", where)
+        assert isinstance(lhs_tree, ast.Expression)
+        target = _target(lhs_tree.body, src, where)
+        rhs_tree = _parse(rhs, "eval", where)
+        assert isinstance(rhs_tree, ast.Expression)
+        value: ast.AST = rhs_tree.body
+    else:
+        tree = _parse(src, "eval", where)
+        assert isinstance(tree, ast.Expression)
+        call = tree.body
+        if not isinstance(call, ast.Call):
+            raise ExpressionError(f"not an effect: {src!r}", where=where,
+                                  hint="use x = v, x += v, trust('c') += 1 or give('item', 'c')")
+        if not isinstance(call.func, ast.Name) or call.func.id not in EFFECT_FUNCTIONS:
+            name = call.func.id if isinstance(call.func, ast.Name) else "?"
+            raise ExpressionError(f"unknown effect {name!r} in {src!r}", where=where,
+                                  hint="effects: " + ", ".join(sorted(EFFECT_FUNCTIONS)))
+        if call.keywords or len(call.args) != EFFECT_FUNCTIONS[call.func.id]:
+            raise ExpressionError(
+                f"{call.func.id}() takes {EFFECT_FUNCTIONS[call.func.id]} argument(s) in {src!r}",
+                where=where)
+        for arg in call.args:
+            _check_ast(ast.Expression(arg), src, where, CONDITION_FUNCTIONS)
+        return Effect(src, "call", None, call.func.id, None, tuple(call.args),
+                      frozenset().union(*(_names(a) for a in call.args)), _const_calls(call))
+    _check_ast(ast.Expression(value), src, where, CONDITION_FUNCTIONS)  # type: ignore[arg-type]
+    calls = _const_calls(value)
+    if target.kind == "relation":
+        calls = ((("rel", (target.name, target.axis)),) + calls)
+    return Effect(src, "assign", target, op, value, (), _names(value), calls)
+
+
+class _Evaluator(SimpleEval):  # type: ignore[misc]
+    """simpleeval with our names and functions looked up through an ``ExprEnv``."""
+
+
+def _evaluate(tree: ast.AST, env: ExprEnv) -> Any:
+    evaluator = _Evaluator()
+
+    def lookup(node: ast.Name) -> Any:
+        return env.name(node.id)
+
+    def bind(fn: str) -> Callable[..., Any]:
+        return lambda *args: env.call(fn, args)
+
+    evaluator.names = lookup
+    evaluator.functions = {fn: bind(fn) for fn in CONDITION_FUNCTIONS}
+    node = tree.body if isinstance(tree, ast.Expression) else tree
+    try:
+        return evaluator._eval(node)
+    except ExpressionError:
+        raise
+    except Exception as exc:  # simpleeval raises its own errors for bad names/ops
+        raise ExpressionError(f"cannot evaluate {ast.unparse(node)!r}: {exc}") from exc

@@ -1,0 +1,341 @@
+"""`worldloom lint`: coded diagnostics over a story (codes in :mod:`game.story.diagnostics`).
+
+Pure analysis of the validated story: it never plays it and never imports torch.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from game.errors import ExpressionError, StoryError
+from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
+from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
+from game.story.loader import load_story, story_file
+from game.story.schema import Reaction
+from game.story.story import Story
+from game.story.yamlio import Path_
+
+#: Characters a line may have before the text panel must wrap it too far.
+MAX_LINE_CHARS = 160
+KNOWN_REACTIONS = {"leap", "recoil", "nuzzle", "tilt", "idle", "sleep", "flee"}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: where (``file:line:col``), code, severity, message, hint."""
+
+    where: str
+    code: str
+    severity: Severity
+    message: str
+    hint: str
+
+    def format(self) -> str:
+        return f"{self.where}: {self.code} {self.severity}: {self.message} ({self.hint})"
+
+
+def severity_overrides(folder: Path) -> dict[str, Severity]:
+    """``[lint.severity]`` of the story's ``worldloom.toml``, if any.
+
+    Raises:
+        game.errors.StoryError: the TOML is malformed or names an unknown code/severity.
+    """
+    path = folder / "worldloom.toml"
+    if not path.is_file():
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise StoryError(f"bad TOML: {exc}", where=str(path)) from exc
+    table = doc.get("lint", {}).get("severity", {})
+    out: dict[str, Severity] = {}
+    for code, sev in table.items():
+        if code not in CODES:
+            raise StoryError(f"unknown lint code {code!r}", where=str(path))
+        if sev not in SEVERITY_ORDER:
+            raise StoryError(f"unknown severity {sev!r} for {code}", where=str(path),
+                             hint="use error, warning, info or off")
+        out[code] = sev
+    return out
+
+
+class Linter:
+    """Runs every check over one story and collects diagnostics."""
+
+    def __init__(self, story: Story, overrides: dict[str, Severity] | None = None) -> None:
+        self.story = story
+        self.m = story.model
+        self.overrides = overrides or {}
+        self.out: list[Diagnostic] = []
+        self.obtainable = set(self.m.inventory)
+
+    def add(self, code: str, path: Path_, name: object) -> None:
+        c = CODES[code]
+        sev = self.overrides.get(code, c.severity)
+        if sev == "off":
+            return
+        self.out.append(Diagnostic(self.story.where(path), code, sev,
+                                   c.message.format(name=name), c.hint))
+
+    # -- helpers -------------------------------------------------------------
+    def _effects(self) -> list[tuple[Path_, str]]:
+        out: list[tuple[Path_, str]] = []
+        for path, r in self.story.reactions():
+            out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
+        for sid, sc in self.m.scenes.items():
+            out += [(("scenes", sid, "on_enter", i), e) for i, e in enumerate(sc.on_enter)]
+        return out
+
+    def _conditions(self) -> list[tuple[Path_, str]]:
+        out: list[tuple[Path_, str]] = [((*p, "if"), r.if_) for p, r in self.story.reactions() if r.if_]
+        out += [((*p, "if"), ln.if_) for p, ln in self.story.lines() if ln.if_]
+        return out
+
+    def edges(self) -> dict[str, set[str]]:
+        """Scene graph: scene -> scenes it can lead to."""
+        g: dict[str, set[str]] = {s: set() for s in self.m.scenes}
+        for path, r in self.story.reactions():
+            if not r.goto:
+                continue
+            if path[0] == "scenes":
+                g[str(path[1])].add(r.goto)
+            else:  # story-level on_give: any scene where that character is present
+                who = str(path[1])
+                for sid, sc in self.m.scenes.items():
+                    if who == "any" or who in sc.present:
+                        g[sid].add(r.goto)
+        return g
+
+    # -- checks ----------------------------------------------------------------
+    def run(self) -> list[Diagnostic]:
+        self.check_references()
+        self.check_expressions()
+        self.check_graph()
+        self.check_lines()
+        self.check_assets()
+        self.check_ids()
+        self.check_actions()
+        order = {k: i for i, k in enumerate(sorted(CODES))}
+        self.out.sort(key=lambda d: (-SEVERITY_ORDER[d.severity], order[d.code], d.where))
+        return self.out
+
+    def check_references(self) -> None:
+        m = self.m
+        if m.start not in m.scenes:
+            self.add("WL001", ("start",), m.start)
+        for i, it in enumerate(m.inventory):
+            if it not in m.items:
+                self.add("WL002", ("inventory", i), it)
+        for sid, sc in m.scenes.items():
+            if sc.location not in m.locations:
+                self.add("WL016", ("scenes", sid, "location"), sc.location)
+            for cid in sc.present:
+                if cid not in m.cast:
+                    self.add("WL003", ("scenes", sid, "present", cid), cid)
+            for iid in sc.items:
+                if iid not in m.items:
+                    self.add("WL002", ("scenes", sid, "items", iid), iid)
+                else:
+                    self.obtainable.add(iid)
+            for cid in sc.on_give:
+                if cid not in m.cast and cid != "any":
+                    self.add("WL003", ("scenes", sid, "on_give", cid), cid)
+        for path, r in self.story.reactions():
+            if r.goto and r.goto not in m.scenes:
+                self.add("WL001", (*path, "goto"), r.goto)
+            for who in r.react:
+                if who not in m.cast:
+                    self.add("WL003", (*path, "react", who), who)
+        for path, line in self.story.lines():
+            if line.speaker not in ("narrator", "player", "") and line.speaker not in m.cast:
+                self.add("WL003", (*path, "speaker"), line.speaker)
+
+    def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
+        m = self.m
+        for fn, args in calls:
+            if fn in ("has", "count", "take", "drop", "give") and args and isinstance(args[0], str):
+                if args[0] not in m.items:
+                    self.add("WL002", path, args[0])
+            if fn in ("holds", "gave") and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
+                self.add("WL002", path, args[1])
+            if fn in ("trust", "affinity", "rel", "holds", "gave", "react", "give"):
+                who = args[1] if fn == "give" else args[0]
+                if isinstance(who, str) and who not in m.cast:
+                    self.add("WL003", path, who)
+            if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
+                self.add("WL001", path, args[0])
+
+    def check_expressions(self) -> None:
+        declared = set(self.m.variables) | set(WORLD_KEYS)
+        compiled_effects: list[tuple[Path_, Effect]] = []
+        for path, src in self._effects():
+            try:
+                eff = self.story.effect(src, self.story.where(path))
+            except ExpressionError as exc:
+                self.add("WL007", path, exc.why)
+                continue
+            compiled_effects.append((path, eff))
+            if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
+                self.add("WL014", path, eff.target.name)
+            for n in eff.names - declared:
+                self.add("WL004", path, n)
+            self._check_calls(path, eff.calls)
+            if eff.kind == "call" and eff.op == "take":
+                arg = eff.calls[0][1][0] if eff.calls and eff.calls[0][1] else None
+                if isinstance(arg, str):
+                    self.obtainable.add(arg)
+        assert EFFECT_FUNCTIONS
+        for path, src in self._conditions():
+            try:
+                cond = self.story.condition(src, self.story.where(path))
+            except ExpressionError as exc:
+                self.add("WL007", path, exc.why)
+                continue
+            for n in cond.names - declared:
+                self.add("WL004", path, n)
+            self._check_calls(path, cond.calls)
+            for fn, args in cond.calls:
+                if fn == "has" and args and isinstance(args[0], str) and args[0] in self.m.items \
+                        and args[0] not in self.obtainable:
+                    self.add("WL011", path, args[0])
+            if not cond.names and not cond.calls:
+                try:
+                    always_false = not cond(_NoEnv())
+                except ExpressionError:
+                    always_false = False
+                if always_false and path[-2:-1] != ("say",):
+                    choice_id = getattr(self._reaction_at(path[:-1]), "id", path[-2])
+                    self.add("WL012", path, choice_id)
+
+    def _reaction_at(self, path: Path_) -> Reaction | None:
+        for p, r in self.story.reactions():
+            if p == path:
+                return r
+        return None
+
+    def check_graph(self) -> None:
+        g = self.edges()
+        start = self.m.start
+        seen = {start} if start in g else set()
+        queue = deque(seen)
+        while queue:
+            for nxt in g[queue.popleft()]:
+                if nxt in g and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        targets = {t for ts in g.values() for t in ts}
+        for sid, sc in self.m.scenes.items():
+            if sid not in seen:
+                self.add("WL005", ("scenes", sid), sid)
+            if sid not in targets and sid != start:
+                self.add("WL015", ("scenes", sid), sid)
+            if not sc.ending and not g[sid]:
+                self.add("WL006", ("scenes", sid), sid)
+            if sc.choices and all(c.once for c in sc.choices) and not sc.exits and not sc.ending:
+                if self._reaches(g, sid, sid):
+                    self.add("WL013", ("scenes", sid), sid)
+
+    @staticmethod
+    def _reaches(g: dict[str, set[str]], src: str, dst: str) -> bool:
+        seen: set[str] = set()
+        queue = deque(g.get(src, ()))
+        while queue:
+            s = queue.popleft()
+            if s == dst:
+                return True
+            if s in g and s not in seen:
+                seen.add(s)
+                queue.extend(g[s])
+        return False
+
+    def check_lines(self) -> None:
+        for path, line in self.story.lines():
+            if len(line.text) > MAX_LINE_CHARS:
+                self.add("WL008", (*path, "text"), len(line.text))
+
+    def check_assets(self) -> None:
+        m = self.m
+        assets: list[tuple[Path_, str]] = [(("world", "anchors", i), a) for i, a in enumerate(m.world.anchors)]
+        assets += [(("items", k, "image"), v.image) for k, v in m.items.items() if v.image]
+        assets += [(("cast", k, "image"), v.image) for k, v in m.cast.items() if v.image]
+        for path, rel in assets:
+            p = self.story.folder / rel
+            try:
+                with Image.open(p) as im:
+                    im.verify()
+            except Exception:
+                self.add("WL009", path, rel)
+
+    def check_ids(self) -> None:
+        seen: dict[str, Path_] = {}
+        for path, r in self.story.reactions():
+            rid = getattr(r, "id", "")
+            if not rid:
+                continue
+            if rid in seen:
+                self.add("WL010", (*path, "id"), rid)
+            else:
+                seen[rid] = path
+        lines: set[str] = set()
+        for sid, sc in self.m.scenes.items():
+            for i, line in enumerate(sc.lines):
+                lid = self.story.line_id(sid, i, line)
+                if lid in lines:
+                    self.add("WL010", ("scenes", sid, "lines", i, "id"), lid)
+                lines.add(lid)
+
+    def check_actions(self) -> None:
+        for sid, sc in self.m.scenes.items():
+            owner: dict[str, str] = {}
+            for i, a in enumerate(sc.actions):
+                for k in a.keywords:
+                    k = k.lower()
+                    if k in owner and owner[k] != a.id:
+                        self.add("WL017", ("scenes", sid, "actions", i, "keywords"), f"{owner[k]}/{a.id}")
+                    owner.setdefault(k, a.id)
+
+
+class _NoEnv:
+    """An environment for constant conditions: any lookup means it is not constant."""
+
+    def name(self, key: str) -> Any:
+        raise ExpressionError("not constant")
+
+    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
+        raise ExpressionError("not constant")
+
+    def assign(self, *a: Any) -> None:
+        raise ExpressionError("not constant")
+
+    def effect_call(self, *a: Any) -> None:
+        raise ExpressionError("not constant")
+
+
+def lint_story(path: str | Path) -> list[Diagnostic]:
+    """Lint the story at ``path``; a story that does not load gives one WL018 error.
+
+    Raises:
+        game.errors.StoryError: ``worldloom.toml`` itself is malformed.
+    """
+    folder = story_file(path).parent
+    overrides = severity_overrides(folder)
+    try:
+        story = load_story(path, use_cache=False, compile_now=False)
+    except StoryError as exc:
+        c = CODES["WL018"]
+        return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
+                           c.message.format(name=exc.why), exc.hint or c.hint)]
+    except ExpressionError as exc:  # pragma: no cover - ExpressionError is a StoryError
+        raise exc
+    return Linter(story, overrides).run()
+
+
+def diagnostics_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:
+    """JSON-able list for editors and CI."""
+    return [asdict(d) for d in diags]

@@ -1,0 +1,190 @@
+"""Load a story folder into an immutable, validated :class:`Story`.
+
+``stories/<id>/story.yaml`` (or a path to the YAML file itself), with
+``include:`` lists of chapter files merged in (each may hold ``scenes``,
+``items``, ``cast``, ``locations``, ``variables``, ``on_give``). Errors name the
+file, line and column. The validated story is cached as JSON under the user's
+cache folder keyed by the SHA-256 of every source file, so a large story loads
+fast the second time; the cache holds only validated data and is ignored if it
+cannot be read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from game.errors import StoryError
+from game.story.schema import StoryModel
+from game.story.story import Story
+from game.story.yamlio import Marked, compose_marked, read_text
+
+MERGEABLE = ("scenes", "items", "cast", "locations", "variables", "on_give")
+#: Most include files one story may pull in (a guard against include loops).
+MAX_INCLUDES = 256
+
+
+def story_file(path: str | Path) -> Path:
+    """Resolve a story folder or file path to its ``story.yaml``.
+
+    Raises:
+        StoryError: nothing there.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "story.yaml"
+    if not p.is_file():
+        raise StoryError("no story here", where=str(path),
+                         hint="pass a folder holding story.yaml, or the .yaml file")
+    return p
+
+
+def cache_dir() -> Path:
+    """Where validated stories are cached (``$WORLDLOOM_CACHE`` or ``~/.cache/worldloom``)."""
+    env = os.environ.get("WORLDLOOM_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "worldloom"
+    return base / "stories"
+
+
+def read_sources(root: Path) -> tuple[dict[str, str], list[str]]:
+    """Read the main file and every include: ``({relative name: text}, order)``.
+
+    Raises:
+        StoryError: a missing, binary or escaping include.
+    """
+    texts: dict[str, str] = {}
+    order: list[str] = []
+    folder = root.parent
+
+    def visit(rel: str, where: str) -> None:
+        if rel in texts:
+            return
+        if len(order) >= MAX_INCLUDES:
+            raise StoryError(f"more than {MAX_INCLUDES} included files", where=where)
+        path = (folder / rel).resolve()
+        if folder.resolve() not in path.parents and path != root.resolve():
+            raise StoryError(f"include {rel!r} is outside the story folder", where=where)
+        text = read_text(path)
+        texts[rel] = text
+        order.append(rel)
+        marked = compose_marked(text, str(folder / rel))
+        inc = marked.value.get("include", []) if isinstance(marked.value, dict) else []
+        if isinstance(inc, str):
+            inc = [inc]
+        if not isinstance(inc, list):
+            raise StoryError("include: must be a list of file names", where=marked.where(("include",)))
+        for i, name in enumerate(inc):
+            if not isinstance(name, str):
+                raise StoryError("include: entries must be file names", where=marked.where(("include", i)))
+            visit(name, marked.where(("include", i)))
+
+    visit(root.name, str(root))
+    return texts, order
+
+
+def merge(docs: list[Marked]) -> Marked:
+    """Merge the main document and its includes; duplicate ids are errors naming both places."""
+    main = docs[0]
+    if not isinstance(main.value, dict):
+        raise StoryError("a story file must be a mapping at the top", where=main.where(()))
+    value: dict[str, Any] = {k: v for k, v in main.value.items() if k != "include"}
+    marks = dict(main.marks)
+    for doc in docs[1:]:
+        if not isinstance(doc.value, dict):
+            raise StoryError("an included file must be a mapping at the top", where=doc.where(()))
+        for key, section in doc.value.items():
+            if key == "include":
+                continue
+            if key not in MERGEABLE:
+                raise StoryError(f"{key!r} cannot appear in an included file", where=doc.where((key,)),
+                                 hint="included files hold: " + ", ".join(MERGEABLE))
+            if not isinstance(section, dict):
+                raise StoryError(f"{key}: must be a mapping", where=doc.where((key,)))
+            target = value.setdefault(key, {})
+            for k, v in section.items():
+                if k in target:
+                    raise StoryError(f"duplicate id {k!r} in {key}", where=doc.where((key, k)),
+                                     hint=f"first defined at {main_where(docs, key, k)}")
+                target[k] = v
+        for path, mark in doc.marks.items():
+            if path and path[0] in MERGEABLE:
+                marks.setdefault(path, mark)
+    return Marked(value, marks)
+
+
+def main_where(docs: list[Marked], key: str, k: str) -> str:
+    for d in docs:
+        if isinstance(d.value, dict) and k in (d.value.get(key) or {}):
+            return d.where((key, k))
+    return ""
+
+
+def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True) -> Story:
+    """Validate merged YAML into a :class:`Story`, mapping errors to file:line.
+
+    Raises:
+        StoryError: the first problem, with where; all problems in ``hint``.
+    """
+    try:
+        model = StoryModel.model_validate(marked.value)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in {"function-after", "int", "str"}))
+            where = marked.where(loc)
+            field = ".".join(str(p) for p in loc)
+            problems.append((where, f"{field}: {err['msg']}"))
+        where, why = problems[0]
+        more = f"{len(problems) - 1} more problem(s)" if len(problems) > 1 else ""
+        raise StoryError(why, where=where, hint=more) from exc
+    return Story(model, folder, digest, marked, compile_now)
+
+
+def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = True) -> Story:
+    """Load, merge, validate and compile a story.
+
+    Args:
+        path: the story folder or its ``story.yaml``.
+        use_cache: read/write the validated-story cache.
+        compile_now: compile every expression now (lint turns this off to report
+            each bad expression itself).
+
+    Raises:
+        StoryError: with ``file:line:col`` of the problem.
+    """
+    root = story_file(path)
+    texts, order = read_sources(root)
+    h = hashlib.sha256()
+    for name in order:
+        h.update(name.encode() + b"\0" + texts[name].encode() + b"\0")
+    digest = h.hexdigest()
+    cached = cache_dir() / f"{digest}.json"
+    if use_cache and cached.is_file():
+        try:
+            model = StoryModel.model_validate_json(cached.read_bytes())
+            return Story(model, root.parent, digest, None)
+        except (OSError, ValidationError):
+            pass  # a stale or damaged cache entry: rebuild it
+    docs = [compose_marked(texts[name], str(root.parent / name)) for name in order]
+    story = validate(merge(docs), root.parent, digest, compile_now)
+    if use_cache and compile_now:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(story.model.model_dump_json(by_alias=True))
+            os.replace(tmp, cached)
+        except OSError:
+            pass  # the cache is an optimisation only
+    return story
+
+
+def story_from_dict(data: dict[str, Any], folder: str | Path = ".") -> Story:
+    """Validate a story given as a dict (tests, generated stories). No cache."""
+    text = json.dumps(data)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return validate(Marked(data, {(): ("<dict>", 1, 1)}), Path(folder), digest)

@@ -1,0 +1,36 @@
+"""World backends by name.
+
+``make_backend("procedural")`` gives the embedded default backend; ``null``
+draws flat frames for tests, replays and the explorer; other backends register a
+factory in :data:`BACKENDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from game.errors import BackendError
+from game.world.backends.null import NullBackend
+from game.world.backends.procedural import ProceduralBackend
+from game.world.protocol import Backend
+
+#: Backend name -> factory taking keyword arguments.
+BACKENDS: dict[str, Callable[..., Backend]] = {
+    "procedural": ProceduralBackend,
+    "null": NullBackend,
+}
+
+
+def make_backend(name: str, **kwargs: Any) -> Backend:
+    """Build the backend registered as ``name`` with ``kwargs``.
+
+    Raises:
+        BackendError: no backend has that name (the message lists the known ones).
+    """
+    factory = BACKENDS.get(name)
+    if factory is None:
+        known = ", ".join(sorted(BACKENDS))
+        raise BackendError(f"unknown world backend {name!r}", hint=f"known backends: {known}")
+    backend: Backend = factory(**kwargs)
+    return backend

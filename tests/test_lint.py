@@ -1,0 +1,57 @@
+"""Every lint code fires on its failing example; overrides; JSON output; clean stories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from game.cli import main
+from game.errors import StoryError
+from game.story.diagnostics import CODES
+from game.story.lint import lint_story
+
+
+def story(tmp: Path, text: str) -> Path:
+    (tmp / "story.yaml").write_text(text)
+    return tmp
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_each_code_fires_on_its_example(code: str, tmp_path: Path) -> None:
+    diags = lint_story(story(tmp_path, CODES[code].example))
+    hits = [d for d in diags if d.code == code]
+    assert hits, [d.format() for d in diags]
+    d = hits[0]
+    assert d.severity == CODES[code].severity
+    assert str(tmp_path / "story.yaml") in d.where and d.where.count(":") >= 2
+    assert d.format().startswith(d.where + f": {code} {d.severity}: ")
+
+
+def test_a_clean_story_has_no_errors(mini_path: Path) -> None:
+    assert [d.format() for d in lint_story(mini_path) if d.severity == "error"] == []
+
+
+def test_severity_overrides_from_worldloom_toml(tmp_path: Path) -> None:
+    story(tmp_path, CODES["WL008"].example)
+    (tmp_path / "worldloom.toml").write_text('[lint.severity]\nWL008 = "error"\nWL015 = "off"\n')
+    diags = lint_story(tmp_path)
+    assert [d.severity for d in diags if d.code == "WL008"] == ["error"]
+    (tmp_path / "worldloom.toml").write_text('[lint.severity]\nWL008 = "off"\n')
+    assert not [d for d in lint_story(tmp_path) if d.code == "WL008"]
+    (tmp_path / "worldloom.toml").write_text('[lint.severity]\nWL999 = "off"\n')
+    with pytest.raises(StoryError, match="unknown lint code"):
+        lint_story(tmp_path)
+
+
+def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    story(tmp_path, CODES["WL001"].example)
+    assert main(["lint", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "WL001 error: undefined scene 'nowhere'" in out
+    assert main(["lint", str(tmp_path), "--format", "json"]) == 1
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["code"] == "WL001" and rows[0]["severity"] == "error" and ":6:" in rows[0]["where"]
+    story(tmp_path, CODES["WL008"].example)  # warnings only
+    assert main(["lint", str(tmp_path)]) == 0

@@ -1,0 +1,110 @@
+"""The story format: loading, includes, errors with file:line, the cache."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from game.errors import StoryError
+from game.story import load_story
+from game.story.loader import cache_dir
+
+
+def write(tmp: Path, text: str, name: str = "story.yaml") -> Path:
+    (tmp / name).write_text(text)
+    return tmp
+
+
+BASE = """id: t
+title: T
+start: a
+locations: {here: {name: Here}}
+scenes:
+  a: {location: here, ending: done}
+"""
+
+
+def test_loads_with_includes(mini_path: Path) -> None:
+    story = load_story(mini_path)
+    assert {"meadow", "after", "creek_scene", "good_end", "bad_end"} <= set(story.model.scenes)
+    assert story.model.items["kite"].tags == ("toy",)
+
+
+def test_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    write(tmp_path, BASE + "  b: {location: here\n")
+    with pytest.raises(StoryError) as err:
+        load_story(tmp_path)
+    assert "YAML syntax error" in str(err.value)
+    assert any(f"story.yaml:{n}:" in str(err.value) for n in (7, 8))
+
+
+def test_schema_error_names_line_of_the_field(tmp_path: Path) -> None:
+    write(tmp_path, BASE + "  b:\n    location: here\n    choices:\n      - {id: 1bad, text: x}\n")
+    with pytest.raises(StoryError) as err:
+        load_story(tmp_path)
+    assert "story.yaml:10" in str(err.value) and "id" in str(err.value)
+
+
+def test_bad_expression_names_its_line(tmp_path: Path) -> None:
+    write(tmp_path, BASE + "  b:\n    location: here\n    on_enter: [\"system('rm')\"]\n    ending: x\n")
+    with pytest.raises(StoryError) as err:
+        load_story(tmp_path)
+    assert "story.yaml:9" in str(err.value) and "unknown effect" in str(err.value)
+
+
+def test_duplicate_key_and_duplicate_id_across_includes(tmp_path: Path) -> None:
+    write(tmp_path, BASE + "include: [two.yaml]\n")
+    write(tmp_path, "scenes:\n  a: {location: here, ending: again}\n", "two.yaml")
+    with pytest.raises(StoryError) as err:
+        load_story(tmp_path)
+    assert "two.yaml:2" in str(err.value) and "duplicate id 'a'" in str(err.value)
+    assert "story.yaml" in err.value.hint
+
+
+def test_binary_and_missing_files_are_clear(tmp_path: Path) -> None:
+    (tmp_path / "story.yaml").write_bytes(b"\x00\x01binary")
+    with pytest.raises(StoryError, match="binary"):
+        load_story(tmp_path)
+    with pytest.raises(StoryError, match="no story here"):
+        load_story(tmp_path / "nope")
+
+
+def test_python_tags_are_refused(tmp_path: Path) -> None:
+    write(tmp_path, BASE.replace("title: T", "title: !!python/object/apply:os.system ['true']"))
+    with pytest.raises(StoryError, match="not allowed"):
+        load_story(tmp_path)
+
+
+def test_include_cannot_escape_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    write(tmp_path / "s", BASE + "include: [../outside.yaml]\n")
+    write(tmp_path, "scenes: {}\n", "outside.yaml")
+    with pytest.raises(StoryError, match="outside the story folder"):
+        load_story(tmp_path / "s")
+
+
+def test_cache_is_used_and_invalidated_by_edits(tmp_path: Path) -> None:
+    write(tmp_path, BASE)
+    first = load_story(tmp_path)
+    assert first.marked is not None
+    assert (cache_dir() / f"{first.digest}.json").is_file()
+    second = load_story(tmp_path)
+    assert second.marked is None and second.model == first.model
+    write(tmp_path, BASE.replace("title: T", "title: Changed"))
+    third = load_story(tmp_path)
+    assert third.digest != first.digest and third.model.title == "Changed"
+
+
+def test_cached_load_is_faster_on_a_big_story(tmp_path: Path) -> None:
+    scenes = "".join(f"  s{i}: {{location: here, choices: [{{id: c{i}, text: on, goto: s{i + 1}}}]}}\n"
+                     for i in range(800))
+    write(tmp_path, BASE.replace("start: a", "start: s0") + scenes + "  s800: {location: here, ending: e}\n")
+    t0 = time.perf_counter()
+    load_story(tmp_path)
+    cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    load_story(tmp_path)
+    warm = time.perf_counter() - t0
+    assert warm < cold
