@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from game.errors import BackendError
 from game.session import Session
 from game.state import Choose, Move, Wait
 from game.story import load_story
 from game.world.backends import make_backend
 from game.world.backends.null import NullBackend
 from game.world.protocol import Capabilities, Scene, WorldRequest, check_frames, ignored_inputs
-from game.errors import BackendError
 
 
 @pytest.fixture
