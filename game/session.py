@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -33,6 +34,18 @@ from game.world.protocol import Backend, FrameChunk, WorldRequest
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
+
+
+class IntentHandler(Protocol):
+    """Handles one kind of intent instead of the story runtime."""
+
+    def __call__(self, session: Session, intent: AnyIntent, /) -> list[Event]: ...
+
+
+class TurnHook(Protocol):
+    """Sees every turn's events after the story runtime; returns events to add."""
+
+    def on_turn(self, session: Session, intent: AnyIntent, events: list[Event]) -> list[Event]: ...
 
 
 @dataclass(frozen=True)
@@ -110,11 +123,29 @@ class Session:
         self._pending: WorldRequest | None = None
         self._listeners: list[Callable[[Event], None]] = []
         self._started = False
+        #: intent type (``"instruct"``, ``"add_reference"``...) -> handler used instead of
+        #: the story runtime; see :meth:`handle`.
+        self.handlers: dict[str, IntentHandler] = {}
+        #: called after every turn with its events; may add events (replies, memories).
+        self.hooks: list[TurnHook] = []
 
     @classmethod
     def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: object) -> Session:
         """Load the story at ``path`` and make a session (see :class:`Session`)."""
         return cls(load_story(path), backend, **kw)  # type: ignore[arg-type]
+
+    # -- extending -------------------------------------------------------------
+    def handle(self, intent_type: str, handler: IntentHandler) -> None:
+        """Route intents of ``intent_type`` to ``handler(session, intent) -> events``.
+
+        The handler runs under the session lock, may change ``session.state`` and
+        raises ``InputError`` to refuse (the state is then restored).
+        """
+        self.handlers[intent_type] = handler
+
+    def add_hook(self, hook: TurnHook) -> None:
+        """Run ``hook.on_turn(session, intent, events)`` after every turn (in order added)."""
+        self.hooks.append(hook)
 
     # -- listening -------------------------------------------------------------
     def on_event(self, fn: Callable[[Event], None]) -> None:
@@ -165,7 +196,15 @@ class Session:
             camera_from = self.state.camera_x
             checkpoint = isinstance(intent, Choose | Give) or (isinstance(intent, Say) and bool(intent.action_id))
             try:
-                events = self.runtime.apply(self.state, intent)
+                handler = self.handlers.get(intent.type)
+                if handler is not None:
+                    self.state.turn += 1
+                    self.state.reactions.clear()
+                    events = handler(self, intent)
+                else:
+                    events = self.runtime.apply(self.state, intent)
+                for hook in self.hooks:
+                    events = events + hook.on_turn(self, intent, events)
             except (InputError, StoryRuntimeError):
                 self.state = before
                 raise
