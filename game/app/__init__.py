@@ -1,0 +1,13 @@
+"""The pygame-ce desktop player: a view over :class:`game.session.Session`, nothing more.
+
+One job per file:
+
+* ``window``: ``run_window`` (what ``worldloom play`` calls) and the main loop;
+* ``app``: :class:`~game.app.app.App`, the player stepped one event and one tick at a time;
+* ``frames``: the frame worker thread, its queue, and the steady frame clock;
+* ``audio``: chunk sound through ``pygame.mixer`` (off when there is no device);
+* ``dialogue``: the lines of a turn, typewriter, auto-advance, skip-seen;
+* ``layout``: where everything goes for a window size; where characters stand;
+* ``panels`` and ``overlays``: drawing the pieces; ``paint``: colours and primitives;
+* ``fonts``: a font stack that shows Latin (æøå) and CJK; ``settings``: player settings.
+"""

@@ -1,0 +1,735 @@
+"""`App`: the player window as a view over a `Session`, stepped one event and one
+tick at a time.
+
+The blocking loop in :mod:`game.app.window` only feeds it pygame events and wall
+time; tests drive the same object deterministically (``threaded=False``: the
+frame feed streams synchronously, ``tick()`` with no argument is exactly one
+frame period).
+
+Every player action goes through :meth:`App.act` (or rollback / save / load),
+which turns a :class:`~game.errors.WorldloomError` into a notice in the panel:
+nothing the player does ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pygame
+
+from game.app import overlays, paint, panels
+from game.app.audio import AudioOut
+from game.app.dialogue import Line, LineReader
+from game.app.fonts import Fonts
+from game.app.frames import FrameClock, FrameFeed, QueuedFrame
+from game.app.layout import Layout, character_boxes, make_layout, nearest_character
+from game.app.settings import SPEED_NAMES, Settings
+from game.errors import InputError, SaveError, WorldloomError
+from game.inputs.text import resolve
+from game.session import Session
+from game.state import Choose, Event, Give, Move, Say, Wait
+from game.story.runtime import AnyIntent
+
+Direction = Literal["w", "a", "s", "d"]
+#: Keys that move, and the direction each stands for.
+MOVE_KEYS: dict[int, Direction] = {pygame.K_w: "w", pygame.K_a: "a", pygame.K_s: "s", pygame.K_d: "d",
+             pygame.K_UP: "w", pygame.K_LEFT: "a", pygame.K_DOWN: "s", pygame.K_RIGHT: "d"}
+#: Seconds of holding one Move intent stands for.
+MOVE_STEP = 0.5
+#: Number keys -> choice number.
+NUMBER_KEYS = {**{getattr(pygame, f"K_{i}"): i for i in range(1, 10)},
+               **{getattr(pygame, f"K_KP{i}"): i for i in range(1, 10)}}
+#: Slot of F5 / F9.
+QUICK_SLOT = "quick"
+#: How long a notice stays, seconds.
+NOTICE_LIFE = 6.0
+#: Thumbnail width saved with a game, pixels.
+THUMB_WIDTH = 320
+#: Frames between two refreshes of the blurred glow around the world.
+AMBIENT_EVERY = 6
+#: Event kinds shown as lines (``reply``: a character answering, from the cast room).
+LINE_KINDS = ("line", "say", "reply")
+#: Free-text outcomes that do nothing, and what the panel says.
+NOT_UNDERSTOOD = {"negated": "You decide not to.", "unknown": "Nothing seems to come of that."}
+
+
+class App:
+    """The player: frames, lines, choices, inventory, text line, saves, settings.
+
+    Args:
+        session: the session to show (started by :meth:`start` if it is not yet).
+        size: window size in pixels.
+        screen: draw on this surface instead of opening a display.
+        fullscreen: open the display fullscreen.
+        threaded: stream frames on a worker thread (``False``: synchronously in
+            :meth:`tick`, for tests and deterministic runs).
+        audio: try to play world sound.
+        settings: initial settings.
+    """
+
+    def __init__(self, session: Session, size: tuple[int, int] = (1280, 720), *,
+                 screen: pygame.Surface | None = None, fullscreen: bool = False,
+                 threaded: bool = True, audio: bool = True, settings: Settings | None = None) -> None:
+        pygame.display.init()
+        pygame.font.init()
+        self.session = session
+        self.settings = settings or Settings(fullscreen=fullscreen)
+        self.settings.fullscreen = fullscreen or self.settings.fullscreen
+        self.window_size = size
+        self._owns_display = screen is None
+        self.screen = screen if screen is not None else self._open_display()
+        caps = session.caps
+        self.frame_size = (caps.width, caps.height)
+        self.fps = caps.fps
+        self.layout: Layout = make_layout(self.screen.get_size(), self.frame_size)
+        self._fonts: dict[float, Fonts] = {}
+        self.feed = FrameFeed(session, buffer_frames=max(2 * caps.frames_per_block, int(caps.fps)),
+                              threaded=threaded)
+        self.clock = FrameClock(caps.fps)
+        self.audio = AudioOut(enabled=audio, rate=caps.audio_rate, volume=self.settings.volume)
+        self.reader = LineReader(self.settings)
+        self.history = overlays.HistoryOverlay()
+        self.save_screen = overlays.SaveScreen()
+        self.help_open = False
+        self.show_stats = False
+        self.entry_text = ""
+        self.entry_focus = False
+        self.running = True
+        #: The frame on screen, ``(H, W, 3)`` uint8 RGB, and its index on the backend's clock.
+        self.frame: np.ndarray | None = None
+        self.frame_index = -1
+        self.frames_shown = 0
+        self.stalls = 0
+        self.time = 0.0
+        self.mouse: tuple[int, int] = (-1, -1)
+        self._world: pygame.Surface | None = None
+        self._ambient: pygame.Surface | None = None
+        self._ambient_at = 0
+        self._held: dict[Direction, float] = {}
+        self._press: tuple[str, tuple[int, int]] | None = None
+        self.dragging = ""
+        self._events: deque[Event] = deque()
+        self._notice = ("", 0.0)
+        self._toast = ("", 0.0)
+        self._scene = ""
+        self._scene_age = 0.0
+        self._quit_armed = -1.0
+        self._ignore_text = ""
+        self._offer_previous = ""
+        #: Clickable rects of the last draw: choice buttons, inventory chips, save cards.
+        self.choice_hits: list[panels.Hit] = []
+        self.chip_hits: list[panels.Hit] = []
+        self.save_hits: list[panels.Hit] = []
+        self._text_rect = pygame.Rect(0, 0, 0, 0)
+        self._started = False
+        self._saves: list[tuple[str, Path]] = []
+        self._saves_at = -1.0
+        self._rate = (0.0, 0, 0.0)
+        session.on_event(self._events.append)
+
+    # -- display ---------------------------------------------------------------------
+    def _open_display(self) -> pygame.Surface:
+        pygame.display.set_caption(f"worldloom — {self.session.story.model.title}")
+        if self.settings.fullscreen:
+            return pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
+        return pygame.display.set_mode(self.window_size, pygame.RESIZABLE)
+
+    @property
+    def fonts(self) -> Fonts:
+        """Typefaces for the current UI scale."""
+        key = round(self.layout.scale, 2)
+        if key not in self._fonts:
+            self._fonts[key] = Fonts(key)
+        return self._fonts[key]
+
+    def relayout(self) -> None:
+        """Recompute the layout after the window changed size."""
+        if self._owns_display:
+            surf = pygame.display.get_surface()
+            if surf is not None:
+                self.screen = surf
+        self.layout = make_layout(self.screen.get_size(), self.frame_size)
+        self._world = None
+
+    def set_fullscreen(self, on: bool) -> None:
+        """Switch fullscreen on or off (only when the app opened the display)."""
+        self.settings.fullscreen = on
+        if self._owns_display:
+            self.screen = self._open_display()
+        self.relayout()
+        self.toast("Fullscreen" if on else "Windowed")
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the session (if needed), show its opening lines, start the frame worker.
+
+        Raises:
+            game.errors.BackendError: the backend refused to start.
+        """
+        if self._started:
+            return
+        self._started = True
+        try:
+            self.session.start()
+        except InputError:
+            pass  # already started by the caller: show where it stands
+        self._drain(replace=True)
+        if self.reader.current is None:
+            self.reader.reset_to(self._last_line())
+        self._focus(False)
+        self.feed.start()
+
+    def close(self) -> None:
+        """Stop the worker and the sound (the session stays open; the caller closes it)."""
+        self.feed.stop()
+        self.audio.close()
+
+    # -- notices -------------------------------------------------------------------------
+    def notify(self, message: str) -> None:
+        """Show ``message`` (a notice or a soft error) in the panel."""
+        self._notice = (message, 0.0)
+
+    def toast(self, message: str) -> None:
+        """Show a short message at the top (a setting changed, a game saved)."""
+        self._toast = (message, 0.0)
+
+    @property
+    def notice(self) -> str:
+        """The notice shown now (``""`` if none)."""
+        text, age = self._notice
+        return text if age < NOTICE_LIFE else ""
+
+    # -- events from the session ------------------------------------------------------
+    def _drain(self, replace: bool) -> list[Line]:
+        """Turn new session events into lines and notices; returns the lines."""
+        lines: list[Line] = []
+        while self._events:
+            e = self._events.popleft()
+            if e.kind in LINE_KINDS and e.text:
+                lines.append((self.session.speaker_name(e.speaker), e.text))
+            elif e.kind in ("not_understood", "warning") and e.text:
+                self.notify(e.text)
+        self.reader.push(lines, replace=replace)
+        return lines
+
+    def _last_line(self) -> Line | None:
+        past = self.session.history(1)
+        return past[-1] if past else None
+
+    def _after_request(self, seq: int | None, flush: bool = True) -> None:
+        """A new request is pending: drop queued frames of older ones, cut their sound."""
+        if flush:
+            self.feed.flush(seq)
+            self.audio.stop()
+
+    # -- actions --------------------------------------------------------------------------
+    def act(self, intent: AnyIntent, flush: bool = True) -> bool:
+        """Submit ``intent``; a refusal becomes a notice.
+
+        Returns:
+            Whether the session took it.
+        """
+        try:
+            result = self.session.submit(intent)
+        except WorldloomError as exc:
+            self._events.clear()
+            self.notify(str(exc))
+            return False
+        self._after_request(result.request.seq if result.request else None, flush)
+        if not self._drain(replace=True) and not isinstance(intent, Move | Wait):
+            self.reader.settle()
+        return True
+
+    def choose(self, number: int) -> bool:
+        """Take the choice numbered ``number`` (1-based) as shown now."""
+        shown = self.session.choices()
+        for c in shown:
+            if c.number == number:
+                return self.act(Choose(choice_id=c.id))
+        self.notify(f"There is no choice {number} here." if shown else "There is nothing to choose now.")
+        return False
+
+    def give(self, item_id: str, character_id: str) -> bool:
+        """Give ``item_id`` to ``character_id``."""
+        return self.act(Give(item_id=item_id, character_id=character_id))
+
+    def say(self, text: str) -> bool:
+        """Resolve typed ``text`` to an intent and submit it; what is not understood is said so."""
+        text = text.strip()
+        if not text:
+            return False
+        model = self.session.story.model
+        scene = model.scenes.get(self.session.state.scene)
+        if scene is None:
+            self.notify("There is nothing to act on here.")
+            return False
+        res = resolve(text, model, scene, list(self.session.state.inventory))
+        if res.intent is None:
+            if res.reason == "undo":
+                return self.rollback()
+            self.notify(NOT_UNDERSTOOD.get(res.reason, NOT_UNDERSTOOD["unknown"]))
+            return False
+        intent = res.intent
+        if isinstance(intent, Say):
+            intent = Say(text=text, action_id=intent.action_id, target=intent.target)
+        return self.act(intent)
+
+    def rollback(self) -> bool:
+        """Undo the last choice (a notice if there is none)."""
+        if not self.session.checkpoints:
+            self.notify("Nothing to roll back to.")
+            return False
+        try:
+            events = self.session.rollback()
+        except WorldloomError as exc:
+            self.notify(str(exc))
+            return False
+        self._events.clear()
+        pending = self.session.pending
+        self._after_request(pending.seq if pending else None)
+        self.reader.reset_to(self._last_line())
+        label = events[0].text if events else ""
+        self.toast(f"Rolled back{': ' + label if label else ''}")
+        return True
+
+    def thumbnail(self) -> np.ndarray | None:
+        """The frame on screen, at most :data:`THUMB_WIDTH` wide, ``(H, W, 3)`` uint8 RGB."""
+        if self.frame is None:
+            return None
+        h, w = self.frame.shape[:2]
+        if w <= THUMB_WIDTH:
+            return np.ascontiguousarray(self.frame)
+        size = (THUMB_WIDTH, max(1, round(h * THUMB_WIDTH / w)))
+        small = pygame.transform.smoothscale(paint.frame_surface(self.frame), size)
+        return np.ascontiguousarray(pygame.surfarray.array3d(small).swapaxes(0, 1))
+
+    def save(self, slot: str) -> bool:
+        """Save to ``slot`` with the frame on screen as its thumbnail."""
+        try:
+            self.session.save(slot, thumbnail=self.thumbnail())
+        except WorldloomError as exc:
+            self.notify(str(exc))
+            return False
+        self._saves_at = -1.0
+        self.toast(f"Saved · {slot}")
+        return True
+
+    def load(self, slot: str, previous: bool = False) -> bool:
+        """Load ``slot`` (or its previous copy); a bad save leaves the game as it was."""
+        try:
+            events = self.session.load(slot, previous=previous)
+        except SaveError as exc:
+            if not previous and self._has_previous(slot):
+                self._offer_previous = slot
+                again = "press F9 again" if slot == QUICK_SLOT else "click it again"
+                self.notify(f"{exc.why} — the previous copy is still there: {again} to load it.")
+            else:
+                self.notify(str(exc))
+            return False
+        except WorldloomError as exc:
+            self.notify(str(exc))
+            return False
+        self._offer_previous = ""
+        self._events.clear()
+        pending = self.session.pending
+        self._after_request(pending.seq if pending else None)
+        self.reader.reset_to(self._last_line())
+        for e in events:
+            if e.kind == "warning" and e.text:
+                self.notify(e.text)
+        self.toast(f"Loaded · {slot}{' (previous copy)' if previous else ''}")
+        self.save_screen.open = False
+        return True
+
+    def _has_previous(self, slot: str) -> bool:
+        """Whether ``slot`` has a previous copy (``Session.save`` keeps it as ``.bak``)."""
+        path = dict(self.session.saves()).get(slot)
+        return path is not None and path.with_name(path.name + ".bak").is_file()
+
+    def load_slot(self, slot: str) -> bool:
+        """Load ``slot``; right after a bad-save notice for it, load its previous copy."""
+        if self._offer_previous == slot and self.notice:
+            return self.load(slot, previous=True)
+        return self.load(slot)
+
+    def quick_load(self) -> bool:
+        """F9: load the quick slot (or its previous copy, see :meth:`load_slot`)."""
+        return self.load_slot(QUICK_SLOT)
+
+    # -- the world on screen -------------------------------------------------------------
+    def character_boxes(self) -> dict[str, pygame.Rect]:
+        """Screen rects of the characters present (where the backend draws them)."""
+        scene = self.session.story.model.scenes.get(self.session.state.scene)
+        if scene is None:
+            return {}
+        return character_boxes(dict(scene.present), self.session.state.camera_x, self.layout.world)
+
+    def _show(self, f: QueuedFrame) -> None:
+        self.frame = f.image
+        self.frame_index = f.index
+        self._world = None
+        self.frames_shown += 1
+        if f.audio is not None:
+            self.audio.queue(f.audio, f.audio_rate)
+
+    # -- input ---------------------------------------------------------------------------
+    def _overlay_open(self) -> bool:
+        return self.history.open or self.save_screen.open or self.help_open
+
+    def _focus(self, on: bool) -> None:
+        self.entry_focus = on
+        self._held.clear()
+        try:
+            if on:
+                pygame.key.start_text_input()
+                pygame.key.set_text_input_rect(self.layout.entry)
+            else:
+                pygame.key.stop_text_input()
+        except pygame.error:
+            pass
+
+    def handle_event(self, e: pygame.event.Event) -> None:
+        """Handle one pygame event."""
+        if e.type == pygame.QUIT:
+            self.running = False
+        elif e.type in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED):
+            if not self.settings.fullscreen and self._owns_display and e.type == pygame.VIDEORESIZE:
+                self.window_size = (max(320, e.w), max(180, e.h))
+            self.relayout()
+        elif e.type == pygame.KEYDOWN:
+            self._key_down(e)
+        elif e.type == pygame.KEYUP:
+            if e.key in MOVE_KEYS:
+                self._held.pop(MOVE_KEYS[e.key], None)
+        elif e.type == pygame.TEXTINPUT:
+            skip = bool(self._ignore_text) and e.text == self._ignore_text
+            self._ignore_text = ""
+            if self.entry_focus and not skip and e.text.isprintable():
+                self.entry_text = (self.entry_text + e.text)[:300]
+        elif e.type == pygame.MOUSEMOTION:
+            self.mouse = e.pos
+            if self._press and not self.dragging:
+                x0, y0 = self._press[1]
+                if abs(e.pos[0] - x0) + abs(e.pos[1] - y0) > 6:
+                    self.dragging = self._press[0]
+        elif e.type == pygame.MOUSEBUTTONDOWN and e.button == 1:
+            self.mouse = e.pos
+            self._click(e.pos)
+        elif e.type == pygame.MOUSEBUTTONUP and e.button == 1:
+            self.mouse = e.pos
+            self._release(e.pos)
+        elif e.type == pygame.MOUSEWHEEL:
+            self._wheel(e.y)
+
+    def _key_down(self, e: pygame.event.Event) -> None:
+        k = e.key
+        if self._ignore_text and k != pygame.K_UNKNOWN:
+            self._ignore_text = ""
+        if k == pygame.K_F11:
+            self.set_fullscreen(not self.settings.fullscreen)
+            return
+        if self._overlay_open():
+            self._overlay_key(e)
+            return
+        if k in (pygame.K_F1, pygame.K_F2, pygame.K_F3, pygame.K_F4, pygame.K_F5, pygame.K_F6,
+                 pygame.K_F7, pygame.K_F9, pygame.K_F10):
+            self._function_key(k)
+            return
+        if self.entry_focus:
+            self._entry_key(e)
+            return
+        if k in NUMBER_KEYS:
+            self.choose(NUMBER_KEYS[k])
+        elif k in MOVE_KEYS:
+            d = MOVE_KEYS[k]
+            if d not in self._held:
+                self._held[d] = 0.0
+                self.act(Move(direction=d, seconds=MOVE_STEP))
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_t):
+            self._focus(True)
+            self._ignore_text = e.unicode if k == pygame.K_t else ""
+        elif k == pygame.K_BACKSPACE:
+            self.rollback()
+        elif k == pygame.K_SPACE:
+            self.reader.advance()
+        elif k in (pygame.K_h, pygame.K_PAGEUP):
+            self.history.show()
+        elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+            self._volume(0.1)
+        elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
+            self._volume(-0.1)
+        elif k == pygame.K_ESCAPE:
+            if self.dragging or self._press:
+                self.dragging, self._press = "", None
+            elif self._quit_armed >= 0 and self.time - self._quit_armed < 2.0:
+                self.running = False
+            else:
+                self._quit_armed = self.time
+                self.toast("Press Esc again to quit")
+
+    def _entry_key(self, e: pygame.event.Event) -> None:
+        k = e.key
+        if k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            text, self.entry_text = self.entry_text, ""
+            self._focus(False)
+            if text.strip():
+                self.say(text)
+        elif k == pygame.K_ESCAPE:
+            self._focus(False)
+        elif k == pygame.K_BACKSPACE:
+            self.entry_text = self.entry_text[:-1]
+        elif k == pygame.K_u and e.mod & pygame.KMOD_CTRL:
+            self.entry_text = ""
+        # every other key types (TEXTINPUT) and does nothing else: WASD do not move here
+
+    def _function_key(self, k: int) -> None:
+        s = self.settings
+        if k == pygame.K_F1:
+            self.help_open = True
+        elif k == pygame.K_F2:
+            self._saves_at = -1.0
+            self.save_screen.open = True
+            self.save_screen.scroll = 0
+        elif k == pygame.K_F3:
+            s.subtitles = not s.subtitles
+            self.toast(f"Subtitles {'on' if s.subtitles else 'off'}")
+        elif k == pygame.K_F4:
+            s.auto_advance = not s.auto_advance
+            self.toast(f"Auto-advance {'on' if s.auto_advance else 'off'}")
+        elif k == pygame.K_F5:
+            self.save(QUICK_SLOT)
+        elif k == pygame.K_F6:
+            self.toast(f"Text speed: {s.next_speed()}")
+        elif k == pygame.K_F7:
+            s.skip_seen = not s.skip_seen
+            self.toast(f"Skip seen lines {'on' if s.skip_seen else 'off'}")
+        elif k == pygame.K_F9:
+            self.quick_load()
+        elif k == pygame.K_F10:
+            self.show_stats = not self.show_stats
+        self._held.clear()
+
+    def _overlay_key(self, e: pygame.event.Event) -> None:
+        k = e.key
+        if self.help_open:
+            if k in (pygame.K_ESCAPE, pygame.K_F1, pygame.K_RETURN, pygame.K_SPACE):
+                self.help_open = False
+        elif self.history.open:
+            if k in (pygame.K_ESCAPE, pygame.K_h, pygame.K_RETURN, pygame.K_SPACE):
+                self.history.open = False
+            elif k in (pygame.K_UP, pygame.K_PAGEUP, pygame.K_w):
+                self.history.wheel(3 if k == pygame.K_PAGEUP else 1)
+            elif k in (pygame.K_DOWN, pygame.K_PAGEDOWN, pygame.K_s):
+                self.history.wheel(-3 if k == pygame.K_PAGEDOWN else -1)
+        elif self.save_screen.open:
+            if k in (pygame.K_ESCAPE, pygame.K_F2):
+                self.save_screen.open = False
+            elif k == pygame.K_n:
+                self.save(time.strftime("save-%Y%m%d-%H%M%S"))
+            elif k == pygame.K_F5:
+                self.save(QUICK_SLOT)
+
+    def _volume(self, step: float) -> None:
+        v = self.settings.change_volume(step)
+        self.audio.set_volume(v)
+        self.toast(f"Volume {int(round(v * 100))}%" + ("" if self.audio.on else " (sound off)"))
+
+    def _click(self, pos: tuple[int, int]) -> None:
+        if self.help_open:
+            self.help_open = False
+            return
+        if self.history.open:
+            self.history.open = False
+            return
+        if self.save_screen.open:
+            for hit in self.save_hits:
+                if hit.rect.collidepoint(pos):
+                    if hit.key == "new":
+                        self.save(time.strftime("save-%Y%m%d-%H%M%S"))
+                    else:
+                        self.load_slot(hit.key.split(":", 1)[1])
+                    return
+            return
+        for hit in self.choice_hits:
+            if hit.rect.collidepoint(pos):
+                self.choose(next((c.number for c in self.session.choices() if c.id == hit.key), 0))
+                return
+        for hit in self.chip_hits:
+            if hit.rect.collidepoint(pos):
+                self._press = (hit.key, pos)
+                return
+        if self.layout.entry.collidepoint(pos):
+            self._focus(True)
+            return
+        if self.entry_focus:
+            self._focus(False)
+        if self._text_rect.collidepoint(pos) or self.layout.panel.collidepoint(pos):
+            self.reader.advance()
+
+    def _release(self, pos: tuple[int, int]) -> None:
+        press, item = self._press, self.dragging
+        self._press, self.dragging = None, ""
+        if press is None:
+            return
+        names = dict(self.session.view().inventory)
+        if not item:
+            self.notify(f"Drag the {names.get(press[0], press[0])} onto someone to give it.")
+            return
+        self.drop(item, pos)
+
+    def drop(self, item_id: str, pos: tuple[int, int]) -> bool:
+        """Drop a dragged item at ``pos``: on a character gives it, elsewhere on the world
+        gives it to the nearest character by x; over the inventory cancels."""
+        if self.layout.inventory.collidepoint(pos) or not self.layout.world.collidepoint(pos):
+            return False
+        boxes = self.character_boxes()
+        target = next((c for c, r in boxes.items() if r.collidepoint(pos)), "")
+        target = target or nearest_character(boxes, pos[0])
+        if not target:
+            here = self.session.view().characters
+            target = here[0][0] if len(here) == 1 else ""
+        if not target:
+            names = dict(self.session.view().inventory)
+            self.notify(f"There is no one here to give the {names.get(item_id, item_id)} to.")
+            return False
+        return self.give(item_id, target)
+
+    def _wheel(self, dy: int) -> None:
+        if self.save_screen.open:
+            self.save_screen.scroll -= dy
+        elif self.history.open:
+            self.history.wheel(dy)
+        elif dy > 0 and not self.help_open:
+            self.history.show()
+
+    # -- time ----------------------------------------------------------------------------
+    def tick(self, dt: float | None = None) -> int:
+        """Let ``dt`` seconds pass (default: one frame period).
+
+        Moves held keys, types the line, and shows frames at the backend's rate:
+        one queued frame per frame slot, or the last one again (a stall).
+
+        Returns:
+            How many new frames were shown.
+        """
+        dt = 1.0 / self.fps if dt is None else dt
+        self._ignore_text = ""
+        self.time += dt
+        self._scene_age += dt
+        self._notice = (self._notice[0], self._notice[1] + dt)
+        self._toast = (self._toast[0], self._toast[1] + dt)
+        for err in self.feed.take_errors():
+            self.notify(err)
+        if self._events:
+            self._drain(replace=False)
+        for d in list(self._held):
+            self._held[d] += dt
+            if self._held[d] >= MOVE_STEP:
+                self._held[d] -= MOVE_STEP
+                self.act(Move(direction=d, seconds=MOVE_STEP), flush=False)
+        self.reader.update(dt)
+        shown = 0
+        for _ in range(self.clock.advance(dt)):
+            if not self.feed.threaded and self.feed.queued() == 0:
+                self.feed.pump()
+            f = self.feed.pop()
+            if f is None:
+                self.stalls += self.frame is not None  # waiting for the very first frame is no stall
+                continue
+            self._show(f)
+            shown += 1
+        t0, n0, _ = self._rate
+        if self.time - t0 >= 1.0:
+            self._rate = (self.time, self.frames_shown, (self.frames_shown - n0) / (self.time - t0))
+        return shown
+
+    # -- drawing ---------------------------------------------------------------------------
+    def draw(self) -> None:
+        """Draw the whole window onto :attr:`screen`."""
+        surf, lay, fonts = self.screen, self.layout, self.fonts
+        if self.frame is not None:
+            if self._world is None or self._world.get_size() != lay.world.size:
+                self._world = paint.world_surface(self.frame, lay.world.size)
+            if self._ambient is None or self._ambient.get_size() != lay.size \
+                    or self.frames_shown - self._ambient_at >= AMBIENT_EVERY:
+                self._ambient = paint.ambient(self.frame, lay.size)
+                self._ambient_at = self.frames_shown
+            surf.blit(self._ambient, (0, 0))
+            surf.blit(self._world, lay.world.topleft)
+        else:
+            surf.fill(paint.GLASS)
+            pygame.draw.rect(surf, (16, 18, 26), lay.world)
+            dots = "." * (1 + int(self.time * 2) % 3)
+            paint.text(surf, fonts.small, f"the world is waking{dots}",
+                       (lay.world.centerx - fonts.small.width("the world is waking...") // 2,
+                        lay.world.centery), paint.FAINT, anchor="midleft")
+        view = self.session.view()
+        if view.scene_title != self._scene:
+            self._scene, self._scene_age = view.scene_title, 0.0
+        panels.title_card(surf, lay, fonts, view.scene_title or view.title,
+                          view.location if view.location != view.scene_title else view.title,
+                          self._scene_age, view.location)
+        self.chip_hits = panels.inventory(surf, lay, fonts, list(view.inventory), self.dragging,
+                                           None if self._overlay_open() else self.mouse)
+        panels.panel_glass(surf, lay)
+        blink = int(self.time * 2) % 2 == 0
+        current = self.reader.current or ("", "")
+        self._text_rect = panels.dialogue(surf, lay, fonts, current[0], current[1], self.reader.visible,
+                                          self.reader.more, self.reader.complete, blink,
+                                          self.settings.subtitles)
+        items = [(c.number, c.id, c.text) for c in view.choices]
+        self.choice_hits = panels.choices(surf, lay, fonts, items,
+                                           None if self._overlay_open() else self.mouse,
+                                           alpha=0.7 if self.reader.more else 1.0)
+        panels.entry(surf, lay, fonts, self.entry_text, self.entry_focus, blink)
+        if self.dragging:
+            names = dict(view.characters)
+            boxes = {c: r for c, r in self.character_boxes().items() if c in names}
+            target = next((c for c, r in boxes.items() if r.collidepoint(self.mouse)), "")
+            if not target and lay.world.collidepoint(self.mouse) \
+                    and not lay.inventory.collidepoint(self.mouse):
+                target = nearest_character(boxes, self.mouse[0])
+            panels.drag_targets(surf, lay, fonts, boxes, names, target)
+            panels.drag_ghost(surf, lay, fonts, dict(view.inventory).get(self.dragging, self.dragging),
+                              self.mouse)
+        if view.ending and not self.reader.more:
+            overlays.ending_card(surf, lay, fonts, view.ending)
+        panels.toast(surf, lay, fonts, self._toast[0], self._toast[1])
+        if self.show_stats:
+            panels.stats(surf, lay, fonts, [
+                f"{self._rate[2]:.1f} fps shown · {self.fps:g} fps world · queued {self.feed.queued()}"
+                f" · stalls {self.stalls} · chunks {self.feed.chunks} · frame {view.frame}"
+                f" · {'sound ' + ('on' if self.audio.on else 'off')}"])
+        if self.help_open:
+            s = self.settings
+            overlays.help_overlay(surf, lay, fonts, [
+                ("text speed", SPEED_NAMES.get(s.text_speed, f"{s.text_speed:g}/s")),
+                ("auto-advance", "on" if s.auto_advance else "off"),
+                ("skip seen", "on" if s.skip_seen else "off"),
+                ("subtitles", "on" if s.subtitles else "off"),
+                ("volume", f"{int(round(s.volume * 100))}%" + ("" if self.audio.on else " (no sound)")),
+                ("world", f"{self.frame_size[0]}×{self.frame_size[1]} @ {self.fps:g} fps"),
+            ])
+        elif self.history.open:
+            self.history.draw(surf, lay, fonts, self.session.history(200))
+        elif self.save_screen.open:
+            if self.time - self._saves_at > 1.0 or self._saves_at < 0:
+                self._saves, self._saves_at = self.session.saves(), self.time
+            self.save_hits = self.save_screen.draw(surf, lay, fonts, self._saves, self.mouse)
+        panels.notice(surf, lay, fonts, self._notice[0], self._notice[1], NOTICE_LIFE)
+
+    def step(self, events: list[pygame.event.Event] | None = None, dt: float | None = None) -> int:
+        """Handle ``events``, :meth:`tick` and :meth:`draw` once; returns frames shown."""
+        for e in events or ():
+            self.handle_event(e)
+        n = self.tick(dt)
+        self.draw()
+        return n
+
+    def screenshot(self, path: str) -> None:
+        """Save the whole window as a PNG."""
+        pygame.image.save(self.screen, path)

@@ -1,0 +1,281 @@
+"""The pieces drawn over the world while playing: scene title, text panel, choices,
+text line, inventory chips, drag targets, notices and toasts.
+
+Each function draws one piece from plain values and returns the hit rects it
+made (the window keeps them for mouse clicks). Nothing here knows of stories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pygame
+
+from game.app import paint
+from game.app.fonts import Fonts
+from game.app.layout import Layout
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A clickable rect and what it stands for (a choice id, an item id...)."""
+
+    rect: pygame.Rect
+    key: str
+    label: str = ""
+
+
+def title_card(surface: pygame.Surface, layout: Layout, fonts: Fonts, title: str,
+               subtitle: str, age: float, label: str = "") -> None:
+    """The scene title top-left: fades in, stays, fades out; then a faint ``label`` stays."""
+    x, y = layout.title
+    fade_in, stay, fade_out = 0.6, 3.6, 1.6
+    if age < fade_in + stay + fade_out:
+        a = min(1.0, age / fade_in) if age < fade_in else \
+            max(0.0, 1.0 - (age - fade_in - stay) / fade_out) if age > fade_in + stay else 1.0
+        alpha = int(255 * a)
+        if alpha > 0:
+            r = paint.text(surface, fonts.title, title, (x, y), paint.TEXT, shadow=True, alpha=alpha)
+            if subtitle:
+                bar = pygame.Rect(x, r.bottom + layout.px(8), layout.px(44), max(2, layout.px(3)))
+                line = pygame.Surface(bar.size, pygame.SRCALPHA)
+                line.fill((*paint.ACCENT, alpha))
+                surface.blit(line, bar.topleft)
+                paint.text(surface, fonts.small, subtitle.upper(), (x, bar.bottom + layout.px(8)),
+                           paint.DIM, shadow=True, alpha=alpha)
+    settled = fade_in + stay + fade_out
+    if age > settled:  # then a small, quiet location label stays
+        a = min(1.0, (age - settled) / 1.0)
+        paint.text(surface, fonts.tiny, (label or title).upper(), (x, layout.world.y + layout.px(18)),
+                   paint.DIM, shadow=True, alpha=int(190 * a))
+
+
+def panel_glass(surface: pygame.Surface, layout: Layout) -> None:
+    """The dark glass of the bottom panel, with a faint hairline on top."""
+    paint.fade(surface, layout.fade, 150, 232)
+    line = pygame.Surface((layout.fade.width, 1), pygame.SRCALPHA)
+    line.fill((255, 255, 255, 20))
+    surface.blit(line, layout.fade.topleft)
+
+
+def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str, full: str,
+             visible: str, more: bool, complete: bool, blink: bool,
+             subtitles: bool = True) -> pygame.Rect:
+    """Speaker name and the revealed part of the line, wrapped to the text column.
+
+    The full line is wrapped first so words do not jump lines while typing. When
+    the line is longer than the column, the latest lines are shown.
+
+    Returns:
+        The rect of the text column (click to advance).
+    """
+    area = layout.text
+    if not subtitles:
+        paint.text(surface, fonts.small, "subtitles off  ·  F3", area.topleft, paint.FAINT)
+        return area
+    if speaker:
+        paint.text(surface, fonts.name, speaker, layout.speaker.topleft, paint.ACCENT, shadow=True)
+    else:  # narration starts on the name's row
+        area = pygame.Rect(area.x, layout.speaker.y + layout.px(4), area.width,
+                           area.bottom - layout.speaker.y - layout.px(4))
+    face = fonts.body
+    rows = face.wrap(full, area.width)
+    out: list[str] = []
+    n, pos = len(visible), 0
+    for row in rows:
+        start = full.find(row, pos) if row else pos
+        start = pos if start < 0 else start
+        if start >= n and out:
+            break
+        out.append(row[: max(0, n - start)])
+        pos = start + len(row)
+    fit = max(1, area.height // face.line_height)
+    out = out[-fit:]
+    y = area.y
+    color = paint.TEXT if speaker else (222, 224, 232)
+    last = area.topleft
+    for row in out:
+        r = paint.text(surface, face, row, (area.x, y), color, shadow=True)
+        last = (r.right, y)
+        y += face.line_height
+    if complete and more and blink:
+        paint.text(surface, fonts.small, "▼", (last[0] + layout.px(10), last[1] + layout.px(6)),
+                   paint.ACCENT)
+    return area
+
+
+def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
+            items: list[tuple[int, str, str]], hover: tuple[int, int] | None,
+            alpha: float = 1.0) -> list[Hit]:
+    """Rounded choice buttons with number badges.
+
+    Args:
+        items: ``(number, choice id, text)`` in order.
+        hover: the mouse position (hovered button is lit), or ``None``.
+        alpha: 0..1 fade of the whole column.
+
+    Returns:
+        One :class:`Hit` per button, keyed by choice id.
+    """
+    hits: list[Hit] = []
+    if not items:
+        return hits
+    rects = layout.choice_rects(len(items))
+    col = pygame.Surface(surface.get_size(), pygame.SRCALPHA)
+    for rect, (number, cid, label) in zip(rects, items, strict=True):
+        hot = hover is not None and rect.collidepoint(hover)
+        paint.glass(col, rect, alpha=215 if hot else 178, radius=rect.height // 2,
+                    color=paint.BUTTON_HOT if hot else paint.BUTTON,
+                    border=(*paint.ACCENT, 230) if hot else (255, 255, 255, 38))
+        r = rect.height // 2 - layout.px(8)
+        paint.badge(col, fonts.small, str(number), (rect.x + rect.height // 2, rect.centery), r,
+                    fill=paint.ACCENT if hot else (232, 226, 214))
+        tx = rect.x + rect.height + layout.px(4)
+        room = rect.right - tx - layout.px(16)
+        if fonts.choice.width(label) <= room:
+            paint.text(col, fonts.choice, label, (tx, rect.centery), paint.TEXT, anchor="midleft")
+        else:  # a long choice: two smaller lines if the button is tall enough, else cut short
+            face = fonts.small
+            rows = face.wrap(label, room)
+            if len(rows) > 1 and 2 * face.line_height <= rect.height + layout.px(2):
+                rows = [rows[0], paint.clipped(face, " ".join(rows[1:]), room)]
+                y = rect.centery - face.line_height
+                for row in rows:
+                    paint.text(col, face, row, (tx, y), paint.TEXT)
+                    y += face.line_height
+            else:
+                paint.text(col, fonts.choice, paint.clipped(fonts.choice, label, room),
+                           (tx, rect.centery), paint.TEXT, anchor="midleft")
+        hits.append(Hit(rect, cid, label))
+    if alpha < 1.0:
+        col.set_alpha(int(255 * max(0.0, alpha)))
+    surface.blit(col, (0, 0))
+    return hits
+
+
+def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, focused: bool,
+          blink: bool) -> pygame.Rect:
+    """The text line: a hint when idle, the typed text and a caret when focused."""
+    rect = layout.entry
+    pad = layout.px(14)
+    if focused:
+        paint.glass(surface, rect, alpha=200, radius=rect.height // 2,
+                    border=(*paint.ACCENT, 200), width=max(1, layout.px(1.5)))
+        face = fonts.body if fonts.body.line_height < rect.height else fonts.choice
+        avail = rect.width - 2 * pad - layout.px(4)
+        shown = value
+        while shown and face.width(shown) > avail:
+            shown = shown[1:]
+        if shown:
+            r = paint.text(surface, face, shown, (rect.x + pad, rect.centery), paint.TEXT,
+                           anchor="midleft")
+            caret_x = r.right
+        else:
+            paint.text(surface, fonts.choice, "Say or do something…", (rect.x + pad, rect.centery),
+                       paint.FAINT, anchor="midleft")
+            caret_x = rect.x + pad
+        if blink:
+            h = face.line_height * 3 // 4
+            pygame.draw.line(surface, paint.ACCENT, (caret_x + 2, rect.centery - h // 2),
+                             (caret_x + 2, rect.centery + h // 2), max(1, layout.px(2)))
+    else:
+        paint.glass(surface, rect, alpha=96, radius=rect.height // 2, border=(255, 255, 255, 22))
+        hint = "T  type    1–9  choose    WASD  move    F1  keys"
+        paint.text(surface, fonts.small, paint.clipped(fonts.small, hint, rect.width - 2 * pad),
+                   (rect.x + pad, rect.centery), paint.FAINT, anchor="midleft")
+    return rect
+
+
+def inventory(surface: pygame.Surface, layout: Layout, fonts: Fonts,
+              items: list[tuple[str, str]], dragging: str, hover: tuple[int, int] | None) -> list[Hit]:
+    """Inventory chips top-right, one per item; the dragged one is dimmed.
+
+    Returns:
+        One :class:`Hit` per chip, keyed by item id.
+    """
+    hits: list[Hit] = []
+    if not items:
+        return hits
+    area = layout.inventory
+    paint.text(surface, fonts.tiny, "CARRYING", (area.right - layout.px(6), area.y - layout.px(24)),
+               paint.DIM, shadow=True, anchor="topright")
+    for rect, (iid, name) in zip(layout.chip_rects(len(items)), items, strict=False):
+        label = paint.clipped(fonts.small, name, area.width - layout.px(44))
+        w = min(area.width, fonts.small.width(label) + layout.px(44))
+        chip = pygame.Rect(rect.right - w, rect.y, w, rect.height)
+        hot = hover is not None and chip.collidepoint(hover) and not dragging
+        paint.glass(surface, chip, alpha=110 if iid == dragging else (215 if hot else 170),
+                    radius=chip.height // 2, color=paint.BUTTON_HOT if hot else paint.BUTTON,
+                    border=(*paint.ACCENT, 200) if hot else (255, 255, 255, 34))
+        pygame.draw.circle(surface, paint.ACCENT if iid != dragging else paint.FAINT,
+                           (chip.x + layout.px(17), chip.centery), max(2, layout.px(4)))
+        paint.text(surface, fonts.small, label, (chip.x + layout.px(30), chip.centery),
+                   paint.FAINT if iid == dragging else paint.TEXT, anchor="midleft")
+        hits.append(Hit(chip, iid, name))
+    return hits
+
+
+def drag_targets(surface: pygame.Surface, layout: Layout, fonts: Fonts,
+                 boxes: dict[str, pygame.Rect], names: dict[str, str], target: str) -> None:
+    """While dragging an item: outline where each character stands, light the target."""
+    for cid, rect in boxes.items():
+        hot = cid == target
+        paint.glass(surface, rect, alpha=60 if hot else 0, radius=layout.px(18),
+                    color=paint.ACCENT if hot else paint.GLASS,
+                    border=(*paint.ACCENT, 235 if hot else 120), width=max(1, layout.px(2)))
+        paint.text(surface, fonts.small, names.get(cid, cid), (rect.centerx, rect.y - layout.px(6)),
+                   paint.ACCENT if hot else paint.TEXT, shadow=True, anchor="midbottom")
+
+
+def drag_ghost(surface: pygame.Surface, layout: Layout, fonts: Fonts, name: str,
+               pos: tuple[int, int]) -> None:
+    """The dragged item's chip under the mouse."""
+    w = fonts.small.width(name) + layout.px(40)
+    rect = pygame.Rect(0, 0, w, layout.px(34))
+    rect.center = pos
+    paint.glass(surface, rect, alpha=230, radius=rect.height // 2, color=paint.BUTTON_HOT,
+                border=(*paint.ACCENT, 255))
+    pygame.draw.circle(surface, paint.ACCENT, (rect.x + layout.px(16), rect.centery),
+                       max(2, layout.px(4)))
+    paint.text(surface, fonts.small, name, (rect.x + layout.px(28), rect.centery), paint.TEXT,
+               anchor="midleft")
+
+
+def notice(surface: pygame.Surface, layout: Layout, fonts: Fonts, message: str, age: float,
+           life: float) -> None:
+    """A notice or soft error above the speaker line; fades at the end of its ``life``."""
+    if not message or age >= life:
+        return
+    alpha = int(255 * min(1.0, (life - age) / 0.8, age / 0.15 if age < 0.15 else 1.0))
+    face = fonts.small
+    width = layout.text.width + layout.choices.width
+    shown = paint.clipped(face, message, width)
+    y = layout.speaker.y - layout.px(34)
+    r = pygame.Rect(layout.speaker.x - layout.px(12), y - layout.px(6),
+                    face.width(shown) + layout.px(24), face.line_height + layout.px(8))
+    paint.glass(surface, r, alpha=int(alpha * 0.72), radius=r.height // 2, color=(40, 22, 16))
+    paint.text(surface, face, shown, (layout.speaker.x, y), paint.WARN, alpha=alpha)
+
+
+def toast(surface: pygame.Surface, layout: Layout, fonts: Fonts, message: str, age: float,
+          life: float = 1.8) -> None:
+    """A short pill at the top centre (a setting changed, a game saved)."""
+    if not message or age >= life:
+        return
+    alpha = min(1.0, (life - age) / 0.5)
+    face = fonts.small
+    rect = pygame.Rect(0, 0, face.width(message) + layout.px(36), face.line_height + layout.px(12))
+    rect.midtop = layout.toast
+    paint.glass(surface, rect, alpha=int(200 * alpha), radius=rect.height // 2,
+                border=(255, 255, 255, int(40 * alpha)))
+    paint.text(surface, face, message, rect.center, paint.TEXT, alpha=int(255 * alpha),
+               anchor="center")
+
+
+def stats(surface: pygame.Surface, layout: Layout, fonts: Fonts, lines: list[str]) -> None:
+    """Small diagnostic lines bottom-right (frame rate, queue, stalls)."""
+    y = layout.px(8)
+    for line in lines:
+        paint.text(surface, fonts.tiny, line, (layout.size[0] // 2, y), paint.DIM, shadow=True,
+                   anchor="midtop")
+        y += fonts.tiny.line_height

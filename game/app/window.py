@@ -1,0 +1,102 @@
+"""`worldloom play STORY`: open the window and run the main loop.
+
+The loop only pumps pygame events into :class:`~game.app.app.App`, lets wall
+time pass with :meth:`App.tick` and draws at about 60 Hz (a whole multiple of
+the world's frame rate, so every frame stays up equally long); the world itself is
+shown at the backend's frame rate on the app's own clock, and frames are made
+on the app's worker thread. Runs under ``SDL_VIDEODRIVER=dummy`` and
+``SDL_AUDIODRIVER=dummy`` too (sound is simply off if the mixer will not start).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: Window size when none is given.
+DEFAULT_WINDOW = (1280, 720)
+#: About how often the window draws, Hz (rounded to a multiple of the world's rate).
+DRAW_HZ = 60
+#: With ``max_frames``, give up after this many seconds without a new frame.
+STALL_GIVE_UP = 60.0
+
+
+def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 0,
+               save_dir: str | Path | None = None, size: tuple[int, int] | None = None,
+               fullscreen: bool = False, screenshot: str | Path | None = None,
+               max_frames: int = 0, window_size: tuple[int, int] = DEFAULT_WINDOW,
+               threaded: bool = True) -> int:
+    """Play the story at ``story_path`` in a window.
+
+    Args:
+        story_path: story folder or story.yaml.
+        backend: registered world backend name.
+        seed: seed of every random draw.
+        save_dir: where saves go (default: the session's).
+        size: the world's frame size ``(width, height)`` (default: the backend's).
+        fullscreen: start fullscreen.
+        screenshot: after ``max_frames`` frames (or on quit), save a PNG of the window here.
+        max_frames: quit after this many world frames were shown (0 = play until closed).
+        window_size: window size when not fullscreen.
+        threaded: make frames on a worker thread (``False`` only for debugging).
+
+    Returns:
+        The exit code: 0, or 1 if ``max_frames`` were asked for and the world
+        stopped sending frames.
+
+    Raises:
+        game.errors.WorldloomError: the story cannot be loaded or the backend
+            cannot start (the CLI prints it in one line).
+    """
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    from game.app.app import App
+    from game.session import Session
+    from game.story.loader import load_story
+    from game.world.backends import make_backend
+
+    kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
+    story = load_story(story_path)
+    session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir)
+    code = 0
+    pygame.display.init()
+    pygame.font.init()
+    app: App | None = None
+    try:
+        app = App(session, window_size, fullscreen=fullscreen, threaded=threaded)
+        if app.audio.error and app.audio.error != "sound off":
+            print(f"worldloom: {app.audio.error}", file=sys.stderr)
+        app.start()
+        clock = pygame.time.Clock()
+        # draw at a whole multiple of the world's rate, so every frame stays up equally long
+        hz = app.fps * max(1, round(DRAW_HZ / app.fps))
+        last_new = time.monotonic()
+        while app.running:
+            dt = clock.tick(hz) / 1000.0
+            for event in pygame.event.get():
+                app.handle_event(event)
+            if app.tick(dt):
+                last_new = time.monotonic()
+            app.draw()
+            pygame.display.flip()
+            if max_frames and app.frames_shown >= max_frames:
+                break
+            if max_frames and time.monotonic() - last_new > STALL_GIVE_UP:
+                print(f"worldloom: no frame for {STALL_GIVE_UP:.0f} s; giving up", file=sys.stderr)
+                code = 1
+                break
+        if screenshot:
+            app.draw()
+            app.screenshot(str(screenshot))
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        if app is not None:
+            app.close()
+        session.close()
+        pygame.quit()
+    return code
