@@ -73,6 +73,8 @@ class View:
     notice: str
     turn: int
     frame: int
+    present: tuple[tuple[str, float], ...] = ()
+    camera_x: float = 0.0
 
 
 @dataclass
@@ -231,6 +233,11 @@ class Session:
         return f"{title}: {intent.type}"
 
     @property
+    def started(self) -> bool:
+        """Whether :meth:`start` (or a load) has happened."""
+        return self._started
+
+    @property
     def pending(self) -> WorldRequest | None:
         """The request waiting to be streamed, if any."""
         return self._pending
@@ -279,7 +286,7 @@ class Session:
         with self._lock:
             out = []
             for e in self.log.since(max(0, len(self.log) - 4 * n)):
-                if e.kind in ("line", "say") and e.text:
+                if e.kind in ("line", "say", "reply") and e.text:
                     out.append((self.speaker_name(e.speaker), e.text))
             return out[-n:]
 
@@ -310,6 +317,8 @@ class Session:
                 notice=self.notice,
                 turn=self.state.turn,
                 frame=self.state.frame,
+                present=tuple(scene.present.items()) if scene else (),
+                camera_x=self.state.camera_x,
             )
 
     # -- checkpoints, saves ------------------------------------------------------
@@ -354,6 +363,11 @@ class Session:
 
             Image.fromarray(np.ascontiguousarray(thumbnail)).save(path.with_suffix(".png"))
         return path
+
+    def has_previous(self, slot: str) -> bool:
+        """Whether ``slot`` has a previous copy (``.json.bak``) to fall back to."""
+        path = slot_path(self.save_dir, slot)
+        return path.with_name(path.name + ".bak").is_file()
 
     def saves(self) -> list[tuple[str, Path]]:
         """``(slot, path)`` of this story's saves, newest first."""
