@@ -4,6 +4,8 @@
                           --transcript out.jsonl --seed N --save-dir DIR --backend NAME]
     worldloom replay out.jsonl
     worldloom lint STORY [--format text|json]
+    worldloom explore STORY [--max-states N --random N --jobs N --format json]
+    worldloom map STORY -o map.png|.svg|.dot [--coverage]
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
 lint exits 1 when it finds errors.
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
     lint.add_argument("story")
     lint.add_argument("--format", choices=("text", "json"), default="text")
+
+    from game.story import explorer, storymap
+
+    explorer.add_parser(sub)
+    storymap.add_parser(sub)
     return p
 
 
@@ -119,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``worldloom`` console script; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}[args.command](args)
+        handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}
+        code: int = handlers[args.command](args) if args.command in handlers else args.func(args)
+        return code
     except WorldloomError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2

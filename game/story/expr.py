@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import io
+import threading
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -248,8 +249,13 @@ class _Evaluator(SimpleEval):  # type: ignore[misc]
     """simpleeval with our names and functions looked up through an ``ExprEnv``."""
 
 
+_LOCAL = threading.local()
+
+
 def _evaluate(tree: ast.AST, env: ExprEnv) -> Any:
-    evaluator = _Evaluator()
+    evaluator = getattr(_LOCAL, "evaluator", None)
+    if evaluator is None:
+        evaluator = _LOCAL.evaluator = _Evaluator()
 
     def lookup(node: ast.Name) -> Any:
         return env.name(node.id)

@@ -1,0 +1,158 @@
+"""Benchmark the explorer, the runtime and the loader on real and generated stories.
+
+    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000]
+
+Prints (figures, never assertions):
+
+* the explorer's states/s (breadth-first pass) on ``stories/zero_mark`` (else
+  ``tests/data/mini``) and on a generated story of ``--scenes`` scenes;
+* the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
+  before every choice, on both;
+* the time to load the generated story cold (``load_story(use_cache=False)``)
+  and to lint it (``lint_story``).
+
+The generated story is deterministic: a long road of scenes, each with a plain
+choice onwards, a side path behind a condition (``courage``, an item, a visit
+count), a once-only rest that raises ``courage``, an exit back, two lines (one
+conditional), an action every 10th scene, a character to give things to every
+7th, and an ending every 250th.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from game.state import Choose  # noqa: E402
+from game.story.explorer import Coverage, Explorer, breadth_first  # noqa: E402
+from game.story.lint import lint_story  # noqa: E402
+from game.story.loader import load_story  # noqa: E402
+from game.story.runtime import StoryRuntime  # noqa: E402
+from game.story.story import Story  # noqa: E402
+
+
+def generate(n: int, seed: int = 7) -> dict[str, Any]:
+    """A story dict with ``n`` scenes (see the module docstring)."""
+    rng = random.Random(seed)
+    scenes: dict[str, Any] = {}
+    for i in range(n):
+        sid = f"s{i}"
+        if i % 250 == 249 or i == n - 1:
+            scenes[sid] = {"title": f"End {i}", "location": "road", "ending": f"end_{i // 250}",
+                           "lines": [f"Journey's end number {i // 250}."]}
+            continue
+        side = min(n - 1, i + rng.randint(2, 20))
+        cond = rng.choice(["courage >= 2", "has('lamp')", f"visited('s{max(0, i - 1)}') >= 2"])
+        sc: dict[str, Any] = {
+            "title": f"Mile {i}", "location": "road" if i % 3 else "wood",
+            "lines": [f"Mile {i} of the road. {{courage}} courage.",
+                      {"text": "You have been here before.", "if": f"visited('{sid}') >= 2"}],
+            "choices": [
+                {"id": f"on_{i}", "text": "Walk on", "goto": f"s{i + 1}"},
+                {"id": f"side_{i}", "text": "Take the side path", "if": cond, "goto": f"s{side}"},
+                {"id": f"rest_{i}", "text": "Rest a while", "once": True, "do": ["courage += 1"]},
+            ],
+        }
+        if i > 0:
+            sc["exits"] = {"a": {"goto": f"s{i - 1}", "label": "Back"}}
+        if i % 10 == 0:
+            sc["actions"] = [{"id": f"sing_{i}", "keywords": ["sing"], "examples": ["sing a song"],
+                              "say": "You sing.", "do": ["courage += 1"]}]
+        if i % 7 == 0:
+            sc["present"] = ["fox"]
+        scenes[sid] = sc
+    return {
+        "id": "generated", "title": f"Generated ({n} scenes)", "start": "s0",
+        "variables": {"courage": {"type": "int", "default": 0}},
+        "items": {"lamp": {"name": "lamp", "tags": ["light"]}, "bread": {"name": "bread", "tags": ["food"]}},
+        "inventory": ["bread"],
+        "cast": {"fox": {"name": "the fox"}},
+        "locations": {"road": {"name": "Road"}, "wood": {"name": "Wood"}},
+        "on_give": {"fox": {"food": {"say": "The fox trades you a lamp for the bread.", "do": ["take('lamp')"]}}},
+        "scenes": scenes,
+    }
+
+
+def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float]:
+    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s)``."""
+    ex = Explorer(story)
+    t0, c0 = time.perf_counter(), time.process_time()
+    g = breadth_first(ex, max_states, Coverage(), [])
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu
+
+
+def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
+    """Random choices with a checkpoint (``copy_state()``) before each: ``(choices/s, restarts)``."""
+    rt = StoryRuntime(story)
+    rng = random.Random(seed)
+    state = rt.new_state(seed)
+    rt.begin(state)
+    checkpoints = []
+    restarts = 0
+    t0 = time.perf_counter()
+    for _ in range(n):
+        options = rt.available_choices(state)
+        if not options or rt.is_ending(state):
+            state = rt.new_state(seed)
+            rt.begin(state)
+            restarts += 1
+            options = rt.available_choices(state)
+        checkpoints.append(state.copy_state())
+        del checkpoints[:-200]
+        rt.apply(state, Choose(choice_id=rng.choice(options).id))
+    return n / (time.perf_counter() - t0), restarts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenes", type=int, default=5000)
+    ap.add_argument("--max-states", type=int, default=20_000)
+    ap.add_argument("--choices", type=int, default=20_000)
+    args = ap.parse_args()
+
+    demo = ROOT / "stories" / "zero_mark"
+    if not (demo / "story.yaml").is_file():
+        demo = ROOT / "tests" / "data" / "mini"
+    story = load_story(demo, use_cache=False)
+    rate, states, moves, bound, dt, cpu = explorer_rate(story, args.max_states)
+    print(f"explorer  {demo.name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
+          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
+    crate, restarts = choices_rate(story, args.choices)
+    print(f"runtime   {demo.name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
+          f"{restarts} restarts)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "story.yaml"
+        path.write_text(yaml.safe_dump(generate(args.scenes), sort_keys=False, width=200), encoding="utf-8")
+        size_mb = path.stat().st_size / 1e6
+        t0, c0 = time.perf_counter(), time.process_time()
+        big = load_story(path, use_cache=False)
+        load_s, load_c = time.perf_counter() - t0, time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        diags = lint_story(path)
+        lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
+        name = f"generated-{args.scenes}"
+        print(f"load      {name:<18} {load_s:9.2f} s cold ({load_c:.2f} s CPU; use_cache=False; "
+              f"{size_mb:.1f} MB of YAML)")
+        print(f"lint      {name:<18} {lint_s:9.2f} s ({lint_c:.2f} s CPU; {len(diags)} finding(s), load included)")
+        rate, states, moves, bound, dt, cpu = explorer_rate(big, args.max_states)
+        print(f"explorer  {name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
+              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
+        crate, restarts = choices_rate(big, args.choices)
+        print(f"runtime   {name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
+              f"{restarts} restarts)")
+
+
+if __name__ == "__main__":
+    main()
