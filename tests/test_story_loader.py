@@ -89,7 +89,7 @@ def test_cache_is_used_and_invalidated_by_edits(tmp_path: Path) -> None:
     write(tmp_path, BASE)
     first = load_story(tmp_path)
     assert first.marked is not None
-    assert (cache_dir() / f"{first.digest}.json").is_file()
+    assert list(cache_dir().glob("*.model.json"))
     second = load_story(tmp_path)
     assert second.marked is None and second.model == first.model
     write(tmp_path, BASE.replace("title: T", "title: Changed"))
@@ -108,3 +108,16 @@ def test_cached_load_is_faster_on_a_big_story(tmp_path: Path) -> None:
     load_story(tmp_path)
     warm = time.perf_counter() - t0
     assert warm < cold
+
+
+def test_cache_notices_an_edited_include(mini_path: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(mini_path, tmp_path / "s")
+    first = load_story(tmp_path / "s")
+    assert load_story(tmp_path / "s").marked is None  # cached
+    chapter = tmp_path / "s" / "chapter2.yaml"
+    chapter.write_text(chapter.read_text().replace("Afterwards.", "Much later."))
+    again = load_story(tmp_path / "s")
+    assert again.marked is not None and again.digest != first.digest
+    assert again.model.scenes["after"].lines[0].text == "Much later."

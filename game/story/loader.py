@@ -51,14 +51,15 @@ def cache_dir() -> Path:
     return base / "stories"
 
 
-def read_sources(root: Path) -> tuple[dict[str, str], list[str]]:
-    """Read the main file and every include: ``({relative name: text}, order)``.
+def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marked]]:
+    """Read the main file and every include: ``({name: text}, order, {name: parsed})``.
 
     Raises:
         StoryError: a missing, binary or escaping include.
     """
     texts: dict[str, str] = {}
     order: list[str] = []
+    parsed: dict[str, Marked] = {}
     folder = root.parent
 
     def visit(rel: str, where: str) -> None:
@@ -72,7 +73,7 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str]]:
         text = read_text(path)
         texts[rel] = text
         order.append(rel)
-        marked = compose_marked(text, str(folder / rel))
+        marked = parsed[rel] = compose_marked(text, str(folder / rel))
         inc = marked.value.get("include", []) if isinstance(marked.value, dict) else []
         if isinstance(inc, str):
             inc = [inc]
@@ -84,7 +85,7 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str]]:
             visit(name, marked.where(("include", i)))
 
     visit(root.name, str(root))
-    return texts, order
+    return texts, order, parsed
 
 
 def merge(docs: list[Marked]) -> Marked:
@@ -145,8 +146,52 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
     return Story(model, folder, digest, marked, compile_now)
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _digest(texts: dict[str, str], order: list[str]) -> str:
+    h = hashlib.sha256()
+    for name in order:
+        h.update(name.encode() + b"\0" + texts[name].encode() + b"\0")
+    return h.hexdigest()
+
+
+def _from_cache(root: Path, main_text: str) -> Story | None:
+    """The cached story if every source file still has the hash it was cached with."""
+    key = cache_dir() / _sha(main_text)
+    try:
+        meta = json.loads(key.with_suffix(".meta.json").read_text())
+        texts = {root.name: main_text}
+        for name in meta["order"][1:]:
+            texts[name] = read_text(root.parent / name)
+        if any(_sha(texts[n]) != meta["files"][n] for n in meta["order"]):
+            return None
+        model = StoryModel.model_validate_json(key.with_suffix(".model.json").read_bytes())
+    except (OSError, KeyError, TypeError, ValueError, StoryError):
+        return None  # no entry, a stale or damaged one: rebuild it
+    return Story(model, root.parent, _digest(texts, meta["order"]), None)
+
+
+def _to_cache(root: Path, texts: dict[str, str], order: list[str], story: Story) -> None:
+    key = cache_dir() / _sha(texts[root.name])
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        for suffix, data in ((".model.json", story.model.model_dump_json(by_alias=True)),
+                             (".meta.json", json.dumps({"order": order, "files": {n: _sha(texts[n]) for n in order}}))):
+            tmp = key.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(data)
+            os.replace(tmp, key.with_suffix(suffix))
+    except OSError:
+        pass  # the cache is an optimisation only
+
+
 def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = True) -> Story:
     """Load, merge, validate and compile a story.
+
+    The validated story is cached under :func:`cache_dir`, keyed by the main file's
+    SHA-256 and checked against every included file's hash, so a second load skips
+    parsing and validation.
 
     Args:
         path: the story folder or its ``story.yaml``.
@@ -158,28 +203,15 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
         StoryError: with ``file:line:col`` of the problem.
     """
     root = story_file(path)
-    texts, order = read_sources(root)
-    h = hashlib.sha256()
-    for name in order:
-        h.update(name.encode() + b"\0" + texts[name].encode() + b"\0")
-    digest = h.hexdigest()
-    cached = cache_dir() / f"{digest}.json"
-    if use_cache and cached.is_file():
-        try:
-            model = StoryModel.model_validate_json(cached.read_bytes())
-            return Story(model, root.parent, digest, None)
-        except (OSError, ValidationError):
-            pass  # a stale or damaged cache entry: rebuild it
-    docs = [compose_marked(texts[name], str(root.parent / name)) for name in order]
-    story = validate(merge(docs), root.parent, digest, compile_now)
     if use_cache and compile_now:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(story.model.model_dump_json(by_alias=True))
-            os.replace(tmp, cached)
-        except OSError:
-            pass  # the cache is an optimisation only
+        cached = _from_cache(root, read_text(root))
+        if cached is not None:
+            return cached
+    texts, order, parsed = read_sources(root)
+    docs = [parsed[name] for name in order]
+    story = validate(merge(docs), root.parent, _digest(texts, order), compile_now)
+    if use_cache and compile_now:
+        _to_cache(root, texts, order, story)
     return story
 
 
