@@ -35,6 +35,11 @@ class GameState(BaseModel):
         reactions: character id -> current reaction name (``leap``, ``recoil``...).
         gifts: character id -> item ids received, in order (remembered for later scenes).
         world: world edits by key (``weather``, ``time_of_day``...), read by conditions.
+        objects: things the player added (typed words or a dropped image), by object id:
+            ``{name, noun, look, colour, size, x, y, location, image, on, kind, turn}``
+            (``on`` is the character wearing or holding it, ``""`` when it stands in
+            ``location``); see :mod:`game.world.edits`.
+        looks: changes to authored entities by id (``{"colour": "blue", "removed": True}``).
         location: id of the current location.
         camera_x: camera position along the location, in world units (1.0 = a screen).
         seed: the playthrough's RNG seed.
@@ -58,6 +63,8 @@ class GameState(BaseModel):
     reactions: dict[str, str] = Field(default_factory=dict)
     gifts: dict[str, list[str]] = Field(default_factory=dict)
     world: dict[str, Value] = Field(default_factory=dict)
+    objects: dict[str, dict[str, Value]] = Field(default_factory=dict)
+    looks: dict[str, dict[str, Value]] = Field(default_factory=dict)
     location: str = ""
     camera_x: float = 0.0
     seed: int = 0

@@ -19,6 +19,8 @@ Id = Annotated[str, Field(pattern=ID_RE.pattern, min_length=1, max_length=64)]
 Direction = Literal["w", "a", "s", "d"]
 #: Chunk hints: a named length or an explicit number of frames.
 ChunkHint = Literal["step", "short", "medium", "long", "cut"] | Annotated[int, Field(ge=1, le=2400)]
+#: World edits a player may ask for by words or by dropping an image (``allow_edits:``).
+EditName = Literal["weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look"]
 
 
 class _Model(BaseModel):
@@ -45,25 +47,31 @@ class VariableDef(_Model):
 
 
 class ItemDef(_Model):
-    """An item: display name, tags (``on_give`` matches on them), look, image."""
+    """An item: display name, tags (``on_give`` matches on them), look, image.
+
+    ``locked: true`` refuses player edits to it (recolour, remove) with an in-world line.
+    """
 
     name: str
     tags: tuple[str, ...] = ()
     look: str = ""
     image: str = ""
+    locked: bool = False
 
 
 class CastMember(_Model):
     """A character in this story.
 
     ``card`` names a character card file (``characters/<id>.yaml``) relative to the
-    story folder; ``relationship`` gives starting values per axis.
+    story folder; ``relationship`` gives starting values per axis; ``locked: true``
+    refuses player edits to the character's look with an in-world line.
     """
 
     name: str
     look: str = ""
     image: str = ""
     card: str = ""
+    locked: bool = False
     relationship: dict[str, float] = Field(default_factory=lambda: {"trust": 0.0, "affinity": 0.0})
 
 
@@ -169,6 +177,9 @@ class Scene(_Model):
         choices, actions, exits, on_give: see their types.
         ending: an ending's name (non-empty marks an ending).
         chunk: chunk hint for entering this scene.
+        allow_edits: world edits the player may make here (``None``: the story's
+            ``allow_edits``; ``[]``: none).
+        refuse: in-world line per refused edit name (or ``default``), replacing the built-in one.
     """
 
     title: str = ""
@@ -184,6 +195,8 @@ class Scene(_Model):
     on_give: dict[str, dict[str, Reaction]] = Field(default_factory=dict)
     ending: str = ""
     chunk: ChunkHint | None = None
+    allow_edits: tuple[EditName, ...] | None = None
+    refuse: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("present", "items", mode="before")
     @classmethod
@@ -226,6 +239,8 @@ class StoryModel(_Model):
     locations: dict[str, LocationDef] = Field(default_factory=dict)
     scenes: dict[str, Scene]
     on_give: dict[str, dict[str, Reaction]] = Field(default_factory=dict)
+    #: World edits allowed in scenes that do not say (``None``: every edit).
+    allow_edits: tuple[EditName, ...] | None = None
 
     @field_validator("format")
     @classmethod

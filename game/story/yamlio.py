@@ -10,11 +10,10 @@ data, never code).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import re
 
 import yaml
 
@@ -26,7 +25,8 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Base = yaml.SafeLoader
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
-_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
+_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$"
+                    r"|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
 _T = "tag:yaml.org,2002:"
 
 
