@@ -105,3 +105,16 @@ def test_broken_goto_is_a_runtime_error_with_where() -> None:
     st = begun(rt)
     with pytest.raises(StoryRuntimeError, match="unknown scene 'zz'"):
         rt.apply(st, Choose(choice_id="c"))
+
+
+def test_conditional_reaction_lines() -> None:
+    story = story_from_dict({
+        "id": "c", "title": "C", "start": "a", "locations": {"h": {"name": "H"}},
+        "variables": {"brave": {"type": "bool", "default": False}},
+        "scenes": {"a": {"location": "h", "choices": [{"id": "go", "text": "Go", "say": [
+            {"text": "You stride.", "if": "brave"}, {"text": "You creep.", "if": "not brave"}], "goto": "b"}]},
+            "b": {"location": "h", "ending": "e"}}})
+    rt = StoryRuntime(story)
+    st = begun(rt)
+    texts = [e.text for e in rt.apply(st, Choose(choice_id="go")) if e.kind == "line"]
+    assert texts == ["You creep."]

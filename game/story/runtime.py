@@ -288,6 +288,8 @@ class StoryRuntime:
         for who, reaction in r.react.items():
             self.set_reaction(state, who, reaction, events)
         for i, line in enumerate(r.say):
+            if line.if_ and not self.check(state, line.if_, self.story.where((*path, "say", i, "if"))):
+                continue
             events.append(self._line(state, line, line.id or f"{base_id}.say{i}", extra))
         if r.goto:
             saved = dict(state.reactions)

@@ -162,6 +162,12 @@ class Exit(Reaction):
 
     label: str = ""
 
+    @model_validator(mode="after")
+    def _needs_goto(self) -> Exit:
+        if not self.goto:
+            raise ValueError("an exit needs goto: (the scene it leads to)")
+        return self
+
 
 class Scene(_Model):
     """A node of the story graph.
