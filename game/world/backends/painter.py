@@ -407,6 +407,8 @@ class Painter:
             draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
             return blit(out, spr.rgb, spr.alpha, int(round(gx - spr.hold[0])),
                         int(round(gy - spr.hold[1])))
-        dx = index * 0.25 * holder_h * face
+        # Other gifts rest beside the holder, low and to the side, so they never hide its face.
+        dx = (0.42 + index * 0.22) * holder_h * face
+        dy = 0.38 * holder_h
         return blit(out, spr.rgb, spr.alpha, int(round(hand[0] + dx - spr.hold[0])),
-                    int(round(hand[1] - spr.hold[1])))
+                    int(round(hand[1] + dy - spr.hold[1])))
