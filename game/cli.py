@@ -6,6 +6,7 @@
     worldloom lint STORY [--format text|json]
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
+    worldloom errorbank stats|export|calibrate|label [--db PATH]
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
 lint exits 1 when it finds errors.
@@ -66,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     explorer.add_parser(sub)
     storymap.add_parser(sub)
+
+    from game.errorbank.cli import add_parser as add_errorbank_parser
+
+    add_errorbank_parser(sub)
     return p
 
 
@@ -126,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``worldloom`` console script; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "errorbank":
+            from game.errorbank.cli import run as errorbank_run
+
+            return errorbank_run(args)
         handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}
         code: int = handlers[args.command](args) if args.command in handlers else args.func(args)
         return code

@@ -15,10 +15,18 @@ from game.world.backends.null import NullBackend
 from game.world.backends.procedural import ProceduralBackend
 from game.world.protocol import Backend
 
+def _drifting(**kw: Any) -> Backend:
+    """The drifting *simulation* (imitates autoregressive error accumulation)."""
+    from game.world.backends.drifting import DriftingBackend
+
+    return DriftingBackend(**kw)
+
+
 #: Backend name -> factory taking keyword arguments.
 BACKENDS: dict[str, Callable[..., Backend]] = {
     "procedural": ProceduralBackend,
     "null": NullBackend,
+    "drifting": _drifting,
 }
 
 

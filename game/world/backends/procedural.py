@@ -84,8 +84,10 @@ class CameraPath:
 def camera_path(request: WorldRequest, frames: int, start_y: float) -> CameraPath:
     """Where the camera is at each of ``frames`` frames of ``request``.
 
-    ``x`` starts at ``request.camera_x`` and moves ``camera_dx`` per frame plus
-    :data:`PAN_SPEED` while ``d`` (right) or ``a`` (left) is held; ``y`` starts at
+    ``x`` starts at ``request.camera_x`` and moves ``camera_dx`` per frame (the
+    director's pan, which follows the story state); a request with no ``camera_dx``
+    pans :data:`PAN_SPEED` per frame while ``d`` (right) or ``a`` (left) is held, as
+    an action-driven world model would; ``y`` starts at
     ``start_y`` and rises with ``w`` / falls with ``s``, relaxing back when released.
     The last action is held past the end of ``request.actions``.
     """
@@ -97,7 +99,7 @@ def camera_path(request: WorldRequest, frames: int, start_y: float) -> CameraPat
         xs.append(x)
         ys.append(y)
         a = acts[min(i, len(acts) - 1)] if acts else ""
-        x += request.camera_dx + PAN_SPEED * (("d" in a) - ("a" in a))
+        x += request.camera_dx if request.camera_dx else PAN_SPEED * (("d" in a) - ("a" in a))
         look = ("w" in a) - ("s" in a)
         y = max(-LOOK_MAX, min(LOOK_MAX, y + LOOK_SPEED * look)) if look else y * LOOK_RELAX
     return CameraPath(xs, ys)
