@@ -15,9 +15,8 @@ from typing import IO, Any
 
 from game.errors import InputError, WorldloomError
 from game.inputs.script import Command
-from game.inputs.text import resolve
 from game.session import Session
-from game.state import Choose, Event, Give, Move, Say, Wait
+from game.state import Choose, Event, Give, Move, Wait
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
@@ -71,6 +70,40 @@ class HeadlessRunner:
         self.recorder = recorder
         self.on_chunk = on_chunk
         self.frame_hash = hashlib.sha256()
+        self._channels: Any = None
+
+    @property
+    def channels(self) -> Any:
+        """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then)."""
+        if self._channels is None:
+            from game.inputs.channels import Channels
+
+            self._channels = Channels(self.session)
+        return self._channels
+
+    def _said(self, cmd: Command, reply: Any) -> None:
+        """Write what ``say``/``voice`` did: the events, or the answer when nothing happened."""
+        from game.inputs.meaning import Clarify, NotUnderstood
+
+        s = self.session
+        if reply.heard is not None:
+            self.transcript.write({"frame": s.state.frame, "type": "heard", "text": reply.heard.text,
+                                   "mode": reply.heard.mode, "time": round(s.state.frame / s.caps.fps, 4)})
+        if reply.events:
+            intent = getattr(reply.outcome, "intent", None)
+            if intent is not None:  # what the words meant, as ids (a replay can skip the model)
+                self.transcript.write({"frame": s.state.frame, "type": "understood", "input": reply.text,
+                                       "intent": intent.model_dump(mode="json"),
+                                       "time": round(s.state.frame / s.caps.fps, 4)})
+            self._events(reply.events)
+            return
+        row = {"frame": s.state.frame, "type": "not_understood", "text": reply.line, "input": reply.text,
+               "reason": getattr(reply.outcome, "reason", ""), "time": round(s.state.frame / s.caps.fps, 4)}
+        if isinstance(reply.outcome, Clarify):
+            row.update(type="clarify", reason="clarify", options=[o.label for o in reply.outcome.options])
+        elif not isinstance(reply.outcome, NotUnderstood):
+            row["reason"] = "unknown"
+        self.transcript.write(row)
 
     def header(self, story_path: str) -> None:
         s = self.session
@@ -150,20 +183,28 @@ class HeadlessRunner:
         elif v == "give":
             self._events(s.submit(Give(item_id=a[0], character_id=a[1])).events)
         elif v == "say":
-            scene = s.story.model.scenes[s.state.scene]
-            res = resolve(a[0], s.story.model, scene, s.state.inventory)
-            if res.intent is None:
-                msg = {"negated": "You decide not to.", "undo": "Use rollback to undo."}.get(
-                    res.reason, "Nothing seems to come of that.")
-                self.transcript.write({"frame": s.state.frame, "type": "not_understood", "text": msg,
-                                       "input": a[0], "reason": res.reason,
-                                       "time": round(s.state.frame / s.caps.fps, 4)})
+            reply = self.channels.say(a[0])
+            self._said(cmd, reply)
+            if not reply.events:
                 return
-            intent = res.intent
-            if isinstance(intent, Say):
-                intent = Say(text=a[0], action_id=intent.action_id)
-            self._events(s.submit(intent).events)
+        elif v == "voice":
+            reply = self.channels.voice(self._path(a[0], cmd.where))
+            self._said(cmd, reply)
+            if not reply.events:
+                return
+        elif v == "image":
+            self._events(self.channels.image(self._path(a[0], cmd.where), a[1] if len(a) > 1 else "").events)
         self._play()
+
+    @staticmethod
+    def _path(arg: str, where: str) -> str:
+        """``arg`` as given, or relative to the script's folder when that is where it is."""
+        p = Path(arg).expanduser()
+        if not p.is_absolute() and not p.exists() and ":" in where:
+            beside = Path(where.rsplit(":", 1)[0]).parent / p
+            if beside.exists():
+                return str(beside)
+        return str(p)
 
 
 def play_headless(story_path: str, commands: list[Command], *, backend: str = "procedural",

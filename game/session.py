@@ -130,6 +130,13 @@ class Session:
         self.handlers: dict[str, IntentHandler] = {}
         #: called after every turn with its events; may add events (replies, memories).
         self.hooks: list[TurnHook] = []
+        #: seq of the request being streamed now (a submit meanwhile pre-empts it), or None.
+        self._streaming: int | None = None
+        # world edits (Instruct) and dropped images (AddReference): game/world/edits.py
+        from game.inputs.images import validate_image
+        from game.world.edits import install as install_world_edits
+
+        install_world_edits(self, lambda path: validate_image(path).path)
 
     @classmethod
     def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: object) -> Session:
@@ -179,11 +186,13 @@ class Session:
             self._pending = request
             return TurnResult(events, request)
 
-    def submit(self, intent: AnyIntent) -> TurnResult:
+    def submit(self, intent: AnyIntent, *, audio: str = "") -> TurnResult:
         """Apply one intent and queue the world request it causes.
 
-        A checkpoint is taken before every choice, gift and action, so
-        :meth:`rollback` can undo it.
+        A checkpoint is taken before every choice, gift, action, world edit and
+        dropped image, so :meth:`rollback` can undo it. ``audio`` is the path of the
+        player's voice clip, sent with the request as its audio cue. Submitted while
+        a chunk streams, the new request pre-empts it (a step then switches ``plain``).
 
         Raises:
             game.errors.InputError: the intent is not possible here (nothing changes).
@@ -196,7 +205,8 @@ class Session:
                 raise InputError("the story has ended", hint="load a save or roll back")
             before = self.state.copy_state()
             camera_from = self.state.camera_x
-            checkpoint = isinstance(intent, Choose | Give) or (isinstance(intent, Say) and bool(intent.action_id))
+            checkpoint = isinstance(intent, Choose | Give | Instruct | AddReference) or \
+                (isinstance(intent, Say) and bool(intent.action_id))
             try:
                 handler = self.handlers.get(intent.type)
                 if handler is not None:
@@ -218,8 +228,11 @@ class Session:
             direction = intent.direction if isinstance(intent, Move) else ""
             fallback = "wait" if isinstance(intent, Wait) else "say"
             cause = self.director.cause(events, fallback, seconds, direction, camera_from)
-            refs = (intent.path,) if isinstance(intent, AddReference) else ()
-            request = self.director.build(self.state, events, cause, references=refs)
+            # a dropped image goes to the backend only when the world took it (not when refused)
+            refs = tuple(str(e.data.get("image", "")) for e in events
+                         if e.kind == "edit" and e.ids.get("edit") == "add_reference")
+            request = self.director.build(self.state, events, cause, references=refs, audio=audio,
+                                          preempt=self._streaming is not None)
             self._pending = request
             return TurnResult(events, request, checkpoint)
 
@@ -263,9 +276,12 @@ class Session:
             if request is None:
                 request = self.idle_request()
         try:
+            self._streaming = request.seq
             for chunk in self.backend.generate(request):
                 with self._lock:
                     self.state.frame += chunk.n_frames
+                    if chunk.last:
+                        self._streaming = None  # nothing is left to cut short
                 yield chunk
                 if self._pending is not None and self._pending.seq > request.seq:
                     return
@@ -273,6 +289,9 @@ class Session:
             raise
         except Exception as exc:  # a backend bug must not take the game down
             raise BackendError(f"backend {self.caps.backend!r} failed: {exc}") from exc
+        finally:
+            if self._streaming == request.seq:
+                self._streaming = None
 
     # -- what the player sees ------------------------------------------------
     def choices(self) -> list[ChoiceView]:

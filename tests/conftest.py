@@ -22,3 +22,17 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 @pytest.fixture
 def mini_path() -> Path:
     return DATA / "mini"
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The shared MiniLM embedder, loaded once per test run (skipped without the model extras).
+
+    Its vector cache goes to the run's temporary folder, as ``_isolated_cache`` does.
+    """
+    pytest.importorskip("sentence_transformers")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDLOOM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        from game.models.embedder import get_embedder
+
+        return get_embedder()

@@ -6,7 +6,9 @@ Grammar (``#`` starts a comment; blank lines are skipped)::
     move <w|a|s|d> [seconds]
     wait <seconds>
     give <item> <character>
-    say <text>
+    say <text>                # free text, understood by meaning (game.inputs.meaning)
+    image <path> [character]  # a dropped PNG/JPEG: placed in view, or given to the character
+    voice <path.wav>          # a voice clip: recognised, then understood like ``say``
     save <slot>
     load <slot>
     rollback [n]
@@ -21,7 +23,7 @@ from pathlib import Path
 from game.errors import InputError
 
 COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None),
-            "save": (1, 1), "load": (1, 1), "rollback": (0, 1)}
+            "save": (1, 1), "load": (1, 1), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Free text to an intent, by keyword (the meaning-based matcher builds on this).
+"""Free text to an intent, by keyword: the model-free matcher for tools.
+
+The game itself understands free text by meaning (:mod:`game.inputs.meaning`,
+through :class:`game.inputs.channels.Channels`: negation and undo, MiniLM
+ranking, slots, asking back, world edits). This keyword matcher stays for tools
+that must not load a model (the story explorer) and as the simplest reference.
 
 Order: negation and undo first, then the scene's authored actions by keyword,
 then the choices by their words, then ``give/offer <item> [to <character>]``.

@@ -133,7 +133,8 @@ class Embedder:
 
     def encode_one(self, text: str) -> np.ndarray:
         """``(dim,)`` float32 unit vector of ``text``."""
-        return self.encode([text])[0]
+        vec: np.ndarray = self.encode([text])[0]
+        return vec
 
 
 @cache

@@ -5,6 +5,11 @@ so, a scene change or cut-scene longer. Lengths are in seconds and converted to
 frames with the backend's fps, then rounded up to whole blocks by the backend
 (``Capabilities.round_up``). Authors override per scene and per choice with a
 named hint or a frame count (``chunk: long`` / ``chunk: 60``).
+
+A new input pre-empts a running chunk: ``Session.stream`` stops after the block
+being made and the new request goes out at once, switching ``plain`` for a step,
+``recache`` for an edit, a choice or a reaction, ``scene_cut`` for a new place
+(:data:`EVENT_SWITCH`). ``bench/latency.py`` simulates what that buys.
 """
 
 from __future__ import annotations
@@ -91,6 +96,14 @@ class ChunkPolicy:
         if secs <= 0:
             return caps.frames_per_block
         return max(1, math.ceil(secs * caps.fps))
+
+    @classmethod
+    def for_preemption(cls) -> ChunkPolicy:
+        """The policy for a player that pre-empts (``Session.stream`` does): idle
+        continuations run ``long`` (4 s) because any input cuts them after the block
+        being made. ``bench/latency.py`` measures it: the same input latency as
+        one-block chunks, with about half the requests (stalls and seams)."""
+        return cls(event_hint={**EVENT_HINT, "idle": "long"})
 
     @staticmethod
     def switch(event: str) -> SwitchMode:

@@ -1,29 +1,51 @@
 """The Director: turns story state + events + cast into a :class:`WorldRequest`.
 
 It decides the prompt, the structured scene, the per-frame actions, the anchors
-and the chunk length, and marks which memory tier each part came from:
+and the chunk length, and marks which memory tier each part came from
+(``WorldRequest.tiers``: part name -> tier, plus the object cache's counts):
 
-* ``sink_global``: never changes during a session (world style, style anchors,
-  each character's identity reference);
-* ``sink_current``: rebuilt from ``GameState`` (the location as it now is: time
-  of day, weather);
-* ``rolling``: the last ``rolling_size`` chunk summaries, verbatim;
-* ``object_cache``: one entry per entity (look, reference image);
-* ``request``: this turn's own parts (event, reactions, actions).
+* ``sink_global``: never changes during a session: the world style, the style
+  anchor images, each character's identity reference (:meth:`Director.global_anchors`);
+* ``sink_current``: the location *as it now is* (at night, in the rain, with the
+  lantern by the tree, the creature in its blue scarf), rebuilt from
+  ``GameState`` only at authored events (scene, exit, choice, action, gift,
+  ending, start, load, rollback) and accepted world edits; camera moves and waits
+  reuse it unchanged (:meth:`Director.current_anchors`). The error bank
+  re-anchors to this level, so a correction never undoes what the player did;
+* ``rolling``: the last ``rolling_size`` chunks verbatim (sequence number, the
+  event, the events' ids, the frame it started at, the prompt), bounded;
+* ``object_cache``: one entry per entity (:class:`game.world.objects.ObjectMemory`):
+  description, reference image, sprite key and embedding, built once and reused
+  until the entity changes; this request's hits and misses are reported as
+  ``tiers["object_cache.hits"]`` / ``["object_cache.misses"]`` (numbers as text);
+* ``request``: this turn's own parts (event, reactions, actions, references, audio cue).
+
+Every field is bounded by the story (scene size, a fixed rolling window, capped
+objects per place), so a request after 10,000 turns is the size of one after 100
+(``tests/test_tiers.py``).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from game.state import Event, GameState
 from game.story.story import Story
 from game.world.chunking import ChunkPolicy
-from game.world.protocol import Anchor, Capabilities, Entity, Scene, SessionStart, WorldRequest
+from game.world.objects import ObjectMemory
+from game.world.protocol import Anchor, Capabilities, Entity, Scene, SessionStart, SwitchMode, WorldRequest
 
 #: Event kinds in order of how much they change what the world should show.
-PRIORITY = ("scene", "exit", "ending", "choice", "action", "give", "reaction", "say", "move")
+PRIORITY = ("scene", "exit", "ending", "choice", "action", "give", "edit", "reaction", "say", "move")
+#: Causes after which the current sink is rebuilt from the state.
+REBUILD = frozenset({"scene", "exit", "ending", "choice", "action", "give", "edit", "reaction", "start", "load",
+                     "rollback"})
+#: Longest rolling-history entry, characters.
+ROLLING_CHARS = 240
 
 #: Words describing each reaction in the text prompt.
 REACTION_WORDS = {
@@ -34,6 +56,12 @@ REACTION_WORDS = {
     "sleep": "curls up asleep",
     "flee": "flees into the trees",
     "idle": "watches quietly",
+}
+#: How the light world key reads in the prompt.
+LIGHT_WORDS = {
+    "lantern": "lit by a warm lantern glow", "moonlight": "silvered by moonlight", "firelight": "lit by firelight",
+    "candle": "lit by candlelight", "glow": "in a soft warm glow", "bright": "brightly lit", "dim": "dimly lit",
+    "moonrise": "under the rising moon",
 }
 
 
@@ -58,21 +86,32 @@ class Director:
         session_id: backend session id.
         policy: the chunk policy.
         rolling_size: how many past chunks the rolling-history tier keeps.
+        embed: ``texts -> (N, D)`` unit vectors for the object cache's embeddings
+            (e.g. ``get_embedder().encode``), or ``None``; settable later as
+            ``director.objects.embed``.
+
+    Attributes:
+        objects: the object cache tier.
+        current_version: how many times the current sink was rebuilt.
     """
 
     def __init__(self, story: Story, caps: Capabilities, session_id: str,
-                 policy: ChunkPolicy | None = None, rolling_size: int = 4) -> None:
+                 policy: ChunkPolicy | None = None, rolling_size: int = 4,
+                 embed: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
         self.story = story
         self.caps = caps
         self.session_id = session_id
         self.policy = policy or ChunkPolicy()
         self.rolling: deque[str] = deque(maxlen=rolling_size)
         self.seq = 0
+        self.objects = ObjectMemory(embed)
+        self.current_version = 0
+        self._current: tuple[Anchor, ...] = ()
         self._last_prompt = ""
 
     # -- anchors -------------------------------------------------------------
     def asset(self, rel: str) -> str:
-        """Absolute path of a story asset, or ``""`` for none."""
+        """Absolute path of a story asset, or ``""`` for none (absolute paths pass through)."""
         return str((self.story.folder / rel).resolve()) if rel else ""
 
     def global_anchors(self) -> tuple[Anchor, ...]:
@@ -86,10 +125,20 @@ class Director:
                 for cid, c in m.cast.items()]
         return tuple(out)
 
+    def rebuild_current(self, state: GameState) -> tuple[Anchor, ...]:
+        """Rebuild the current sink from ``state`` (the location now, with the player's changes)."""
+        anchors = [Anchor(f"location.{state.location}", "text", "location", self.location_text(state),
+                          tier="sink_current")]
+        for oid, obj in sorted(state.objects.items()):
+            if obj.get("image") and self._visible(state, obj):
+                anchors.append(Anchor(f"object.{oid}", "image", "object", str(obj["image"]), tier="sink_current"))
+        self._current = tuple(anchors)
+        self.current_version += 1
+        return self._current
+
     def current_anchors(self, state: GameState) -> tuple[Anchor, ...]:
-        """The current sink: the location as the state says it is now."""
-        return (Anchor(f"location.{state.location}", "text", "location",
-                       self.location_text(state), tier="sink_current"),)
+        """The current sink as last rebuilt (built now if it never was)."""
+        return self._current or self.rebuild_current(state)
 
     def session_start(self, state: GameState, seed: int) -> SessionStart:
         return SessionStart(self.session_id, seed, self.prompt(state, []), self.global_anchors())
@@ -102,6 +151,39 @@ class Director:
                    "time_of_day": loc.time_of_day if loc else "dusk"}.get(key, "")
         return str(state.world.get(key, default))
 
+    def _visible(self, state: GameState, obj: dict[str, bool | int | float | str]) -> bool:
+        scene = self.story.model.scenes.get(state.scene)
+        on = str(obj.get("on", ""))
+        if on:
+            return scene is not None and on in scene.present
+        return obj.get("location") == state.location
+
+    def changes_text(self, state: GameState) -> str:
+        """The player's changes that show here, as prompt text ("a golden lantern by the tree; ...")."""
+        m = self.story.model
+        parts: list[str] = []
+        for _, obj in sorted(state.objects.items()):
+            if not self._visible(state, obj):
+                continue
+            on = str(obj.get("on", ""))
+            look = str(obj.get("look", obj.get("name", "")))
+            if on:
+                who = m.cast[on].name if on in m.cast else on
+                verb = "wears" if obj.get("kind") == "worn" else "holds"
+                parts.append(f"{who} {verb} {look}")
+            else:
+                near = str(obj.get("near", ""))
+                near_name = m.cast[near].name if near in m.cast else (m.items[near].name if near in m.items
+                                                                      else near)
+                the = near_name if near_name.lower().startswith("the ") else f"the {near_name}"
+                parts.append(f"{look} by {the}" if near else look)
+        for ident, change in sorted(state.looks.items()):
+            colour = " ".join(str(change.get(k, "")) for k in ("size", "colour") if change.get(k))
+            if colour and (ident in m.cast or ident in m.items):
+                name = m.cast[ident].name if ident in m.cast else m.items[ident].name
+                parts.append(f"{name} is now {colour}")
+        return "; ".join(parts)
+
     def location_text(self, state: GameState) -> str:
         loc = self.story.model.locations.get(state.location)
         name = loc.name if loc else state.location
@@ -109,34 +191,60 @@ class Director:
         weather = self.world_value(state, "weather")
         tod = self.world_value(state, "time_of_day")
         extra = f", {weather}" if weather and weather != "clear" else ""
-        return f"{base}, at {tod}{extra}"
+        light = str(state.world.get("light", ""))
+        if light:
+            extra += f", {LIGHT_WORDS.get(light, light)}"
+        changes = self.changes_text(state)
+        return f"{base}, at {tod}{extra}" + (f"; {changes}" if changes else "")
+
+    def _look(self, state: GameState, ident: str, base: str) -> str:
+        change = state.looks.get(ident, {})
+        words = " ".join(str(change.get(k, "")) for k in ("size", "colour") if change.get(k))
+        return f"now {words}: {base}" if words else base
 
     def scene(self, state: GameState) -> Scene:
-        """The structured scene: location, palette, time, weather, entities."""
+        """The structured scene: location, palette, time, weather, entities (with the player's objects)."""
         m = self.story.model
         scene = m.scenes.get(state.scene)
         loc = m.locations.get(state.location)
         entities: list[Entity] = []
         if scene is not None:
+            worn: dict[str, list[str]] = {}
+            for oid, obj in sorted(state.objects.items()):
+                on = str(obj.get("on", ""))
+                if on and on in scene.present:
+                    worn.setdefault(on, []).append(oid)
             for cid, x in scene.present.items():
                 c = m.cast.get(cid)
-                held = tuple(i for i, who in state.holders.items() if who == cid)
-                entities.append(Entity(cid, "character", c.name if c else cid, c.look if c else "",
+                held = tuple(i for i, who in state.holders.items() if who == cid) + tuple(worn.get(cid, ()))
+                entities.append(Entity(cid, "character", c.name if c else cid,
+                                       self._look(state, cid, c.look if c else ""),
                                        self.asset(c.image) if c else "", x=x,
                                        state=state.reactions.get(cid, "idle"), holding=held))
             for iid, x in scene.items.items():
-                if iid in state.inventory or iid in state.holders:
+                if iid in state.inventory or iid in state.holders or state.looks.get(iid, {}).get("removed"):
                     continue
                 it = m.items.get(iid)
-                entities.append(Entity(iid, "item", it.name if it else iid, it.look if it else "",
+                entities.append(Entity(iid, "item", it.name if it else iid,
+                                       self._look(state, iid, it.look if it else ""),
                                        self.asset(it.image) if it else "", x=x))
             for iid, who in state.holders.items():
                 if who not in scene.present:
                     continue
                 it = m.items.get(iid)
                 if it is not None:
-                    entities.append(Entity(iid, "item", it.name, it.look, self.asset(it.image),
-                                           x=scene.present[who], y=0.1, state=f"held:{who}"))
+                    entities.append(Entity(iid, "item", it.name, self._look(state, iid, it.look),
+                                           self.asset(it.image), x=scene.present[who], y=0.1, state=f"held:{who}"))
+            for oid, obj in sorted(state.objects.items()):
+                if not self._visible(state, obj):
+                    continue
+                on = str(obj.get("on", ""))
+                kind = str(obj.get("kind", "object"))
+                x = scene.present.get(on, 0.5) if on else float(obj.get("x", 0.5))
+                y = 0.1 if on else float(obj.get("y", 0.0))
+                entities.append(Entity(oid, "object", str(obj.get("name", oid)), str(obj.get("look", "")),
+                                       str(obj.get("image", "")), x=x, y=y,
+                                       state=f"{'worn' if kind == 'worn' else 'held'}:{on}" if on else "idle"))
         return Scene(location=state.location, palette=loc.palette if loc else state.location,
                      time_of_day=self.world_value(state, "time_of_day"),
                      weather=self.world_value(state, "weather"), entities=tuple(entities))
@@ -177,30 +285,56 @@ class Director:
                 return Cause(kind, event_id, hint, secs, direction, camera_from)
         return Cause(fallback, "", None, seconds, direction, camera_from)
 
+    def switch_mode(self, cause: Cause, events: list[Event], prompt: str, preempt: bool) -> SwitchMode | None:
+        """How the backend switches to this request.
+
+        ``plain`` for a step (``None`` when nothing but the camera moves and nothing
+        was cut short), ``recache`` for an edit, a choice or a reaction, ``scene_cut``
+        for a new place.
+        """
+        switch: SwitchMode | None
+        if prompt == self._last_prompt and cause.event in ("move", "idle", "wait"):
+            switch = "plain" if preempt else None
+        else:
+            switch = self.policy.switch(cause.event)
+        if cause.event == "scene" and not any(e.data.get("cut") for e in events if e.kind == "scene"):
+            switch = "recache"
+        return switch
+
     def build(self, state: GameState, events: list[Event], cause: Cause,
-              references: tuple[str, ...] = (), audio: str = "") -> WorldRequest:
-        """The next request. Advances ``seq`` and the rolling history."""
+              references: tuple[str, ...] = (), audio: str = "", preempt: bool = False) -> WorldRequest:
+        """The next request. Advances ``seq``, the rolling history and (at events) the current sink.
+
+        Args:
+            state: the state after the turn.
+            events: the turn's events.
+            cause: from :meth:`cause`.
+            references: reference image paths sent with this request (a dropped image).
+            audio: path of an audio cue (the player's voice clip), or ``""``.
+            preempt: this request cuts a running chunk short (a step then switches ``plain``).
+        """
         self.seq += 1
         n = self.policy.frames(cause.event, self.caps, cause.hint, cause.seconds)
         n_out = self.caps.round_up(n)
         prompt = self.prompt(state, events)
-        switch = None if prompt == self._last_prompt and cause.event in ("move", "idle", "wait") \
-            else self.policy.switch(cause.event)
-        if cause.event == "scene" and not any(e.data.get("cut") for e in events if e.kind == "scene"):
-            switch = "recache"
+        switch = self.switch_mode(cause, events, prompt, preempt)
         self._last_prompt = prompt
+        if cause.event in REBUILD or not self._current or any(e.kind == "edit" for e in events):
+            self.rebuild_current(state)
         direction = cause.direction if cause.event == "move" else ""
         actions = tuple(direction for _ in range(n_out)) if direction else ()
         start_x = state.camera_x if cause.camera_from is None else cause.camera_from
         dx = (state.camera_x - start_x) / n_out
         cue = next((e.data.get("reaction", "") for e in events if e.kind == "reaction"), "")
+        scene = self.scene(state)
+        _, hits, misses = self.objects.refresh(scene.entities, self.seq)
         request = WorldRequest(
             session_id=self.session_id,
             seq=self.seq,
             min_frames=n,
             prompt=prompt,
             switch_mode=switch,
-            scene=self.scene(state),
+            scene=scene,
             actions=actions,
             camera_x=round(start_x, 6),
             camera_dx=dx,
@@ -209,12 +343,18 @@ class Director:
             cue=str(cue),
             event=cause.event,
             event_id=cause.event_id,
-            anchors=self.global_anchors() + self.current_anchors(state),
+            anchors=self.global_anchors() + self._current,
             rolling=tuple(self.rolling),
             tiers={"prompt.style": "sink_global", "prompt.location": "sink_current",
-                   "anchors.global": "sink_global", "anchors.current": "sink_current",
-                   "rolling": "rolling", "scene.entities": "object_cache",
-                   "actions": "request", "cue": "request"},
+                   "prompt.changes": "sink_current", "anchors.global": "sink_global",
+                   "anchors.current": "sink_current", "scene.weather": "sink_current",
+                   "scene.time_of_day": "sink_current", "rolling": "rolling", "scene.entities": "object_cache",
+                   "actions": "request", "cue": "request", "references": "request", "audio": "request",
+                   "object_cache.hits": str(hits), "object_cache.misses": str(misses),
+                   "sink_current.version": str(self.current_version)},
         )
-        self.rolling.append(f"#{self.seq} {cause.event}:{cause.event_id} {prompt[:120]}")
+        ids = ",".join(f"{e.kind}:{next(iter(e.ids.values()), '')}" for e in events
+                       if e.kind in PRIORITY and e.kind != "move")[:80]
+        entry = f"#{self.seq} {cause.event}:{cause.event_id} frame={state.frame} [{ids}] {prompt}"
+        self.rolling.append(entry[:ROLLING_CHARS])
         return request

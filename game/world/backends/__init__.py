@@ -15,6 +15,7 @@ from game.world.backends.null import NullBackend
 from game.world.backends.procedural import ProceduralBackend
 from game.world.protocol import Backend
 
+
 def _drifting(**kw: Any) -> Backend:
     """The drifting *simulation* (imitates autoregressive error accumulation)."""
     from game.world.backends.drifting import DriftingBackend

@@ -1,0 +1,649 @@
+"""Applying world edits to :class:`~game.state.GameState`, with in-world refusals.
+
+``Session`` routes ``Instruct`` and ``AddReference`` intents here
+(:func:`install`). An edit the scene allows changes the state and says so in the
+world (an ``edit`` event and a narrated line); an edit the author refuses
+(``allow_edits:`` on the scene or story, ``locked: true`` on an item or cast
+member) or one that cannot be done (removing what is not there, rain when it
+already rains) changes nothing and still gets a line, never a silent nothing.
+
+Where edits live (all JSON-able, saved and rolled back with the state):
+
+* ``state.world["weather" | "time_of_day" | "light"]``: story conditions read
+  them (``weather == 'rain'``), the Director sends them as ``scene.weather`` /
+  ``scene.time_of_day`` and in the prompt;
+* ``state.objects[id]``: what the player added (a lantern, a worn scarf, a
+  dropped picture): ``name, noun, look, colour, size, x, y, location, image, on,
+  kind, turn`` (``on`` = the character wearing or holding it);
+* ``state.looks[id]``: changes to authored entities (``colour``, ``size``, ``removed``).
+
+Unforeseen gifts (a dropped image, an added object handed to a character) go
+through the author's ``on_give`` table like any gift: the scene's table, then the
+story's, for the character or ``any``, keyed by the object id, its noun, its kind
+(``picture`` / ``object``) or ``default``; with no entry the built-in line and a
+``tilt`` answer. The gift is remembered in ``state.gifts`` under the object id, so
+a later scene can test ``gave('creature', 'picture')``. Object ids are their noun
+(``lantern``, ``lantern_2``); dropped images are ``picture``, ``picture_2``...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from game.errors import ExpressionError, InputError, StoryRuntimeError
+from game.state import AddReference, Event, GameState, Instruct
+from game.story.expr import WORLD_KEYS, Target
+from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
+from game.story.schema import Reaction, Scene
+from game.story.story import Story
+
+#: Every world edit a scene may allow.
+ALL_EDITS = ("weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look")
+#: Objects the player may add per location, and things per character.
+MAX_OBJECTS_PER_PLACE = 12
+MAX_WORN = 4
+
+#: Default colour per common object noun, so a placed thing is never colourless.
+DEFAULT_COLOURS: dict[str, str] = {
+    "lantern": "golden", "lamp": "golden", "candle": "white", "scarf": "red", "hat": "brown", "ribbon": "pink",
+    "bow": "pink", "ball": "red", "box": "brown", "crate": "brown", "chair": "brown", "bench": "brown",
+    "barrel": "brown", "flower": "pink", "flowers": "pink", "bell": "golden", "crown": "golden",
+    "apple": "red", "rock": "grey", "stone": "grey", "mushroom": "red", "umbrella": "blue", "kite": "red",
+}
+
+#: Built-in in-world refusal lines, by edit (a scene's ``refuse:`` replaces them).
+REFUSALS: dict[str, str] = {
+    "weather": "The sky here keeps its own counsel; the weather does not change.",
+    "time_of_day": "Time will not hurry here; it stays {time_of_day}.",
+    "light": "The light stays as it is.",
+    "add_object": "Nothing new will appear in this place.",
+    "remove_object": "Everything here stays where it is.",
+    "change_object": "Nothing here will change its colours for you.",
+    "look": "{character} will not be dressed up here.",
+    "default": "The world does not bend that way here.",
+}
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+class EditHost(Protocol):
+    """What the edit handlers need from a session: the story, its runtime, the state."""
+
+    story: Story
+    runtime: StoryRuntime
+    state: GameState
+
+
+# -- helpers --------------------------------------------------------------------------
+def allowed(story: Story, scene_id: str) -> tuple[str, ...]:
+    """The edits allowed in ``scene_id``: the scene's ``allow_edits``, else the story's, else all."""
+    scene = story.model.scenes.get(scene_id)
+    if scene is not None and scene.allow_edits is not None:
+        return tuple(scene.allow_edits)
+    if story.model.allow_edits is not None:
+        return tuple(story.model.allow_edits)
+    return ALL_EDITS
+
+
+def _ev(host: EditHost, kind: str, **kw: Any) -> Event:
+    return host.runtime.event(host.state, kind, **kw)
+
+
+def _line(host: EditHost, text: str, line_id: str, **data: Any) -> Event:
+    return _ev(host, "line", speaker="narrator", text=text, ids={"line": line_id}, data=data)
+
+
+def _name(host: EditHost, ident: str) -> str:
+    m = host.story.model
+    if ident in m.cast:
+        return m.cast[ident].name
+    if ident in m.items:
+        return m.items[ident].name
+    obj = host.state.objects.get(ident)
+    return str(obj.get("name", ident)) if obj else ident.replace("_", " ")
+
+
+def _the(name: str) -> str:
+    """``"the " + name`` unless the name already has its article ("the creature")."""
+    return name if name.lower().startswith(("the ", "a ", "an ")) else f"the {name}"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def refuse(host: EditHost, edit: str, why: str, text: str = "", params: dict[str, str] | None = None) -> list[Event]:
+    """An in-world line for a refused or impossible ``edit`` (nothing changes).
+
+    Args:
+        host: the session.
+        edit: the edit name.
+        why: ``not_allowed``, ``locked``, ``missing``, ``already``, ``full``, ``not_here``, ``bad_image``.
+        text: the line; default: the scene's ``refuse:`` entry, else :data:`REFUSALS`.
+        params: the edit's parameters (``{character}`` in a line names its character).
+    """
+    scene = host.story.model.scenes.get(host.state.scene)
+    if not text:
+        own = scene.refuse if scene is not None else {}
+        text = own.get(edit) or own.get("default") or REFUSALS.get(edit, REFUSALS["default"])
+    extra = {"time_of_day": str(host.state.world.get("time_of_day", host.runtime.world_default(host.state,
+                                                                                                 "time_of_day"))),
+             "character": _cap(_name(host, (params or {}).get("character", ""))) if (params or {}).get("character")
+             else "They"}
+    text = host.runtime.interpolate(host.state, text, extra)
+    return [_line(host, text, f"edit.refused.{edit}", refused=edit, why=why)]
+
+
+def _said(host: EditHost, text: str) -> list[Event]:
+    return [_ev(host, "say", speaker="player", text=text)] if text else []
+
+
+def _world_value(host: EditHost, key: str) -> str:
+    return str(host.state.world.get(key, host.runtime.world_default(host.state, key)))
+
+
+def _new_id(state: GameState, noun: str) -> str:
+    base = re.sub(r"[^a-z0-9_]", "_", noun.lower()).strip("_") or "thing"
+    if not re.match(r"^[a-z_]", base):
+        base = f"obj_{base}"
+    ident, n = base, 1
+    while ident in state.objects:
+        n += 1
+        ident = f"{base}_{n}"
+    return ident
+
+
+def _unit(key: str) -> float:
+    """A stable number in [0, 1) from ``key`` (placement without a random draw)."""
+    h = 0
+    for ch in key:
+        h = (h * 131 + ord(ch)) % 1_000_003
+    return h / 1_000_003
+
+
+def place(host: EditHost, params: dict[str, str], key: str) -> tuple[float, float]:
+    """Where a new object goes: ``(x, y)`` in world units (x) and 0..1 above the ground (y).
+
+    ``near``/``behind``/``front`` a known character, item or object: beside it, on
+    the side with more room; ``left``/``right``/``middle``/``here``/``there``: on the
+    screen the camera shows now; ``sky``/``above``: up in the air; ``on``: just above
+    its anchor; an anchor the story does not know ("the tree"): a stable place in
+    view, clear of the characters.
+    """
+    st = host.state
+    scene = host.story.model.scenes.get(st.scene)
+    present = dict(scene.present) if scene else {}
+    items = dict(scene.items) if scene else {}
+    spots = {**items, **present, **{k: float(v.get("x", 0.5)) for k, v in st.objects.items()
+                                     if v.get("location") == st.location and not v.get("on")}}
+    view = st.camera_x
+    rel = params.get("relation", "")
+    near = params.get("near", "")
+    y = {"sky": 0.55, "above": 0.45, "on": 0.08}.get(rel, 0.0)
+    if near in spots:
+        ax = spots[near]
+        left = sum(1 for x in spots.values() if ax - 0.25 < x < ax)
+        right = sum(1 for x in spots.values() if ax < x < ax + 0.25)
+        side = -1.0 if left < right else 1.0
+        if rel in ("left_of",):
+            side = -1.0
+        elif rel in ("right_of",):
+            side = 1.0
+        dx = 0.0 if rel in ("on", "above", "under") else 0.13 * side
+        return round(ax + dx, 3), y
+    x = {"left": 0.22, "left_of": 0.22, "right": 0.78, "right_of": 0.78, "middle": 0.5, "here": 0.42,
+         "there": 0.72, "sky": 0.5}.get(rel)
+    if x is None:
+        x = 0.2 + 0.6 * _unit(f"{key}:{near}")
+        for _ in range(8):  # keep clear of the characters
+            if all(abs(x - cx) > 0.12 for cx in present.values()):
+                break
+            x = 0.15 + (x + 0.17 - 0.15) % 0.7
+    return round(view + x, 3), y
+
+
+def _scene(host: EditHost) -> Scene | None:
+    return host.story.model.scenes.get(host.state.scene)
+
+
+# -- the edits ---------------------------------------------------------------------------
+VALUE_LINES = {
+    "weather.rain": "Clouds close over, and rain begins to fall.",
+    "weather.snow": "The air turns cold, and snow begins to drift down.",
+    "weather.fog": "A fog comes in low over the ground.",
+    "weather.clear": "The sky clears.",
+    "time_of_day.night": "The light drains away; night comes on.",
+    "time_of_day.dawn": "The sky pales toward dawn.",
+    "time_of_day.day": "Daylight spreads over everything.",
+    "time_of_day.dusk": "The light goes long and blue: dusk.",
+    "light.lantern": "A warm lantern glow settles over everything.",
+    "light.moonlight": "Moonlight silvers the ground.",
+    "light.firelight": "Firelight flickers over everything.",
+    "light.candle": "Candlelight, small and golden, lights the place.",
+    "light.glow": "A soft glow warms the light.",
+    "light.bright": "The light brightens.",
+    "light.dim": "The light dims.",
+}
+ALREADY = {"weather": "It is already {value} here.", "time_of_day": "It is already {value}.",
+           "light": "The light is already like that."}
+VALUE_WORDS = {"weather": {"rain": "raining", "snow": "snowing", "fog": "foggy", "clear": "clear"}}
+
+
+def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
+    """Apply a world edit (see the module doc). Always returns at least one line.
+
+    Raises:
+        game.errors.StoryRuntimeError: an ``on_give`` reaction of the story is broken.
+    """
+    edit = intent.edit
+    p = dict(intent.params)
+    events = _said(host, intent.text)
+    if edit == "give_object":
+        return events + give_object(host, p.get("object", ""), p.get("character", ""))
+    if edit not in ALL_EDITS:
+        return events + refuse(host, "default", "unknown", "Nothing happens.")
+    if edit not in allowed(host.story, host.state.scene):
+        return events + refuse(host, edit, "not_allowed", params=p)
+    if edit in ("weather", "time_of_day", "light"):
+        return events + _set_value(host, edit, p.get("value", ""))
+    if edit == "add_object":
+        return events + _add(host, p)
+    if edit == "remove_object":
+        return events + _remove(host, p.get("target", ""))
+    if edit == "change_object":
+        return events + _change(host, p)
+    return events + _look(host, p)
+
+
+def _set_value(host: EditHost, key: str, value: str) -> list[Event]:
+    if not value:
+        return refuse(host, key, "missing", "Nothing changes; it is not clear how.")
+    old = _world_value(host, key)
+    if old == value:
+        said = VALUE_WORDS.get(key, {}).get(value, value)
+        return refuse(host, key, "already", ALREADY[key].format(value=said))
+    host.state.world[key] = value
+    line = VALUE_LINES.get(f"{key}.{value}", f"The {key.replace('_', ' ')} changes: {value}.")
+    return [_ev(host, "edit", ids={"edit": key}, data={"old": old, "new": value}),
+            _line(host, line, f"edit.{key}.{value}")]
+
+
+def _look_text(noun: str, colour: str, size: str) -> str:
+    words = " ".join(w for w in (size, colour, noun) if w)
+    article = "an" if words[:1] in "aeiou" else "a"
+    return f"{article} {words}"
+
+
+def _add(host: EditHost, p: dict[str, str]) -> list[Event]:
+    st = host.state
+    noun = p.get("name", "")
+    if not noun:
+        return refuse(host, "add_object", "missing", "You picture something, but nothing comes.")
+    here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
+    if len(here) >= MAX_OBJECTS_PER_PLACE:
+        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+    colour = p.get("colour") or DEFAULT_COLOURS.get(noun, "")
+    size = p.get("size", "")
+    ident = _new_id(st, noun)
+    x, y = place(host, p, ident)
+    look = _look_text(noun, colour, size)
+    st.objects[ident] = {"name": noun, "noun": noun, "look": look, "colour": colour, "size": size, "x": x,
+                         "y": y, "location": st.location, "image": "", "on": "", "kind": "object",
+                         "turn": st.turn, "near": p.get("near", ""), "relation": p.get("relation", "")}
+    where = ""
+    if p.get("near"):
+        rel = {"near": "by", "behind": "behind", "front": "in front of", "on": "on", "under": "under",
+               "above": "above", "left_of": "left of", "right_of": "right of"}.get(p.get("relation", ""), "by")
+        where = f" {rel} {_the(_name(host, p['near']))}"
+    elif p.get("relation") in ("left", "right"):
+        where = f" on the {p['relation']}"
+    line = f"{_cap(look)} is there now{where}."
+    return [_ev(host, "edit", ids={"edit": "add_object", "target": ident}, data={"new": look, "x": x}),
+            _line(host, line, "edit.add_object")]
+
+
+def _find(host: EditHost, target: str) -> tuple[str, str]:
+    """``(kind, id)`` of ``target``: ``object``, ``item``, ``character`` or ``("", "")``."""
+    st = host.state
+    m = host.story.model
+    if target in st.objects:
+        return "object", target
+    for oid, obj in st.objects.items():
+        if obj.get("noun") == target or obj.get("name") == target:
+            return "object", oid
+    if target in m.items:
+        return "item", target
+    if target in m.cast:
+        return "character", target
+    return "", ""
+
+
+def _remove(host: EditHost, target: str) -> list[Event]:
+    st = host.state
+    kind, ident = _find(host, target)
+    scene = _scene(host)
+    name = _name(host, ident or target)
+    if kind == "object":
+        obj = st.objects[ident]
+        here = obj.get("location") == st.location or (obj.get("on") and scene is not None
+                                                       and obj.get("on") in scene.present)
+        if not here:
+            return refuse(host, "remove_object", "not_here", f"There is no {name} here.")
+        del st.objects[ident]
+        return [_ev(host, "edit", ids={"edit": "remove_object", "target": ident}, data={"old": name}),
+                _line(host, f"The {name} is gone.", "edit.remove_object")]
+    if kind == "item":
+        item = host.story.model.items[ident]
+        if item.locked:
+            return refuse(host, "remove_object", "locked", f"The {name} will not go.")
+        if ident in st.inventory:
+            return refuse(host, "remove_object", "not_here", f"You are holding the {name}; it stays with you.")
+        lying = scene is not None and ident in scene.items and ident not in st.holders
+        if not lying or st.looks.get(ident, {}).get("removed"):
+            return refuse(host, "remove_object", "not_here", f"There is no {name} here.")
+        st.looks.setdefault(ident, {})["removed"] = True
+        return [_ev(host, "edit", ids={"edit": "remove_object", "target": ident}, data={"old": name}),
+                _line(host, f"The {name} is gone.", "edit.remove_object")]
+    if kind == "character":
+        return refuse(host, "remove_object", "locked", f"{_cap(name)} stays where it is.")
+    return refuse(host, "remove_object", "missing", f"There is no {target.replace('_', ' ') or 'such thing'} here.")
+
+
+def _change(host: EditHost, p: dict[str, str]) -> list[Event]:
+    st = host.state
+    kind, ident = _find(host, p.get("target", ""))
+    colour, size = p.get("colour", ""), p.get("size", "")
+    if kind == "character":
+        return _look(host, {"character": ident, "colour": colour})
+    if not kind:
+        return refuse(host, "change_object", "missing", f"There is no {p.get('target', 'such thing')} here.")
+    if not colour and not size:
+        return refuse(host, "change_object", "missing", "Nothing changes; it is not clear how.")
+    name = _name(host, ident)
+    if kind == "object":
+        obj = st.objects[ident]
+        noun = str(obj.get("noun", name))
+        obj["colour"] = colour or str(obj.get("colour", ""))
+        obj["size"] = size or str(obj.get("size", ""))
+        old = str(obj.get("look", ""))
+        obj["look"] = _look_text(noun, str(obj["colour"]), str(obj["size"]))
+        new = str(obj["look"])
+    else:
+        item = host.story.model.items[ident]
+        if item.locked:
+            return refuse(host, "change_object", "locked", f"The {name} stays just as it is.")
+        look = st.looks.setdefault(ident, {})
+        old = f"{look.get('size', '')} {look.get('colour', '')}".strip() or item.name
+        if colour:
+            look["colour"] = colour
+        if size:
+            look["size"] = size
+        new = f"{look.get('size', '')} {look.get('colour', '')}".strip()
+    change = " and ".join(x for x in (colour, {"big": "bigger", "small": "smaller"}.get(size, "")) if x)
+    return [_ev(host, "edit", ids={"edit": "change_object", "target": ident}, data={"old": old, "new": new}),
+            _line(host, f"The {name} is {change} now.", "edit.change_object")]
+
+
+def _look(host: EditHost, p: dict[str, str]) -> list[Event]:
+    st = host.state
+    m = host.story.model
+    who = p.get("character", "")
+    scene = _scene(host)
+    if who not in m.cast:
+        return refuse(host, "look", "missing", "There is nobody like that here.")
+    name = _cap(m.cast[who].name)
+    if scene is None or who not in scene.present:
+        return refuse(host, "look", "not_here", f"{name} is not here.")
+    if m.cast[who].locked:
+        return refuse(host, "look", "locked", f"{name} shakes it off; it will not wear that.")
+    wear, colour = p.get("wear", ""), p.get("colour", "")
+    if not wear:
+        if not colour:
+            return refuse(host, "look", "missing", "Nothing changes; it is not clear how.")
+        change = st.looks.setdefault(who, {})
+        old = str(change.get("colour", ""))
+        change["colour"] = colour
+        return [_ev(host, "edit", ids={"edit": "look", "target": who}, data={"old": old, "new": colour}),
+                _line(host, f"{name} is {colour} now.", "edit.look.colour")]
+    worn = {oid: o for oid, o in st.objects.items() if o.get("on") == who}
+    same = next((oid for oid, o in worn.items() if o.get("noun") == wear), "")
+    if same:
+        obj = st.objects[same]
+        old = str(obj.get("look", ""))
+        obj["colour"] = colour or str(obj.get("colour", ""))
+        obj["look"] = _look_text(wear, str(obj["colour"]), str(obj.get("size", "")))
+        return [_ev(host, "edit", ids={"edit": "look", "target": same}, data={"old": old, "new": obj["look"]}),
+                _line(host, f"{name} now wears {obj['look']}.", "edit.look")]
+    if len(worn) >= MAX_WORN:
+        return refuse(host, "look", "full", f"{name} cannot carry anything more.")
+    colour = colour or DEFAULT_COLOURS.get(wear, "")
+    ident = _new_id(st, f"{who}_{wear}")
+    look = _look_text(wear, colour, p.get("size", ""))
+    st.objects[ident] = {"name": wear, "noun": wear, "look": look, "colour": colour, "size": p.get("size", ""),
+                         "x": 0.0, "y": 0.1, "location": "", "image": "", "on": who, "kind": "worn",
+                         "turn": st.turn}
+    return [_ev(host, "edit", ids={"edit": "look", "target": ident}, data={"new": look, "on": who}),
+            _line(host, f"{name} now wears {look}.", "edit.look")]
+
+
+# -- dropped images ------------------------------------------------------------------------
+def add_reference(host: EditHost, intent: AddReference,
+                  validate: Callable[[str], str] | None = None) -> list[Event]:
+    """Place a dropped image as an object whose reference is the image (or give it).
+
+    Args:
+        host: the session.
+        intent: ``path`` of the image; ``entity_id`` the character it was dropped on
+            (it becomes a gift), or ``""`` to place it in view.
+        validate: ``path -> absolute path``, raising ``InputError`` for a bad image
+            (``game.inputs.images.validate_image`` in a session); ``None`` checks only
+            that the file exists.
+
+    Returns:
+        Events; a bad image gives an in-world line and changes nothing.
+    """
+    st = host.state
+    try:
+        path = validate(intent.path) if validate else str(Path(intent.path).resolve(strict=True))
+    except (InputError, OSError) as exc:
+        why = exc.why if isinstance(exc, InputError) else str(exc)
+        return refuse(host, "add_object", "bad_image",
+                      f"The picture will not come into focus ({why}).")
+    if "add_object" not in allowed(host.story, st.scene):
+        return refuse(host, "add_object", "not_allowed")
+    here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
+    if len(here) >= MAX_OBJECTS_PER_PLACE:
+        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+    scene = _scene(host)
+    target = intent.entity_id
+    ident = _new_id(st, "picture")
+    stem = Path(path).stem.replace("_", " ").replace("-", " ")
+    x, y = place(host, {"relation": "here"}, ident)
+    st.objects[ident] = {"name": "picture", "noun": "picture", "look": f"a picture of {stem}", "colour": "",
+                         "size": "", "x": x, "y": y, "location": st.location, "image": path, "on": "",
+                         "kind": "picture", "turn": st.turn}
+    events = [_ev(host, "edit", ids={"edit": "add_reference", "target": ident},
+                  data={"image": path, "x": x}),
+              _line(host, f"A picture of {stem} is there now, as if it had always been.", "edit.add_reference")]
+    if target and scene is not None and target in scene.present:
+        events += give_object(host, ident, target)
+    return events
+
+
+# -- unforeseen gifts -------------------------------------------------------------------------
+def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
+    """Hand the player's object ``ident`` to character ``who`` through the ``on_give`` tables.
+
+    Raises:
+        game.errors.StoryRuntimeError: the matching reaction is broken (bad effect or goto).
+    """
+    st = host.state
+    m = host.story.model
+    scene = _scene(host)
+    kind, oid = _find(host, ident)
+    if kind != "object":
+        return refuse(host, "give", "missing", f"You have no {ident.replace('_', ' ') or 'such thing'} to give.")
+    if scene is None or who not in scene.present:
+        return refuse(host, "give", "not_here", f"{_cap(_name(host, who))} is not here.")
+    obj = st.objects[oid]
+    if obj.get("on") == who:
+        return refuse(host, "give", "already", f"{_cap(_name(host, who))} already has the {obj.get('name')}.")
+    keys = [oid, str(obj.get("noun", "")), str(obj.get("kind", "object")), "default"]
+    found: tuple[Reaction, str] | None = None
+    for table, base in ((scene.on_give, f"scenes.{st.scene}.on_give"), (m.on_give, "on_give")):
+        for person in (who, "any"):
+            for key in keys:
+                r = table.get(person, {}).get(key)
+                if r is not None and host.runtime.check(st, r.if_, f"{base}.{person}.{key}.if"):
+                    found = (r, key)
+                    break
+            if found:
+                break
+        if found:
+            break
+    item, cname = str(obj.get("name", oid)), _name(host, who)
+    extra = {"item": item, "character": cname}
+    events = [_ev(host, "give", ids={"item": oid, "to": who}, data={"matched": found[1] if found else "builtin",
+                                                                    "object": True})]
+    st.gifts.setdefault(who, []).append(oid)
+    keep = found[0].keep if found else True
+    if keep:
+        obj["on"], obj["kind"] = who, ("picture" if obj.get("kind") == "picture" else "held")
+    if found is None:
+        events.append(_line(host, host.runtime.interpolate(st, DEFAULT_GIVE_LINE, extra), "builtin.give"))
+        host.runtime.set_reaction(st, who, "tilt", events)
+        return events
+    return events + _react(host, found[0], f"give.{who}.{found[1]}", extra)
+
+
+def _react(host: EditHost, r: Reaction, base_id: str, extra: dict[str, str]) -> list[Event]:
+    """Apply an authored reaction (effects, reactions, lines, goto) through the runtime's public API."""
+    st = host.state
+    events: list[Event] = []
+    env = _Env(host, events)
+    for i, src in enumerate(r.do):
+        try:
+            host.story.effect(src, base_id).apply(env)
+        except ExpressionError as exc:
+            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=f"{base_id}.do[{i}]") from exc
+    for who, reaction in r.react.items():
+        host.runtime.set_reaction(st, who, reaction, events)
+    for i, line in enumerate(r.say):
+        events.append(_ev(host, "line", speaker=line.speaker, text=host.runtime.interpolate(st, line.text, extra),
+                          ids={"line": line.id or f"{base_id}.say{i}"}))
+    if r.goto:
+        events += host.runtime.enter(st, r.goto, base_id)
+    return events
+
+
+class _Env:
+    """Expression environment for object gifts (``game.story.expr.ExprEnv``), the same rules as the runtime's."""
+
+    def __init__(self, host: EditHost, events: list[Event]) -> None:
+        self.host = host
+        self.events = events
+
+    def name(self, key: str) -> Any:
+        st = self.host.state
+        if key in st.variables:
+            return st.variables[key]
+        if key in WORLD_KEYS:
+            return st.world.get(key, self.host.runtime.world_default(st, key))
+        raise ExpressionError(f"unknown name {key!r}")
+
+    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
+        st = self.host.state
+        table: dict[str, Callable[[], Any]] = {
+            "has": lambda: args[0] in st.inventory, "count": lambda: st.inventory.count(args[0]),
+            "visited": lambda: st.visits.get(args[0], 0), "chosen": lambda: st.chosen.get(args[0], 0),
+            "trust": lambda: st.relationship(args[0], "trust"),
+            "affinity": lambda: st.relationship(args[0], "affinity"),
+            "rel": lambda: st.relationship(args[0], args[1]),
+            "holds": lambda: st.holders.get(args[1]) == args[0] or st.objects.get(args[1], {}).get("on") == args[0],
+            "gave": lambda: args[1] in st.gifts.get(args[0], []),
+            "world": lambda: self.name(args[0]) if args[0] in WORLD_KEYS else st.world.get(args[0], ""),
+            "random": st.random, "turn": lambda: st.turn,
+        }
+        if fn not in table:
+            raise ExpressionError(f"unknown function {fn!r}")
+        return table[fn]()
+
+    def assign(self, target: Target, op: str, value: Any) -> None:
+        st = self.host.state
+        if target.kind == "relation":
+            rel = st.relationships.setdefault(target.name, {})
+            old = rel.get(target.axis, 0.0)
+            rel[target.axis] = float(_combine(old, op, value))
+            self.events.append(_ev(self.host, "effect", ids={"target": f"{target.axis}({target.name})"},
+                                   data={"old": old, "new": rel[target.axis]}))
+            return
+        if target.name in st.variables:
+            old_v: Any = st.variables[target.name]
+            st.variables[target.name] = _combine(old_v, op, value)
+        elif target.name in WORLD_KEYS:
+            old_v = st.world.get(target.name, self.host.runtime.world_default(st, target.name))
+            st.world[target.name] = _combine(old_v, op, value)
+        else:
+            raise ExpressionError(f"assignment to undeclared variable {target.name!r}")
+        self.events.append(_ev(self.host, "effect", ids={"target": target.name},
+                               data={"old": old_v, "new": st.variables.get(target.name,
+                                                                           st.world.get(target.name))}))
+
+    def effect_call(self, fn: str, args: tuple[Any, ...]) -> None:
+        st = self.host.state
+        if fn == "react":
+            self.host.runtime.set_reaction(st, str(args[0]), str(args[1]), self.events)
+        elif fn == "take" and args[0] in self.host.story.model.items:
+            st.inventory.append(str(args[0]))
+            st.holders.pop(str(args[0]), None)
+        elif fn == "drop" and args[0] in st.inventory:
+            st.inventory.remove(str(args[0]))
+        elif fn == "give" and args[0] in self.host.story.model.items:
+            if args[0] in st.inventory:
+                st.inventory.remove(str(args[0]))
+            st.holders[str(args[0])] = str(args[1])
+            st.gifts.setdefault(str(args[1]), []).append(str(args[0]))
+        else:
+            raise ExpressionError(f"{fn}{args!r} cannot be applied here")
+
+
+def _combine(old: Any, op: str, value: Any) -> Any:
+    if op == "=":
+        return value
+    if op == "+=":
+        return old + value
+    if op == "-=":
+        return old - value
+    if op == "*=":
+        return old * value
+    raise ExpressionError(f"unknown operator {op}")
+
+
+# -- wiring -----------------------------------------------------------------------------------
+class _Session(EditHost, Protocol):
+    def handle(self, intent_type: str, handler: Any) -> None: ...
+
+
+def install(session: _Session, validate: Callable[[str], str] | None = None) -> None:
+    """Route ``instruct`` and ``add_reference`` intents of ``session`` to this module.
+
+    Args:
+        session: a :class:`game.session.Session` (anything with ``handle``, ``story``,
+            ``runtime`` and ``state``).
+        validate: image validator for dropped images (see :func:`add_reference`).
+    """
+
+    def on_instruct(s: Any, intent: Any) -> list[Event]:
+        if not isinstance(intent, Instruct):
+            raise InputError(f"expected an instruct intent, got {type(intent).__name__}")
+        return apply_instruct(s, intent)
+
+    def on_reference(s: Any, intent: Any) -> list[Event]:
+        if not isinstance(intent, AddReference):
+            raise InputError(f"expected an add_reference intent, got {type(intent).__name__}")
+        return add_reference(s, intent, validate)
+
+    session.handle("instruct", on_instruct)
+    session.handle("add_reference", on_reference)
