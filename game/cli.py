@@ -7,6 +7,7 @@
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
     worldloom errorbank stats|export|calibrate|label [--db PATH]
+    worldloom serve --backend NAME --port N   (token from WORLDLOOM_TOKEN)
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
 lint exits 1 when it finds errors.
@@ -48,7 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--transcript", help="write the JSON-lines transcript here")
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--save-dir", help="where saves go")
-    play.add_argument("--backend", default="procedural", help="world backend (procedural, null)")
+    play.add_argument("--backend", default="procedural",
+                      help="world backend: procedural (default), null, diffusion, remote, drifting (a simulation)")
+    play.add_argument("--model", help="diffusion: model folder or hub id")
+    play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
+    play.add_argument("--errorbank", metavar="DB",
+                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
+    play.add_argument("--no-errorbank", action="store_true", help="do not guard the backend or record failures")
     play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
     play.add_argument("--screenshot", help="window: save a PNG of the window after --frames frames, then quit")
@@ -71,7 +78,28 @@ def build_parser() -> argparse.ArgumentParser:
     from game.errorbank.cli import add_parser as add_errorbank_parser
 
     add_errorbank_parser(sub)
+
+    from game.world.server import add_serve_parser
+
+    add_serve_parser(sub)
     return p
+
+
+def _backend_options(args: argparse.Namespace) -> dict[str, object]:
+    options: dict[str, object] = {}
+    if args.model:
+        options["model"] = args.model
+    if args.url:
+        options["url"] = args.url
+    return options
+
+
+def _errorbank(args: argparse.Namespace) -> str | None:
+    if args.no_errorbank:
+        return None
+    from game.errorbank.cli import default_db
+
+    return str(args.errorbank or default_db())
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -82,7 +110,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         commands = read_script(args.inputs) if args.inputs else []
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
-                               size=args.size)
+                               size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args))
         s = runner.session
         console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
@@ -96,7 +124,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     code: int = run_window(args.story, backend=args.backend, seed=args.seed, save_dir=args.save_dir,
                       size=args.size, fullscreen=args.fullscreen, screenshot=args.screenshot,
-                      max_frames=args.frames)
+                      max_frames=args.frames, backend_options=_backend_options(args), errorbank=_errorbank(args))
     return code
 
 
@@ -136,7 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return errorbank_run(args)
         handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}
-        code: int = handlers[args.command](args) if args.command in handlers else args.func(args)
+        if args.command in handlers:
+            code: int = handlers[args.command](args)
+        elif args.command == "serve":
+            code = args.handler(args)
+        else:
+            code = args.func(args)
         return code
     except WorldloomError as exc:
         console.print(f"[red]error:[/red] {exc}")

@@ -209,8 +209,13 @@ class HeadlessRunner:
 
 def play_headless(story_path: str, commands: list[Command], *, backend: str = "procedural",
                   seed: int = 0, save_dir: str | Path | None = None, record: str | Path | None = None,
-                  transcript: str | Path | None = None, size: tuple[int, int] | None = None) -> HeadlessRunner:
+                  transcript: str | Path | None = None, size: tuple[int, int] | None = None,
+                  backend_options: dict[str, Any] | None = None,
+                  errorbank: str | Path | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
+
+    ``backend_options`` are extra keyword arguments for the backend (``model=``,
+    ``url=``); ``errorbank`` guards the backend and records failures in that database.
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -224,8 +229,9 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     kwargs: dict[str, Any] = {}
     if size is not None:
         kwargs = {"width": size[0], "height": size[1]}
+    kwargs.update(backend_options or {})
     session = Session(load_story(story_path), make_backend(backend, **kwargs), seed=seed,
-                      save_dir=save_dir)
+                      save_dir=save_dir, errorbank=errorbank)
     caps = session.caps
     rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
     out = open(transcript, "w", encoding="utf-8") if transcript else None  # noqa: SIM115

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from game.errorbank import ErrorStore, GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError
 from game.state import Choose, Event, EventLog, GameState, Give, Move, Say, Wait
 from game.state.intents import AddReference, Instruct
@@ -102,6 +103,10 @@ class Session:
         save_dir: where saves go (default :func:`default_save_dir`).
         session_id: backend session id.
         policy: chunk policy (default :class:`ChunkPolicy`).
+        errorbank: an error-bank database path (or store): the backend is then
+            wrapped in :class:`game.errorbank.GuardedBackend`, which checks every
+            chunk, corrects drift by re-anchoring, falls back to the procedural world
+            while the backend is down and records every case there.
 
     Raises:
         game.errors.BackendError: the backend could not be started.
@@ -109,10 +114,18 @@ class Session:
 
     def __init__(self, story: Story, backend: Backend | str = "procedural", *, seed: int = 0,
                  save_dir: str | Path | None = None, session_id: str = "main",
-                 policy: ChunkPolicy | None = None) -> None:
+                 policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None) -> None:
         self.story = story
         self.runtime = StoryRuntime(story)
+        self._lock = threading.RLock()
+        self.notice = ""
         self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
+        if errorbank is not None:
+            store = errorbank if isinstance(errorbank, ErrorStore) else ErrorStore(errorbank)
+            self.backend = GuardedBackend(self.backend, store=store, session=session_id, story=story.id,
+                                          scene_of=lambda _request: self.state.scene)
+            self.backend.on_notice = self._on_notice
+            self.notice = self.backend.notice
         self.caps = self.backend.capabilities()
         self.seed = seed
         self.save_dir = Path(save_dir) if save_dir else default_save_dir(story.id)
@@ -120,8 +133,6 @@ class Session:
         self.log = EventLog()
         self.checkpoints: list[Checkpoint] = []
         self.director = Director(story, self.caps, session_id, policy)
-        self.notice = ""
-        self._lock = threading.RLock()
         self._pending: WorldRequest | None = None
         self._listeners: list[Callable[[Event], None]] = []
         self._started = False
@@ -142,6 +153,10 @@ class Session:
     def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: object) -> Session:
         """Load the story at ``path`` and make a session (see :class:`Session`)."""
         return cls(load_story(path), backend, **kw)  # type: ignore[arg-type]
+
+    def _on_notice(self, text: str) -> None:
+        with self._lock:
+            self.notice = text
 
     # -- extending -------------------------------------------------------------
     def handle(self, intent_type: str, handler: IntentHandler) -> None:

@@ -17,6 +17,7 @@ ROOT = Path(__file__).parent.parent
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORLDLOOM_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("WORLDLOOM_ERRORBANK", str(tmp_path_factory.getbasetemp() / "errorbank.db"))
 
 
 @pytest.fixture

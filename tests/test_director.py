@@ -99,5 +99,5 @@ def test_check_frames_names_the_problem() -> None:
 
 
 def test_unknown_backend_lists_known_ones() -> None:
-    with pytest.raises(BackendError, match="known backends: drifting, null, procedural"):
+    with pytest.raises(BackendError, match="known backends: diffusion, drifting, null, procedural, remote"):
         make_backend("nope")

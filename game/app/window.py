@@ -28,7 +28,8 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
                save_dir: str | Path | None = None, size: tuple[int, int] | None = None,
                fullscreen: bool = False, screenshot: str | Path | None = None,
                max_frames: int = 0, window_size: tuple[int, int] = DEFAULT_WINDOW,
-               threaded: bool = True) -> int:
+               threaded: bool = True, backend_options: dict[str, Any] | None = None,
+               errorbank: str | Path | None = None) -> int:
     """Play the story at ``story_path`` in a window.
 
     Args:
@@ -42,6 +43,8 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         max_frames: quit after this many world frames were shown (0 = play until closed).
         window_size: window size when not fullscreen.
         threaded: make frames on a worker thread (``False`` only for debugging).
+        backend_options: extra keyword arguments for the backend (``model``, ``url``).
+        errorbank: error-bank database: guard the backend and record failures there.
 
     Returns:
         The exit code: 0, or 1 if ``max_frames`` were asked for and the world
@@ -60,8 +63,10 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
     from game.world.backends import make_backend
 
     kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
+    kwargs.update(backend_options or {})
     story = load_story(story_path)
-    session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir)
+    session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir,
+                      errorbank=errorbank)
     code = 0
     pygame.display.init()
     pygame.font.init()

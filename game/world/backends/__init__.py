@@ -23,11 +23,27 @@ def _drifting(**kw: Any) -> Backend:
     return DriftingBackend(**kw)
 
 
+def _diffusion(**kw: Any) -> Backend:
+    """SkyReels-V2 diffusion forcing; torch and diffusers are imported only when chosen."""
+    from game.world.backends.diffusion import DiffusionBackend
+
+    return DiffusionBackend(**kw)
+
+
+def _remote(**kw: Any) -> Backend:
+    """A backend served by ``worldloom serve``; websockets is imported only when chosen."""
+    from game.world.backends.remote import RemoteBackend
+
+    return RemoteBackend(**kw)
+
+
 #: Backend name -> factory taking keyword arguments.
 BACKENDS: dict[str, Callable[..., Backend]] = {
     "procedural": ProceduralBackend,
     "null": NullBackend,
     "drifting": _drifting,
+    "diffusion": _diffusion,
+    "remote": _remote,
 }
 
 

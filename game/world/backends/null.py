@@ -24,7 +24,7 @@ from game.world.protocol import (
 class NullBackend:
     """Implements the protocol with flat grey frames of ``width x height``."""
 
-    def __init__(self, width: int = 16, height: int = 8, fps: float = 24.0,
+    def __init__(self, width: int = 32, height: int = 18, fps: float = 24.0,
                  frames_per_block: int = 12) -> None:
         self.caps = Capabilities(backend="null", frames_per_block=frames_per_block, fps=fps,
                                  width=width, height=height, text=True,

@@ -1,0 +1,117 @@
+"""Protocol overhead of the remote backend: the same requests in-process and through ``worldloom serve``.
+
+    python bench/remote.py [--size 160x90] [--requests 40] [--blocks 1] [--in-thread]
+
+The same backend (procedural, small frames) serves the same requests twice in one
+run, alternating request by request: once in this process, once through a
+``worldloom serve`` on 127.0.0.1 (a separate process by default, as it would be on
+a GPU machine; ``--in-thread`` runs it in this process). For each encoding (raw, as
+loopback gets by default, then JPEG and WebP, as a network would) it prints the
+median wall time per chunk (one request of ``--blocks`` blocks), the overhead per
+chunk and per block (remote minus in-process) and the bytes per frame on the wire.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from game.world.backends.procedural import ProceduralBackend  # noqa: E402
+from game.world.backends.remote import RemoteBackend  # noqa: E402
+from game.world.protocol import Entity, Scene, SessionStart, WorldRequest  # noqa: E402
+from game.world.server import ServerConfig, ServerThread, backend_factory, create_app  # noqa: E402
+
+TOKEN = "bench-token-" + os.urandom(8).hex()
+SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn(port: int, size: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-m", "game.world.server", "--backend", "procedural", "--port", str(port),
+                             "--size", size, "--max-sessions", "8"], env={**os.environ, "WORLDLOOM_TOKEN": TOKEN},
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the world server did not start")
+
+
+def timed(backend: Any, request: WorldRequest) -> tuple[float, float]:
+    """Wall ms to receive every block of ``request``, and the bytes per frame reported."""
+    t0 = time.perf_counter()
+    chunks = list(backend.generate(request))
+    ms = (time.perf_counter() - t0) * 1000.0
+    return ms, float(chunks[0].memory.get("bytes_per_frame", 0.0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", default="160x90")
+    p.add_argument("--requests", type=int, default=40)
+    p.add_argument("--blocks", type=int, default=1, help="blocks of 12 frames per request")
+    p.add_argument("--in-thread", action="store_true", help="run the server in this process")
+    args = p.parse_args(argv)
+    w, h = (int(v) for v in args.size.split("x"))
+    port = free_port()
+    proc = None
+    thread = None
+    if args.in_thread:
+        app = create_app(backend_factory("procedural", width=w, height=h), ServerConfig(token=TOKEN, max_sessions=8))
+        thread = ServerThread(app, port=port).start()
+    else:
+        proc = spawn(port, args.size)
+    url = f"ws://127.0.0.1:{port}"
+    print(f"procedural {w}x{h}, {args.blocks} block(s) of 12 frames per chunk, {args.requests} requests per encoding, "
+          f"server {'in this process' if args.in_thread else 'in its own process'} on 127.0.0.1")
+    print(f"{'encoding':9s} {'in-process ms':>14s} {'remote ms':>10s} {'overhead/chunk':>15s} {'overhead/block':>15s} "
+          f"{'bytes/frame':>12s} {'raw bytes/frame':>16s}")
+    try:
+        for enc in ("raw", "jpeg", "webp"):
+            t_conn = time.perf_counter()
+            remote = RemoteBackend(url, token=TOKEN, width=w, height=h, encoding=enc)
+            connect_ms = (time.perf_counter() - t_conn) * 1000.0
+            local = ProceduralBackend(w, h)
+            for b in (remote, local):
+                b.start(SessionStart("main", 1, "a meadow at dusk"))
+            loc_ms, rem_ms, bpf = [], [], 0.0
+            for seq in range(1, args.requests + 1):
+                req = WorldRequest("main", seq, 12 * args.blocks, f"a meadow at dusk {seq % 3}", switch_mode="plain",
+                                   scene=SCENE, actions=("d",) * 12 if seq % 2 else ())
+                loc_ms.append(timed(local, req)[0])
+                ms, bpf = timed(remote, req)
+                rem_ms.append(ms)
+            remote.close()
+            lm, rm = statistics.median(loc_ms[2:]), statistics.median(rem_ms[2:])
+            print(f"{enc:9s} {lm:14.2f} {rm:10.2f} {rm - lm:15.2f} {(rm - lm) / args.blocks:15.2f} {bpf:12.0f} "
+                  f"{w * h * 3:16d}   (connect {connect_ms:.1f} ms)")
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait(10)
+        if thread is not None:
+            thread.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""The ``remote`` backend: a world backend running in ``worldloom serve`` on another machine.
+
+    WORLDLOOM_TOKEN=... worldloom play STORY --backend remote --url ws://HOST:8765
+
+:class:`RemoteBackend` implements the protocol over one WebSocket
+(:mod:`game.world.wire`, server in :mod:`game.world.server`). It is synchronous, like
+every backend; blocks are pulled one at a time, so it never asks the server for
+more than the player takes.
+
+* **Token**: ``Authorization: Bearer $WORLDLOOM_TOKEN`` (or ``token=``). A refused
+  connection raises :class:`~game.errors.BackendError` with the server's reason
+  (wrong token, server busy, message too big).
+* **Plain ws:// only to loopback**: the token would travel in clear, so a ``ws://``
+  URL to another host is refused unless ``allow_insecure_remote=True`` (or
+  ``WORLDLOOM_ALLOW_INSECURE_REMOTE=1``); use ``wss://`` (``ca_file=`` for a private CA).
+* **Reconnect and resume**: when the connection drops mid-request the client
+  reconnects (``reconnect_attempts`` tries, ``backoff_s`` doubling) with its client
+  key; the server still holds its session for its grace period, and the request
+  resumes at the next block the client lacks (re-sent from the server's replay buffer,
+  or regenerated deterministically). If the server is unreachable, the call raises
+  ``BackendError`` at once (the error bank's ``GuardedBackend`` then shows the
+  procedural fallback); the next call tries again, and once the server is back the
+  session goes on. A server that restarted has forgotten the session: the client
+  opens it again with its original :class:`SessionStart` and sets :attr:`notice`.
+* **Frames**: raw on loopback, JPEG or WebP otherwise (the server decides, or
+  ``encoding=``); each chunk's ``memory["bytes_per_frame"]`` says what a frame cost,
+  ``memory["reconnects"]`` how often this client reconnected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+from game.errors import BackendError
+from game.world.protocol import Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart, WorldRequest
+from game.world.wire import (
+    MAX_JSON_BYTES,
+    WIRE_VERSION,
+    WireError,
+    caps_from_json,
+    decode_chunk,
+    dumps,
+    loads,
+    memory_op_json,
+    memory_result_from_json,
+    request_json,
+    session_start_json,
+)
+
+#: Close codes after which reconnecting cannot help.
+FINAL_CODES = {1008, 1009, 4400, 4401, 4429}
+
+
+class _Lost(Exception):
+    """The connection broke (reconnecting may help)."""
+
+
+def _direct() -> dict[str, Any]:
+    """``legacy=True`` where websockets has the flag (16+: a plain connection, no auto-reconnect wrapper)."""
+    import inspect
+
+    from websockets.sync.client import connect
+
+    return {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+
+
+def _is_loopback_host(host: str) -> bool:
+    from game.world.server import is_loopback
+
+    return is_loopback(host)
+
+
+class RemoteBackend:
+    """A backend served by ``worldloom serve`` (see the module doc).
+
+    Args:
+        url: ``ws://HOST:PORT`` or ``wss://HOST:PORT`` (``/ws`` is added when there is no path);
+            default ``$WORLDLOOM_URL``.
+        token: the shared secret; default ``$WORLDLOOM_TOKEN``.
+        width, height: frame size to ask the server's backend for (default: the server's).
+        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg`` or ``webp``.
+        connect_timeout_s: seconds to open a connection.
+        block_timeout_s: seconds to wait for one block (a big model's first block is slow).
+        reconnect_attempts: tries per broken call before it raises.
+        backoff_s: first wait between tries (doubles).
+        ca_file: a CA bundle to trust for ``wss://`` (a private certificate).
+        allow_insecure_remote: allow ``ws://`` to a host that is not this machine.
+
+    Raises:
+        BackendError: no token, a refused or unreachable server (with its reason).
+    """
+
+    def __init__(self, url: str | None = None, *, token: str | None = None, width: int | None = None,
+                 height: int | None = None, encoding: str = "auto", connect_timeout_s: float = 3.0,
+                 block_timeout_s: float = 600.0, reconnect_attempts: int = 3, backoff_s: float = 0.1,
+                 ca_file: str | None = None, allow_insecure_remote: bool = False,
+                 max_message_bytes: int = MAX_JSON_BYTES) -> None:
+        url = url or os.environ.get("WORLDLOOM_URL", "")
+        if not url:
+            raise BackendError("the remote backend needs the world server's URL",
+                               hint="--url ws://HOST:PORT (or set WORLDLOOM_URL)")
+        self.token = token if token is not None else os.environ.get("WORLDLOOM_TOKEN", "")
+        if not self.token:
+            raise BackendError("no token for the world server", where=url,
+                               hint="set WORLDLOOM_TOKEN to the value the server was started with")
+        parts = urlsplit(url)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise BackendError(f"bad world server URL {url!r}", hint="ws://HOST:PORT or wss://HOST:PORT")
+        insecure_ok = allow_insecure_remote or os.environ.get("WORLDLOOM_ALLOW_INSECURE_REMOTE") == "1"
+        if parts.scheme == "ws" and not _is_loopback_host(parts.hostname) and not insecure_ok:
+            raise BackendError(f"refusing to send WORLDLOOM_TOKEN unencrypted to {parts.hostname}", where=url,
+                               hint="use wss:// (serve with --tls-cert/--tls-key), or allow_insecure_remote")
+        self.url = urlunsplit((parts.scheme, parts.netloc, parts.path or "/ws", parts.query, ""))
+        self.loopback = _is_loopback_host(parts.hostname)
+        self.size = [width, height] if width and height else None
+        self.encoding = encoding
+        self.connect_timeout_s = connect_timeout_s
+        self.block_timeout_s = block_timeout_s
+        self.reconnect_attempts = max(1, reconnect_attempts)
+        self.backoff_s = backoff_s
+        self.max_message_bytes = max_message_bytes
+        self._ssl: ssl.SSLContext | None = None
+        if parts.scheme == "wss":
+            self._ssl = ssl.create_default_context(cafile=ca_file)
+        self._client = uuid.uuid4().hex
+        self._ws: Any = None
+        self._lock = threading.RLock()
+        self._start: SessionStart | None = None
+        self._caps: Capabilities | None = None
+        self._public: Capabilities | None = None
+        self._mseq = 0
+        self._closed = False
+        #: Times this client reconnected; whether the last reconnect found its session.
+        self.reconnects = 0
+        self.resumed = True
+        #: A sentence for the player when something about the world changed (server restarted).
+        self.notice = ""
+        self._connect()
+
+    # -- protocol ------------------------------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        """The served backend's capabilities (from the ``hello`` answer), named ``remote:<served backend>``."""
+        assert self._public is not None
+        return self._public
+
+    def start(self, start: SessionStart) -> None:
+        """Open the session on the server's backend.
+
+        Raises:
+            BackendError: the server refused it or cannot be reached.
+        """
+        with self._lock:
+            self._start = start
+            self._exchange({"op": "start", "start": session_start_json(start)}, "started")
+
+    def generate(self, request: WorldRequest) -> Iterator[FrameChunk]:
+        """Stream the request's blocks from the server, one per ask, resuming across reconnects.
+
+        Raises:
+            BackendError: the request is too large, the served backend failed, or the
+                server stayed unreachable for ``reconnect_attempts`` tries.
+        """
+        data = request_json(request)
+        size = len(dumps({"op": "generate", "request": data, "from_block": 0}).encode("utf-8"))
+        if size > self.max_message_bytes:
+            raise BackendError(f"request {request.seq} is {size} bytes, over the server's "
+                               f"{self.max_message_bytes}-byte limit", hint="shorten the prompt or the rolling history")
+        self._check_open()
+        return self._stream(request, data)
+
+    def memory(self, op: MemoryOp) -> MemoryResult:
+        """Apply ``op`` on the server (retried under the same number after a reconnect, so applied once).
+
+        Raises:
+            BackendError: the server cannot be reached or failed.
+        """
+        with self._lock:
+            self._mseq += 1
+            reply = self._exchange({"op": "memory", "memop": memory_op_json(op), "mseq": self._mseq}, "memory")
+            return memory_result_from_json(reply.get("result"))
+
+    def close(self) -> None:
+        """End the session on the server (best effort) and close the connection."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._ws is not None:
+                with contextlib.suppress(Exception):
+                    self._ws.send(dumps({"op": "close"}))
+                self._drop()
+
+    # -- streaming -----------------------------------------------------------------------------------
+    def _stream(self, request: WorldRequest, data: dict[str, Any]) -> Iterator[FrameChunk]:
+        received = 0
+        while True:
+            with self._lock:
+                header, payload = self._call_chunk(data, request.seq, received)
+            if header is None:
+                return
+            try:
+                chunk = decode_chunk(header, payload)
+            except WireError as exc:
+                self._drop()
+                raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
+            chunk.memory["reconnects"] = float(self.reconnects)
+            received += 1
+            yield chunk
+            if chunk.last:
+                return
+
+    def _call_chunk(self, data: dict[str, Any], seq: int, block: int) -> tuple[dict[str, Any] | None, bytes]:
+        """Ask for block ``block`` of request ``seq``: ``(header, payload)``, or ``(None, b"")`` past the end.
+
+        The first block is asked with ``generate`` (the whole request), later ones with
+        ``next``; after a reconnect always with ``generate`` from ``block`` (the server
+        resumes, replays or regenerates).
+        """
+        fresh = block == 0
+        for attempt in range(self.reconnect_attempts + 1):
+            msg: dict[str, Any] = {"op": "generate", "request": data, "from_block": block} if fresh \
+                else {"op": "next", "seq": seq, "block": block}
+            try:
+                self._ensure_connected(attempt)
+                self._send(msg)
+                reply = self._recv_json(self.block_timeout_s)
+                op = reply["op"]
+                if op == "done" and reply.get("seq") == seq:
+                    return None, b""
+                if op == "error":
+                    raise self._server_error(reply)
+                if op != "chunk" or reply.get("seq") != seq or reply.get("block") != block:
+                    self._drop()
+                    raise BackendError(f"world server answered {op} {reply.get('seq')}/{reply.get('block')} "
+                                       f"to a request for block {block} of {seq}", where=self.url)
+                return reply, self._recv_bytes(self.block_timeout_s)
+            except _Lost as exc:
+                self._drop()
+                if attempt >= self.reconnect_attempts:
+                    raise self._unreachable(exc) from exc
+                fresh = True
+        raise AssertionError("unreachable")
+
+    def _exchange(self, msg: dict[str, Any], expect: str) -> dict[str, Any]:
+        """Send ``msg`` and return the answer of kind ``expect``, reconnecting on a broken connection."""
+        self._check_open()
+        last: Exception | None = None
+        for attempt in range(self.reconnect_attempts + 1):
+            try:
+                self._ensure_connected(attempt)
+                self._send(msg)
+                reply = self._recv_json(self.block_timeout_s)
+                if reply["op"] == "error":
+                    raise self._server_error(reply)
+                if reply["op"] != expect:
+                    self._drop()
+                    raise BackendError(f"world server answered {reply['op']} to {msg['op']}", where=self.url)
+                return reply
+            except _Lost as exc:
+                self._drop()
+                last = exc
+        raise self._unreachable(last)
+
+    # -- the connection --------------------------------------------------------------------------------
+    def _ensure_connected(self, attempt: int = 0) -> None:
+        if self._ws is None:
+            self._connect(reconnect=True, attempt=attempt)
+
+    def _connect(self, reconnect: bool = False, attempt: int = 0) -> None:
+        """Open a connection and say hello; on a reconnect to a server that lost the session, start it again.
+
+        Raises:
+            BackendError: refused (final close codes) or, on the first connect, unreachable.
+            _Lost: a reconnect could not get through (the caller counts attempts).
+        """
+        from websockets.exceptions import InvalidHandshake, InvalidStatus
+        from websockets.sync.client import connect
+
+        if reconnect and attempt:
+            time.sleep(min(2.0, self.backoff_s * 2 ** (attempt - 1)))
+        try:
+            ws = connect(self.url, additional_headers={"Authorization": f"Bearer {self.token}"},
+                         open_timeout=self.connect_timeout_s, close_timeout=1.0, max_size=None, compression=None,
+                         proxy=None, ssl=self._ssl, user_agent_header="worldloom", **_direct())
+        except InvalidStatus as exc:
+            raise BackendError(f"world server refused the connection: HTTP {exc.response.status_code}",
+                               where=self.url) from exc
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
+            if not reconnect:
+                raise self._unreachable(exc) from exc
+            raise _Lost(str(exc)) from exc
+        self._ws = ws
+        try:
+            self._send({"op": "hello", "v": WIRE_VERSION, "client": self._client, "encoding": self.encoding,
+                        "size": self.size})
+            reply = self._recv_json(max(self.connect_timeout_s, 30.0))
+            if reply["op"] == "error":
+                raise self._server_error(reply)
+            if reply["op"] != "hello":
+                raise BackendError(f"world server answered {reply['op']} to hello", where=self.url)
+            caps = caps_from_json(reply.get("caps"))
+        except _Lost as exc:
+            self._drop()
+            if not reconnect:
+                raise self._unreachable(exc) from exc
+            raise
+        except BackendError:
+            self._drop()
+            raise
+        if self._caps is not None and caps != self._caps:
+            self._drop()
+            raise BackendError("the world server now serves another backend or size", where=self.url,
+                               hint=f"was {self._caps.backend} {self._caps.width}x{self._caps.height}")
+        if self._caps is None:
+            self._public = replace(caps, backend=f"remote:{caps.backend}")
+        self._caps = caps
+        if reconnect:
+            self.reconnects += 1
+            self.resumed = bool(reply.get("resumed"))
+            if not self.resumed and self._start is not None:
+                self.notice = "the world server restarted: the world continues from its opening state"
+                self._send({"op": "start", "start": session_start_json(self._start)})
+                again = self._recv_json(self.block_timeout_s)
+                if again["op"] != "started":
+                    raise self._server_error(again)
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            self._ws.send(dumps(msg))
+        except ConnectionClosed as exc:
+            self._raise_closed(exc)
+        except OSError as exc:
+            raise _Lost(str(exc)) from exc
+
+    def _recv(self, timeout: float) -> str | bytes:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            data: str | bytes = self._ws.recv(timeout=timeout)
+            return data
+        except TimeoutError as exc:
+            self._drop()
+            raise BackendError(f"the world server sent nothing for {timeout:g} s", where=self.url,
+                               hint="the model may be overloaded; block_timeout_s sets the wait") from exc
+        except ConnectionClosed as exc:
+            self._raise_closed(exc)
+        except OSError as exc:
+            raise _Lost(str(exc)) from exc
+
+    def _recv_json(self, timeout: float) -> dict[str, Any]:
+        data = self._recv(timeout)
+        if not isinstance(data, str):
+            self._drop()
+            raise BackendError("world server sent binary where a message was due", where=self.url)
+        try:
+            return loads(data, limit=64 << 20)
+        except WireError as exc:
+            self._drop()
+            raise BackendError(f"bad message from the world server: {exc.why}", where=self.url) from exc
+
+    def _recv_bytes(self, timeout: float) -> bytes:
+        data = self._recv(timeout)
+        if not isinstance(data, bytes):
+            self._drop()
+            raise BackendError("world server sent a message where frames were due", where=self.url)
+        return data
+
+    def _raise_closed(self, exc: Any) -> NoReturn:
+        rcvd = getattr(exc, "rcvd", None)
+        code = getattr(rcvd, "code", None)
+        reason = getattr(rcvd, "reason", "") or ""
+        self._drop()
+        if code in FINAL_CODES:
+            raise BackendError(f"world server closed the connection: {reason or 'no reason given'} (code {code})",
+                               where=self.url)
+        raise _Lost(f"connection closed ({code}: {reason})" if code else "connection lost")
+
+    def _drop(self) -> None:
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                ws.close()
+
+    def _server_error(self, reply: dict[str, Any]) -> BackendError:
+        return BackendError(str(reply.get("why") or reply.get("message") or "world server error"),
+                            str(reply.get("where") or self.url), str(reply.get("hint") or ""))
+
+    def _unreachable(self, exc: BaseException | None) -> BackendError:
+        return BackendError(f"world server unreachable: {exc}", where=self.url,
+                            hint="is `worldloom serve` running there? the game falls back to the procedural world")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendError("remote backend is closed", where=self.url)

@@ -1,0 +1,694 @@
+"""``worldloom serve``: any world backend behind a WebSocket, so a laptop can drive a model on a GPU machine.
+
+    WORLDLOOM_TOKEN=... worldloom serve --backend diffusion --model PATH --port 8765
+    WORLDLOOM_TOKEN=... worldloom play STORY --backend remote --url ws://127.0.0.1:8765
+
+An ASGI app (FastAPI, run by uvicorn) with one WebSocket route, ``/ws``, speaking
+:mod:`game.world.wire`. Client side: :class:`game.world.backends.remote.RemoteBackend`.
+
+Security and limits:
+
+* every connection must send ``Authorization: Bearer $WORLDLOOM_TOKEN``; a wrong or
+  missing token is closed with code 4401 and a reason saying so (compared in
+  constant time). The server does not start without a token;
+* it binds to 127.0.0.1 unless ``--host`` says otherwise, and off loopback it
+  requires TLS (``--tls-cert``, ``--tls-key``) unless ``--allow-insecure-remote``;
+* an inbound message over ``--max-message-kib`` (1 MiB) is refused with code 1009
+  and a reason; clients may not send binary messages; nothing is unpickled or evaluated;
+* at most ``--max-sessions`` sessions (attached or within their grace period) live at
+  once; one more is closed with 4429 ("server busy").
+
+Sessions: a client names itself with a random key in ``hello``; each key gets its own
+backend instance (models shared through the loader's cache are the same weights, but
+no state is shared), so nothing crosses between clients. When a connection drops the
+session waits ``--grace`` seconds for the same key to come back: it then resumes where
+it was (the block in flight, the last sent blocks, the memory-op results); after that
+its backend is closed. A client that vanishes never takes the server down.
+
+Blocks are pulled, one per ask (``generate`` for the first, ``next`` for the others),
+so the backend never runs ahead of what the player is shown: a pre-empted request
+advances the world exactly as far as it did in-process. Frames travel raw to a
+loopback peer and as JPEG (or WebP) otherwise; each chunk's
+``memory["bytes_per_frame"]`` says what they cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from game.errors import BackendError, WorldloomError
+from game.world.protocol import Backend, Capabilities, FrameChunk
+from game.world.wire import (
+    ENCODINGS,
+    MAX_JSON_BYTES,
+    WIRE_VERSION,
+    Encoding,
+    WireError,
+    caps_json,
+    dumps,
+    encode_chunk,
+    loads,
+    memory_op_from_json,
+    memory_result_json,
+    request_from_json,
+    session_start_from_json,
+)
+
+log = logging.getLogger("worldloom.serve")
+
+#: Close codes (4000-4999 are the application's own).
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_BAD_MESSAGE = 4400
+CLOSE_BUSY = 4429
+CLOSE_REPLACED = 4409
+CLOSE_TOO_BIG = 1009
+CLOSE_INTERNAL = 1011
+#: Seconds a new connection has to send ``hello``.
+HELLO_TIMEOUT_S = 10.0
+_CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_END = object()
+
+#: Builds one session's backend from the client's options (``width``, ``height``).
+BackendFactory = Callable[[dict[str, Any]], Backend]
+
+
+@dataclass
+class ServerConfig:
+    """How the server runs.
+
+    Attributes:
+        token: the shared secret (``WORLDLOOM_TOKEN``); required.
+        max_sessions: sessions alive at once (attached or in their grace period).
+        max_message_bytes: largest inbound JSON message.
+        grace_s: how long a dropped session waits for its client to come back.
+        encoding: frame encoding for peers off loopback (``jpeg`` or ``webp``; ``raw`` if asked).
+        quality: JPEG / WebP quality, 1-100.
+        replay_blocks: sent blocks kept per session for re-sends after a reconnect (at least
+            the newest one is always kept, so a resume never needs the backend to replay).
+        replay_bytes: byte cap on the older kept blocks.
+        allow_client_size: let clients choose the frame size (``width``, ``height``, 16-4096).
+    """
+
+    token: str
+    max_sessions: int = 4
+    max_message_bytes: int = MAX_JSON_BYTES
+    grace_s: float = 60.0
+    encoding: Encoding = "jpeg"
+    quality: int = 90
+    replay_blocks: int = 4
+    replay_bytes: int = 256 << 20
+    allow_client_size: bool = True
+
+
+@dataclass
+class _Current:
+    seq: int
+    fp: str
+    it: Iterator[FrameChunk]
+    next_block: int
+
+
+@dataclass
+class _Slot:
+    """One client's session: its own backend, the request in flight and a small replay buffer."""
+
+    key: str
+    backend: Backend
+    caps: Capabilities
+    encoding: Encoding
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    ws: Any = None
+    detached_at: float = 0.0
+    started: bool = False
+    cur: _Current | None = None
+    sent: OrderedDict[tuple[int, int], tuple[str, bytes]] = field(default_factory=OrderedDict)
+    sent_bytes: int = 0
+    fps: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    blocks_served: int = 0
+
+
+class _Closed(Exception):
+    """The peer went away (or was closed by us)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def choose_encoding(wanted: str, peer: str, default: Encoding) -> Encoding:
+    """The frame encoding of a connection: what the client asked for, else raw to a loopback peer, else ``default``."""
+    for enc in ENCODINGS:
+        if wanted == enc:
+            return enc
+    return "raw" if is_loopback(peer) else default
+
+
+def _fingerprint(data: Any) -> str:
+    return hashlib.blake2b(json.dumps(data, sort_keys=True).encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _reason(text: str) -> str:
+    """A close reason cut to the 123 bytes WebSocket allows."""
+    raw = text.encode("utf-8")[:120]
+    return raw.decode("utf-8", "ignore")
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, WorldloomError):
+        return {"op": "error", "message": str(exc), "why": exc.why, "where": exc.where, "hint": exc.hint}
+    return {"op": "error", "message": f"backend failed: {type(exc).__name__}: {exc}", "why": str(exc),
+            "where": "", "hint": ""}
+
+
+class WorldServer:
+    """The session registry and the WebSocket protocol (see the module doc).
+
+    Args:
+        factory: builds a backend for a new session from the client's options.
+        config: limits and the token.
+    """
+
+    def __init__(self, factory: BackendFactory, config: ServerConfig) -> None:
+        if not config.token:
+            raise BackendError("the world server needs a token", hint="set WORLDLOOM_TOKEN")
+        self.factory = factory
+        self.config = config
+        self.slots: dict[str, _Slot] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Any) -> AsyncIterator[None]:
+        """Starts the reaper of expired sessions; closes every backend on shutdown."""
+        self._reaper = asyncio.create_task(self._reap_forever())
+        try:
+            yield
+        finally:
+            self._reaper.cancel()
+            for key in list(self.slots):
+                await self._drop_slot(key)
+
+    async def _reap_forever(self) -> None:
+        period = max(0.05, min(1.0, self.config.grace_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            await self.reap()
+
+    async def reap(self) -> int:
+        """Close the sessions whose grace period is over; returns how many."""
+        now = time.monotonic()
+        expired = [k for k, s in self.slots.items() if s.ws is None and now - s.detached_at > self.config.grace_s]
+        for key in expired:
+            await self._drop_slot(key)
+        return len(expired)
+
+    async def _drop_slot(self, key: str) -> None:
+        slot = self.slots.pop(key, None)
+        if slot is None:
+            return
+
+        def close() -> None:
+            if slot.cur is not None:
+                with contextlib.suppress(Exception):
+                    close_it = getattr(slot.cur.it, "close", None)
+                    if close_it is not None:
+                        close_it()
+            with contextlib.suppress(Exception):
+                slot.backend.close()
+
+        await asyncio.to_thread(close)
+
+    # -- one connection ------------------------------------------------------------------------
+    async def serve(self, ws: Any) -> None:
+        """Handle one WebSocket connection until it closes (never raises)."""
+        await ws.accept()
+        slot: _Slot | None = None
+        try:
+            if not self._authorized(ws.headers.get("authorization", "")):
+                await self._close(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
+                return
+            hello = await self._recv(ws, timeout=HELLO_TIMEOUT_S)
+            slot = await self._hello(ws, hello)
+            if slot is None:
+                return
+            while True:
+                msg = await self._recv(ws)
+                if not await self._dispatch(ws, slot, msg):
+                    return
+        except _Closed:
+            pass
+        except Exception:  # a bug here must not take the server down
+            log.exception("connection failed")
+            with contextlib.suppress(Exception):
+                await self._close(ws, CLOSE_INTERNAL, "internal server error")
+        finally:
+            if slot is not None and slot.ws is ws:
+                slot.ws = None
+                slot.detached_at = time.monotonic()
+
+    def _authorized(self, header: str) -> bool:
+        scheme, _, token = header.partition(" ")
+        given = token.strip().encode("utf-8") if scheme.lower() == "bearer" else b""
+        return hmac.compare_digest(given, self.config.token.encode("utf-8"))
+
+    async def _close(self, ws: Any, code: int, reason: str) -> NoReturn:
+        with contextlib.suppress(Exception):
+            await ws.close(code=code, reason=_reason(reason))
+        raise _Closed(reason)
+
+    async def _recv(self, ws: Any, timeout: float | None = None) -> dict[str, Any]:
+        try:
+            msg = await asyncio.wait_for(ws.receive(), timeout) if timeout else await ws.receive()
+        except TimeoutError:
+            await self._close(ws, CLOSE_BAD_MESSAGE, "no hello within 10 s")
+        except Exception as exc:  # the transport broke
+            raise _Closed(str(exc)) from exc
+        if msg.get("type") == "websocket.disconnect":
+            raise _Closed("client went away")
+        text, data = msg.get("text"), msg.get("bytes")
+        limit = self.config.max_message_bytes
+        size = len(text.encode("utf-8")) if text is not None else len(data or b"")
+        if size > limit:
+            await self._close(ws, CLOSE_TOO_BIG, f"message too big: {size} bytes, limit {limit}")
+        if text is None:
+            await self._close(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
+        try:
+            return loads(text, limit)
+        except WireError as exc:
+            await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+
+    async def _hello(self, ws: Any, msg: dict[str, Any]) -> _Slot | None:
+        if msg.get("op") != "hello" or msg.get("v") != WIRE_VERSION:
+            await self._close(ws, CLOSE_BAD_MESSAGE, f"expected hello, wire version {WIRE_VERSION}")
+        key = str(msg.get("client", ""))
+        if not _CLIENT_KEY.match(key):
+            await self._close(ws, CLOSE_BAD_MESSAGE, "hello needs a client key of 8-64 letters, digits, - or _")
+        slot = self.slots.get(key)
+        resumed = slot is not None
+        if slot is None:
+            await self.reap()
+            if len(self.slots) >= self.config.max_sessions:
+                await self._close(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
+                                                  f"limit {self.config.max_sessions}")
+            try:
+                options = self._options(msg)
+            except WireError as exc:
+                await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+            try:
+                backend = await asyncio.to_thread(self.factory, options)
+                caps = backend.capabilities()
+            except Exception as exc:
+                await _send(ws, dumps(_error(exc)))
+                await self._close(ws, CLOSE_INTERNAL, f"cannot start the backend: {exc}")
+                return None
+            wanted = str(msg.get("encoding", "auto"))
+            peer = getattr(getattr(ws, "client", None), "host", "") or ""
+            enc = choose_encoding(wanted, peer, self.config.encoding)
+            slot = _Slot(key=key, backend=backend, caps=caps, encoding=enc)
+            self.slots[key] = slot
+        elif slot.ws is not None and slot.ws is not ws:
+            old = slot.ws
+            slot.ws = None
+            with contextlib.suppress(Exception):
+                await old.close(code=CLOSE_REPLACED, reason="replaced by a newer connection of the same client")
+        slot.ws = ws
+        await _send(ws, dumps({"op": "hello", "v": WIRE_VERSION, "caps": caps_json(slot.caps), "resumed": resumed,
+                                  "started": slot.started, "encoding": slot.encoding,
+                                  "max_message_bytes": self.config.max_message_bytes}))
+        return slot
+
+    def _options(self, msg: dict[str, Any]) -> dict[str, Any]:
+        size = msg.get("size")
+        if not self.config.allow_client_size or size is None:
+            return {}
+        if (not isinstance(size, list) or len(size) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and 16 <= v <= 4096 for v in size)):
+            raise WireError("hello: size must be [width, height], 16-4096 pixels")
+        return {"width": size[0], "height": size[1]}
+
+    async def _dispatch(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> bool:
+        op = msg["op"]
+        async with slot.lock:
+            try:
+                if op == "generate":
+                    data = msg.get("request")
+                    request = request_from_json(data)
+                    block = int(msg.get("from_block", 0))
+                    await self._block(ws, slot, request.seq, _fingerprint(data), block, request)
+                elif op == "next":
+                    seq, block = int(msg.get("seq", -1)), int(msg.get("block", -1))
+                    await self._block(ws, slot, seq, slot.fps.get(seq, ""), block, None)
+                elif op == "start":
+                    start = session_start_from_json(msg.get("start"))
+                    await asyncio.to_thread(slot.backend.start, start)
+                    slot.started = True
+                    self._forget_requests(slot)
+                    await _send(ws, dumps({"op": "started"}))
+                elif op == "memory":
+                    await self._memory(ws, slot, msg)
+                elif op == "ping":
+                    await _send(ws, dumps({"op": "pong", "t": msg.get("t")}))
+                elif op == "close":
+                    slot.ws = None
+                    await self._drop_slot(slot.key)
+                    await self._close(ws, 1000, "closed by the client")
+                else:
+                    await _send(ws, dumps({"op": "error", "message": f"unknown op {op!r}", "why": "", "where": "",
+                                              "hint": ""}))
+            except _Closed:
+                raise
+            except Exception as exc:  # a backend or request error goes back to the client
+                await _send(ws, dumps(_error(exc)))
+        return True
+
+    def _forget_requests(self, slot: _Slot) -> None:
+        if slot.cur is not None:
+            with contextlib.suppress(Exception):
+                getattr(slot.cur.it, "close", lambda: None)()
+        slot.cur = None
+        slot.sent.clear()
+        slot.sent_bytes = 0
+        slot.fps.clear()
+
+    async def _memory(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> None:
+        mseq = int(msg.get("mseq", -1))
+        cached = slot.memory_results.get(mseq)
+        if cached is None:
+            op = memory_op_from_json(msg.get("memop"))
+            result = await asyncio.to_thread(slot.backend.memory, op)
+            cached = memory_result_json(result)
+            slot.memory_results[mseq] = cached
+            while len(slot.memory_results) > 32:
+                slot.memory_results.popitem(last=False)
+        await _send(ws, dumps({"op": "memory", "mseq": mseq, "result": cached}))
+
+    async def _block(self, ws: Any, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> None:
+        """Send block ``block`` of request ``seq``: from the replay buffer, the request in flight,
+        or a fresh (deterministic) run of the request that skips the blocks already delivered."""
+        if request is not None:
+            slot.fps[seq] = fp
+            while len(slot.fps) > 64:
+                slot.fps.popitem(last=False)
+        kept = slot.sent.get((seq, block))
+        if kept is not None and slot.fps.get(seq) == fp:
+            await _send(ws, kept[0])
+            await _send(ws, kept[1])
+            return
+        cur = slot.cur
+        if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
+            if request is None:
+                raise BackendError(f"no request {seq} in progress at block {block}", hint="send generate again")
+            if cur is not None:
+                await asyncio.to_thread(getattr(cur.it, "close", lambda: None))
+            slot.cur = None
+            it = iter(await asyncio.to_thread(slot.backend.generate, request))
+            cur = _Current(seq, fp, it, 0)
+            slot.cur = cur
+            while cur.next_block < block:  # the client has these already (a regenerated replay)
+                if await asyncio.to_thread(next, cur.it, _END) is _END:
+                    break
+                cur.next_block += 1
+        chunk = await asyncio.to_thread(next, cur.it, _END)
+        if chunk is _END:
+            slot.cur = None
+            await _send(ws, dumps({"op": "done", "seq": seq}))
+            return
+        assert isinstance(chunk, FrameChunk)
+        cur.next_block += 1
+        header, payload = await asyncio.to_thread(encode_chunk, chunk, slot.encoding, self.config.quality)
+        header["block"] = block
+        text = dumps(header)
+        slot.sent[(seq, block)] = (text, payload)
+        slot.sent_bytes += len(payload)
+        # the newest block always stays: a client lacks at most the one it was last sent
+        while len(slot.sent) > max(1, self.config.replay_blocks) or (
+                len(slot.sent) > 1 and slot.sent_bytes > self.config.replay_bytes):
+            _, (_, old) = slot.sent.popitem(last=False)
+            slot.sent_bytes -= len(old)
+        slot.blocks_served += 1
+        await _send(ws, text)
+        await _send(ws, payload)
+        if chunk.last:
+            slot.cur = None
+            await asyncio.to_thread(_drain, cur.it)
+
+
+async def _send(ws: Any, data: str | bytes) -> None:
+    """Send one message; a peer that is gone becomes :class:`_Closed` (not an error to log)."""
+    try:
+        if isinstance(data, str):
+            await ws.send_text(data)
+        else:
+            await ws.send_bytes(data)
+    except Exception as exc:
+        raise _Closed(f"send failed: {exc}") from exc
+
+
+def _drain(it: Iterator[FrameChunk]) -> None:
+    """Let a generator that yielded its last block finish (runs its trailing code), then close it."""
+    with contextlib.suppress(Exception):
+        next(it, None)
+    with contextlib.suppress(Exception):
+        getattr(it, "close", lambda: None)()
+
+
+def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
+    """The FastAPI app: ``GET /health`` and the WebSocket ``/ws``.
+
+    Raises:
+        BackendError: FastAPI is not installed, or no token.
+    """
+    try:
+        from fastapi import FastAPI
+        from starlette.routing import WebSocketRoute
+    except ImportError as exc:
+        raise BackendError(f"worldloom serve needs fastapi and uvicorn: {exc}",
+                           hint="pip install 'worldloom[remote]'") from exc
+    server = WorldServer(factory, config)
+    app = FastAPI(title="worldloom world server", lifespan=server.lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.world = server
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "sessions": len(server.slots), "max_sessions": config.max_sessions}
+
+    async def world(ws: Any) -> None:  # a plain Starlette route: no dependency injection on the socket
+        await server.serve(ws)
+
+    app.router.routes.append(WebSocketRoute("/ws", world))
+    return app
+
+
+def backend_factory(name: str, **base: Any) -> BackendFactory:
+    """A factory building ``make_backend(name, **base, **client_options)`` for each session."""
+    from game.world.backends import make_backend
+
+    def make(options: dict[str, Any]) -> Backend:
+        return make_backend(name, **{**base, **options})
+
+    return make
+
+
+class ServerThread:
+    """Runs an app under uvicorn in a daemon thread on ``host`` (tests, benchmarks).
+
+    Args:
+        app: the ASGI app.
+        host: address to bind (loopback by default).
+        port: port, 0 for a free one (see :attr:`port`).
+        max_message_bytes: the app's inbound limit (uvicorn is told 4x, so the app's own
+            refusal, with its reason, is what a client normally sees).
+        tls_cert, tls_key: PEM files to serve ``wss://``.
+    """
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0,
+                 max_message_bytes: int = MAX_JSON_BYTES, tls_cert: str | None = None,
+                 tls_key: str | None = None) -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.host = host
+        self.port = int(self.sock.getsockname()[1])
+        config = uvicorn.Config(app, log_level="warning", ws_max_size=4 * max_message_bytes,
+                                ws_per_message_deflate=False, timeout_graceful_shutdown=1, lifespan="on",
+                                ssl_certfile=tls_cert, ssl_keyfile=tls_key)
+        self.scheme = "wss" if tls_cert else "ws"
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       name="worldloom-serve", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}/ws"
+
+    def start(self, timeout: float = 10.0) -> ServerThread:
+        """Start and wait until it accepts connections.
+
+        Raises:
+            BackendError: it did not start within ``timeout`` seconds.
+        """
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise BackendError("the world server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask it to exit and wait (open connections are closed with 1012)."""
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+# -- the CLI --------------------------------------------------------------------------------------------
+def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``worldloom serve`` on ``subparsers`` (from ``ArgumentParser.add_subparsers``).
+
+    The handler is set as ``args.handler`` (``(args) -> int``) and also returned by
+    :func:`cmd_serve`.
+    """
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "serve", help="run a world backend behind a WebSocket (token: WORLDLOOM_TOKEN)",
+        description="Serve a world backend to remote players. The token comes from WORLDLOOM_TOKEN.")
+    p.add_argument("--backend", default="procedural", help="backend to serve (procedural, diffusion, null...)")
+    p.add_argument("--model", help="model folder or hub id (diffusion)")
+    p.add_argument("--size", help="default frame size WIDTHxHEIGHT")
+    p.add_argument("--backend-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra backend option (JSON value or text), e.g. steps=8; repeatable")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--tls-cert", help="TLS certificate (PEM); required off loopback")
+    p.add_argument("--tls-key", help="TLS private key (PEM)")
+    p.add_argument("--allow-insecure-remote", action="store_true",
+                   help="serve off loopback without TLS (token and frames travel in clear)")
+    p.add_argument("--max-sessions", type=int, default=4)
+    p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
+    p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
+    p.add_argument("--encoding", choices=("jpeg", "webp"), default="jpeg", help="frames off loopback")
+    p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
+    p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")
+    p.set_defaults(handler=cmd_serve)
+    return p
+
+
+def _backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if getattr(args, "model", None):
+        kwargs["model"] = args.model
+    if getattr(args, "size", None):
+        try:
+            w, h = (int(x) for x in str(args.size).lower().split("x"))
+        except ValueError as exc:
+            raise BackendError(f"bad --size {args.size!r}", hint="WIDTHxHEIGHT, e.g. 960x544") from exc
+        kwargs.update(width=w, height=h)
+    for item in getattr(args, "backend_arg", []) or []:
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.isidentifier():
+            raise BackendError(f"bad --backend-arg {item!r}", hint="KEY=VALUE, e.g. steps=8")
+        try:
+            kwargs[key] = json.loads(value)
+        except ValueError:
+            kwargs[key] = value
+    return kwargs
+
+
+def check_bind(host: str, tls: bool, allow_insecure: bool) -> str:
+    """``""`` if serving on ``host`` is allowed, else why not (off loopback without TLS or the flag)."""
+    if is_loopback(host) or tls or allow_insecure:
+        return ""
+    return (f"refusing to serve on {host} without TLS: pass --tls-cert and --tls-key, "
+            "or --allow-insecure-remote on a network you trust")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the server until interrupted; returns the exit code (2 for a configuration error)."""
+    out = sys.stderr
+    token = os.environ.get("WORLDLOOM_TOKEN", "")
+    if not token:
+        print("error: WORLDLOOM_TOKEN is not set (the server refuses to run without a token; "
+              "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
+              file=out)
+        return 2
+    tls = bool(args.tls_cert and args.tls_key)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("error: --tls-cert and --tls-key go together", file=out)
+        return 2
+    refusal = check_bind(args.host, tls, args.allow_insecure_remote)
+    if refusal:
+        print(f"error: {refusal}", file=out)
+        return 2
+    if args.max_sessions < 1 or args.max_message_kib < 1 or args.grace < 0 or not 1 <= args.quality <= 100:
+        print("error: --max-sessions and --max-message-kib must be positive, --grace not negative, "
+              "--quality 1-100", file=out)
+        return 2
+    try:
+        kwargs = _backend_kwargs(args)
+        factory = backend_factory(args.backend, **kwargs)
+        probe = factory({})  # fail now, not at the first player; loads a model once
+        caps = probe.capabilities()
+        probe.close()
+    except WorldloomError as exc:
+        print(f"error: {exc}", file=out)
+        return 2
+    if len(token) < 16:
+        print("warning: WORLDLOOM_TOKEN is short; use 16 or more random characters", file=out)
+    config = ServerConfig(token=token, max_sessions=args.max_sessions, max_message_bytes=args.max_message_kib * 1024,
+                          grace_s=args.grace, encoding=args.encoding, quality=args.quality,
+                          allow_client_size=not args.fixed_size)
+    app = create_app(factory, config)
+    import uvicorn
+
+    scheme = "wss" if tls else "ws"
+    print(f"serving {caps.backend} ({caps.width}x{caps.height}, {caps.fps:g} fps) on "
+          f"{scheme}://{args.host}:{args.port}/ws, at most {config.max_sessions} sessions", file=out)
+    uvicorn.run(app, host=args.host, port=args.port, ssl_certfile=args.tls_cert if tls else None,
+                ssl_keyfile=args.tls_key if tls else None, ws_max_size=4 * config.max_message_bytes,
+                ws_per_message_deflate=False, log_level="warning", timeout_graceful_shutdown=2)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m game.world.server [serve options]`` (the same as ``worldloom serve``)."""
+    parser = argparse.ArgumentParser(prog="worldloom")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_serve_parser(sub)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] != "serve":
+        args_list = ["serve", *args_list]
+    args = parser.parse_args(args_list)
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,373 @@
+"""The remote backend's wire format: JSON control messages and binary frame payloads.
+
+A ``worldloom serve`` server and :class:`game.world.backends.remote.RemoteBackend`
+talk over one WebSocket. Every control message is a JSON object (a text message)
+with an ``op``; a block of frames is a JSON ``chunk`` header followed by exactly
+one binary message holding the frames and then the sound. Nothing is pickled.
+
+Frames are encoded per the connection's ``encoding``:
+
+* ``raw``: ``T * H * W * 3`` bytes of the ``(T, H, W, 3)`` uint8 array, C order
+  (loopback: no CPU spent, byte-exact);
+* ``jpeg`` / ``webp``: one Pillow-encoded image per frame, concatenated; the
+  header lists each one's length (``sizes``) (networks: ~10-30x smaller, lossy).
+
+Sound, when there is any, follows the frames as little-endian float32 samples.
+The header also carries ``memory["bytes_per_frame"]``: the frame bytes on the wire
+divided by ``T``.
+
+The decoders check every size and shape against limits before allocating, so a
+broken or hostile peer gets a :class:`WireError`, not a crash or a giant buffer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import asdict
+from typing import Any, Literal
+
+import numpy as np
+
+from game.errors import BackendError
+from game.world.protocol import (
+    Anchor,
+    Capabilities,
+    Entity,
+    FrameChunk,
+    MemoryOp,
+    MemoryResult,
+    Scene,
+    SessionStart,
+    Timing,
+    WorldRequest,
+)
+
+#: Version of this wire format (``hello`` carries it; a mismatch is refused).
+WIRE_VERSION = 1
+#: Default cap on one inbound JSON message, bytes.
+MAX_JSON_BYTES = 1 << 20
+#: Largest frame side and frames per block a decoder accepts.
+MAX_SIDE = 8192
+MAX_FRAMES = 4096
+
+Encoding = Literal["raw", "jpeg", "webp"]
+ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp")
+
+
+class WireError(BackendError):
+    """A message on the wire is malformed, too large or of an unknown kind."""
+
+
+# -- JSON -------------------------------------------------------------------------------------------
+def dumps(msg: dict[str, Any]) -> str:
+    """Compact JSON text of a control message."""
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def loads(text: str | bytes, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    """Parse one control message.
+
+    Raises:
+        WireError: longer than ``limit`` bytes, not JSON, not an object, or no string ``op``.
+    """
+    size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
+    if size > limit:
+        raise WireError(f"message of {size} bytes exceeds the {limit}-byte limit")
+    try:
+        msg = json.loads(text)
+    except ValueError as exc:
+        raise WireError(f"message is not JSON: {exc}") from exc
+    if not isinstance(msg, dict) or not isinstance(msg.get("op"), str):
+        raise WireError("message is not a JSON object with an 'op'")
+    return msg
+
+
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
+        raise WireError(f"{where}: field {name!r} is missing or of the wrong type")
+    return value
+
+
+def _anchors(items: Any, where: str) -> tuple[Anchor, ...]:
+    if not isinstance(items, list):
+        raise WireError(f"{where}: anchors must be a list")
+    out = []
+    for a in items:
+        if not isinstance(a, dict):
+            raise WireError(f"{where}: an anchor must be an object")
+        try:
+            out.append(Anchor(id=str(a["id"]), kind=a["kind"], role=a["role"], ref=str(a["ref"]),
+                              tier=a.get("tier", "sink_global")))
+        except (KeyError, TypeError) as exc:
+            raise WireError(f"{where}: bad anchor: {exc}") from exc
+    return tuple(out)
+
+
+def session_start_json(start: SessionStart) -> dict[str, Any]:
+    """JSON form of a :class:`SessionStart`."""
+    return asdict(start)
+
+
+def session_start_from_json(data: Any) -> SessionStart:
+    """Rebuild a :class:`SessionStart`.
+
+    Raises:
+        WireError: a field is missing or mistyped.
+    """
+    if not isinstance(data, dict):
+        raise WireError("start: not an object")
+    width, height = data.get("width"), data.get("height")
+    for v in (width, height):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_SIDE):
+            raise WireError("start: width / height must be whole numbers of pixels")
+    return SessionStart(session_id=_field(data, "session_id", str, "start"), seed=_field(data, "seed", int, "start"),
+                        prompt=_field(data, "prompt", str, "start"), anchors=_anchors(data.get("anchors", []), "start"),
+                        width=width, height=height)
+
+
+def request_json(request: WorldRequest) -> dict[str, Any]:
+    """JSON form of a :class:`WorldRequest` (all of it)."""
+    return request.to_json()
+
+
+def request_from_json(data: Any) -> WorldRequest:
+    """Rebuild a :class:`WorldRequest` (the inverse of :func:`request_json`).
+
+    Raises:
+        WireError: a field is missing or mistyped.
+    """
+    if not isinstance(data, dict):
+        raise WireError("request: not an object")
+    w = "request"
+    scene_d = data.get("scene") or {}
+    if not isinstance(scene_d, dict):
+        raise WireError(f"{w}: scene must be an object")
+    ents = []
+    for e in scene_d.get("entities", []) or []:
+        if not isinstance(e, dict):
+            raise WireError(f"{w}: an entity must be an object")
+        try:
+            ents.append(Entity(id=str(e["id"]), kind=e["kind"], name=str(e["name"]), look=str(e.get("look", "")),
+                               image=str(e.get("image", "")), x=float(e.get("x", 0.5)), y=float(e.get("y", 0.0)),
+                               state=str(e.get("state", "idle")), holding=tuple(str(h) for h in e.get("holding", ())),
+                               tier=e.get("tier", "object_cache")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise WireError(f"{w}: bad entity: {exc}") from exc
+    scene = Scene(location=str(scene_d.get("location", "")), palette=str(scene_d.get("palette", "dusk")),
+                  time_of_day=str(scene_d.get("time_of_day", "dusk")), weather=str(scene_d.get("weather", "clear")),
+                  entities=tuple(ents))
+    switch = data.get("switch_mode")
+    if switch not in (None, "recache", "scene_cut", "plain"):
+        raise WireError(f"{w}: unknown switch_mode {switch!r}")
+    tiers = data.get("tiers") or {}
+    if not isinstance(tiers, dict):
+        raise WireError(f"{w}: tiers must be an object")
+    try:
+        return WorldRequest(
+            session_id=_field(data, "session_id", str, w),
+            seq=_field(data, "seq", int, w),
+            min_frames=_field(data, "min_frames", int, w),
+            prompt=_field(data, "prompt", str, w),
+            switch_mode=switch,
+            scene=scene,
+            actions=tuple(str(a) for a in data.get("actions", ()) or ()),
+            camera_x=float(data.get("camera_x", 0.0)),
+            camera_dx=float(data.get("camera_dx", 0.0)),
+            references=tuple(str(r) for r in data.get("references", ()) or ()),
+            audio=str(data.get("audio", "")),
+            cue=str(data.get("cue", "")),
+            event=str(data.get("event", "")),
+            event_id=str(data.get("event_id", "")),
+            anchors=_anchors(data.get("anchors", []) or [], w),
+            rolling=tuple(str(r) for r in data.get("rolling", ()) or ()),
+            deadline_ms=int(data.get("deadline_ms", 0)),
+            tiers={str(k): str(v) for k, v in tiers.items()},
+        )
+    except (TypeError, ValueError) as exc:
+        raise WireError(f"{w}: {exc}") from exc
+
+
+def memory_op_json(op: MemoryOp) -> dict[str, Any]:
+    """JSON form of a :class:`MemoryOp`."""
+    return asdict(op)
+
+
+def memory_op_from_json(data: Any) -> MemoryOp:
+    """Rebuild a :class:`MemoryOp`.
+
+    Raises:
+        WireError: an unknown op or mistyped fields.
+    """
+    if not isinstance(data, dict):
+        raise WireError("memory: not an object")
+    kind = data.get("op")
+    if kind not in ("reset_history", "reanchor", "reset", "snapshot", "restore", "fork"):
+        raise WireError(f"memory: unknown op {kind!r}")
+    return MemoryOp(op=kind, anchors=_anchors(data.get("anchors", []) or [], "memory"),
+                    handle=str(data.get("handle", "")), new_session_id=str(data.get("new_session_id", "")))
+
+
+def memory_result_json(result: MemoryResult) -> dict[str, Any]:
+    """JSON form of a :class:`MemoryResult`."""
+    return asdict(result)
+
+
+def memory_result_from_json(data: Any) -> MemoryResult:
+    """Rebuild a :class:`MemoryResult`.
+
+    Raises:
+        WireError: not an object.
+    """
+    if not isinstance(data, dict):
+        raise WireError("memory result: not an object")
+    return MemoryResult(ok=bool(data.get("ok")), handle=str(data.get("handle", "")), note=str(data.get("note", "")))
+
+
+def caps_json(caps: Capabilities) -> dict[str, Any]:
+    """JSON form of :class:`Capabilities`."""
+    return asdict(caps)
+
+
+def caps_from_json(data: Any) -> Capabilities:
+    """Rebuild :class:`Capabilities`.
+
+    Raises:
+        WireError: missing or mistyped fields.
+    """
+    if not isinstance(data, dict):
+        raise WireError("capabilities: not an object")
+    try:
+        d = dict(data)
+        d["switch_modes"] = tuple(d.get("switch_modes", ("plain",)))
+        d["actions"] = tuple(d.get("actions", ()))
+        caps = Capabilities(**d)
+    except TypeError as exc:
+        raise WireError(f"capabilities: {exc}") from exc
+    if not (1 <= caps.width <= MAX_SIDE and 1 <= caps.height <= MAX_SIDE and caps.frames_per_block >= 1):
+        raise WireError("capabilities: frame size or block length out of range")
+    return caps
+
+
+# -- frames -------------------------------------------------------------------------------------------
+def encode_frames(frames: np.ndarray, encoding: Encoding, quality: int = 90) -> tuple[bytes, list[int]]:
+    """Encode ``(T, H, W, 3)`` uint8 frames.
+
+    Returns:
+        ``(payload, sizes)``: the bytes, and each frame's length in them.
+    """
+    frames = np.ascontiguousarray(frames, dtype=np.uint8)
+    if encoding == "raw":
+        return frames.tobytes(), [int(frames[0].nbytes)] * int(frames.shape[0])
+    from PIL import Image
+
+    parts: list[bytes] = []
+    for f in frames:
+        buf = io.BytesIO()
+        img = Image.fromarray(f)
+        if encoding == "jpeg":
+            img.save(buf, format="JPEG", quality=quality, subsampling=0 if quality >= 90 else 2)
+        else:
+            img.save(buf, format="WEBP", quality=quality, method=0)
+        parts.append(buf.getvalue())
+    return b"".join(parts), [len(p) for p in parts]
+
+
+def decode_frames(payload: memoryview | bytes, encoding: str, shape: tuple[int, int, int, int],
+                  sizes: list[int]) -> np.ndarray:
+    """Decode what :func:`encode_frames` made back into ``(T, H, W, 3)`` uint8.
+
+    Raises:
+        WireError: sizes or shapes that do not add up, or an image Pillow cannot read.
+    """
+    t, h, w, c = shape
+    if c != 3 or not (1 <= t <= MAX_FRAMES and 1 <= h <= MAX_SIDE and 1 <= w <= MAX_SIDE):
+        raise WireError(f"frames of shape {shape} are out of range")
+    if len(sizes) != t or sum(sizes) != len(payload) or any(s < 0 for s in sizes):
+        raise WireError("frame sizes do not add up to the payload")
+    if encoding == "raw":
+        if len(payload) != t * h * w * 3:
+            raise WireError("raw frame payload has the wrong length")
+        return np.frombuffer(payload, dtype=np.uint8).reshape(t, h, w, 3).copy()
+    if encoding not in ("jpeg", "webp"):
+        raise WireError(f"unknown frame encoding {encoding!r}")
+    from PIL import Image
+
+    out = np.empty((t, h, w, 3), np.uint8)
+    pos = 0
+    view = memoryview(payload)
+    for i, size in enumerate(sizes):
+        try:
+            with Image.open(io.BytesIO(view[pos:pos + size])) as img:
+                arr = np.asarray(img.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise WireError(f"frame {i} is not a readable {encoding} image: {exc}") from exc
+        if arr.shape != (h, w, 3):
+            raise WireError(f"frame {i} is {arr.shape}, not {(h, w, 3)}")
+        out[i] = arr
+        pos += size
+    return out
+
+
+def chunk_header(chunk: FrameChunk, encoding: Encoding, sizes: list[int], audio_samples: int) -> dict[str, Any]:
+    """The JSON ``chunk`` header announcing the binary message that follows."""
+    frame_bytes = sum(sizes)
+    memory = dict(chunk.memory)
+    memory["bytes_per_frame"] = frame_bytes / max(1, chunk.n_frames)
+    return {
+        "op": "chunk", "seq": chunk.seq, "block": chunk.block, "last": chunk.last, "first_frame": chunk.first_frame,
+        "fps": chunk.fps, "audio_rate": chunk.audio_rate, "ignored": list(chunk.ignored), "drawn": list(chunk.drawn),
+        "memory": memory, "probes": dict(chunk.probes), "timing": asdict(chunk.timing),
+        "frames": {"encoding": encoding, "shape": list(chunk.frames.shape), "sizes": sizes},
+        "audio": audio_samples if chunk.audio is not None else None,
+        "nbytes": frame_bytes + 4 * audio_samples,
+    }
+
+
+def encode_chunk(chunk: FrameChunk, encoding: Encoding, quality: int = 90) -> tuple[dict[str, Any], bytes]:
+    """``(header, payload)`` of one block: frames (per ``encoding``) then float32 audio."""
+    payload, sizes = encode_frames(chunk.frames, encoding, quality)
+    audio = b""
+    samples = 0
+    if chunk.audio is not None:
+        pcm = np.ascontiguousarray(chunk.audio, dtype="<f4")
+        audio, samples = pcm.tobytes(), int(pcm.shape[0])
+    return chunk_header(chunk, encoding, sizes, samples), payload + audio
+
+
+def decode_chunk(header: dict[str, Any], payload: bytes) -> FrameChunk:
+    """Rebuild a :class:`FrameChunk` from its header and binary payload.
+
+    Raises:
+        WireError: the header is malformed or the payload does not match it.
+    """
+    try:
+        fr = header["frames"]
+        shape = tuple(int(x) for x in fr["shape"])
+        sizes = [int(s) for s in fr["sizes"]]
+        samples = header.get("audio")
+        n_audio = int(samples) if samples is not None else 0
+        if len(shape) != 4 or n_audio < 0:
+            raise ValueError("bad shape or audio length")
+        frame_bytes = sum(sizes)
+        if len(payload) != frame_bytes + 4 * n_audio:
+            raise WireError(f"chunk payload is {len(payload)} bytes, header says {frame_bytes + 4 * n_audio}")
+        view = memoryview(payload)
+        frames = decode_frames(view[:frame_bytes], str(fr["encoding"]), (shape[0], shape[1], shape[2], shape[3]), sizes)
+        audio = np.frombuffer(view[frame_bytes:], dtype="<f4").astype(np.float32) if samples is not None else None
+        t = header.get("timing") or {}
+        return FrameChunk(
+            seq=int(header["seq"]), block=int(header["block"]), last=bool(header["last"]),
+            first_frame=int(header["first_frame"]), frames=frames, fps=float(header["fps"]), audio=audio,
+            audio_rate=int(header.get("audio_rate", 22050)), ignored=tuple(str(x) for x in header.get("ignored", [])),
+            drawn=tuple(str(x) for x in header.get("drawn", [])),
+            memory={str(k): float(v) for k, v in (header.get("memory") or {}).items()},
+            probes={str(k): float(v) for k, v in (header.get("probes") or {}).items()},
+            timing=Timing(**{k: float(t.get(k, 0.0)) for k in ("queue_ms", "encode_ms", "recache_ms", "denoise_ms",
+                                                              "decode_ms", "total_ms")}),
+        )
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise WireError(f"malformed chunk header: {exc}") from exc
