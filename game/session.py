@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,6 +41,18 @@ class IntentHandler(Protocol):
     """Handles one kind of intent instead of the story runtime."""
 
     def __call__(self, session: Session, intent: AnyIntent, /) -> list[Event]: ...
+
+
+class Extension(Protocol):
+    """Something beside ``GameState`` that saves, loads and rolls back with the game
+    (a character's memory, say). Its data goes into the save's ``extra[name]``; it
+    must be JSON-able and hold no derived data."""
+
+    def save_extra(self) -> dict[str, Any]: ...
+
+    def load_extra(self, data: dict[str, Any] | None) -> None: ...
+
+    def on_rollback(self, turn: int) -> None: ...
 
 
 class TurnHook(Protocol):
@@ -141,6 +153,8 @@ class Session:
         self.handlers: dict[str, IntentHandler] = {}
         #: called after every turn with its events; may add events (replies, memories).
         self.hooks: list[TurnHook] = []
+        #: name -> state kept beside GameState (saved in ``extra``); see :meth:`extend`.
+        self.extensions: dict[str, Extension] = {}
         #: seq of the request being streamed now (a submit meanwhile pre-empts it), or None.
         self._streaming: int | None = None
         # world edits (Instruct) and dropped images (AddReference): game/world/edits.py
@@ -166,6 +180,10 @@ class Session:
         raises ``InputError`` to refuse (the state is then restored).
         """
         self.handlers[intent_type] = handler
+
+    def extend(self, name: str, extension: Extension) -> None:
+        """Save, load and roll back ``extension`` with the game, under ``extra[name]``."""
+        self.extensions[name] = extension
 
     def add_hook(self, hook: TurnHook) -> None:
         """Run ``hook.on_turn(session, intent, events)`` after every turn (in order added)."""
@@ -372,6 +390,8 @@ class Session:
             self.state.frame = frame
             self.state.reactions.clear()
             self.log.truncate(self.state.log_offset)
+            for ext in self.extensions.values():
+                ext.on_rollback(self.state.turn)
             self._pending = self.director.build(self.state, [], self.director.cause([], "rollback"))
             return [Event(kind="rollback", turn=self.state.turn, frame=frame, scene=self.state.scene,
                           text=cp.label, data={"n": n})]
@@ -390,7 +410,8 @@ class Session:
             path = slot_path(self.save_dir, slot)
             data = SaveData(self.story.id, self.story.digest, self.state.copy_state(),
                             self.log.upto(self.state.log_offset), list(self.checkpoints),
-                            label=self.view().scene_title)
+                            label=self.view().scene_title,
+                            extra={name: ext.save_extra() for name, ext in self.extensions.items()})
             write_save(path, data)
         if thumbnail is not None:
             from PIL import Image
@@ -434,6 +455,8 @@ class Session:
             for e in data.events[: state.log_offset]:
                 self.log.append(e)
             self.checkpoints = [c for c in data.checkpoints if c.state.scene in self.story.model.scenes]
+            for name, ext in self.extensions.items():
+                ext.load_extra(data.extra.get(name))
             self._started = True
             self._pending = self.director.build(self.state, [], self.director.cause([], "load"))
             ev = Event(kind="load", turn=state.turn, frame=frame, scene=state.scene, text=slot)

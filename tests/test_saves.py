@@ -190,3 +190,33 @@ def test_save_for_another_story_is_refused(mini_path: Path, tmp_path: Path) -> N
     path.write_text(json.dumps(doc))
     with pytest.raises(SaveError, match="story 'other'"):
         s.load("a")
+
+
+class Notebook:
+    """A toy extension: a list of notes that saves, loads and rolls back with the game."""
+
+    def __init__(self) -> None:
+        self.notes: list[tuple[int, str]] = []
+
+    def save_extra(self) -> dict[str, object]:
+        return {"notes": [list(n) for n in self.notes]}
+
+    def load_extra(self, data: dict[str, object] | None) -> None:
+        self.notes = [(int(t), str(x)) for t, x in (data or {}).get("notes", [])]  # type: ignore[union-attr]
+
+    def on_rollback(self, turn: int) -> None:
+        self.notes = [n for n in self.notes if n[0] <= turn]
+
+
+def test_extensions_save_load_and_roll_back(mini_path: Path, tmp_path: Path) -> None:
+    s = new_session(mini_path, tmp_path)
+    book = Notebook()
+    s.extend("notebook", book)
+    book.notes.append((0, "arrived"))
+    s.submit(Choose(choice_id="offer_kite"))
+    book.notes.append((s.state.turn, "gave the kite"))
+    s.save("a")
+    s.rollback()
+    assert book.notes == [(0, "arrived")]
+    s.load("a")
+    assert book.notes == [(0, "arrived"), (1, "gave the kite")]
