@@ -1,0 +1,495 @@
+"""The persona guard: keeps a character herself, whatever the model or the player says.
+
+Two sides:
+
+**The player's input** (:meth:`PersonaGuard.check_input`). Typed text is data,
+never instructions. Chat-control tokens (``<|im_start|>``, ``[INST]``,
+``<<SYS>>``...) are removed and line-leading role labels (``system:``) are
+defused, so a line cannot forge a system turn in the prompt; attempts to rewrite
+her instructions or pull her out of the story (:data:`INJECTION_PATTERNS`:
+"ignore previous instructions", "you are now...", "system:", "reveal your
+prompt", "are you an AI?"...) are flagged, and the dialogue pipeline then adds a
+post-history reminder to stay in character. A flag never blocks the player.
+
+**Her replies** (:meth:`PersonaGuard.check`), sentence by sentence before anything
+reaches the player, in this order:
+
+1. ``empty``: nothing speakable;
+2. ``ooc``: out-of-character phrases (:data:`OOC_PHRASES`: "as an AI", "language
+   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt"...),
+   matched as whole-word sequences of the normalised text;
+3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
+4. ``leak``: chat-role labels or template macros in the text, her instructions
+   echoed back ("You are Eve..."), or any :data:`LEAK_WORDS` consecutive words of
+   the system prompt repeated verbatim;
+5. ``contradiction``: a contradiction with the sink and entity facts in
+   :class:`PersonaFacts`, and **only those facts**: her own name ("my name is X",
+   "I'm X", "call me X"), her home ("I live in X", "I'm from X": capitalised place
+   words not in her home), the player's name once told or pinned ("your name is
+   X", "you're X", "Hello, X", a closing ", X."), and simple entity facts
+   (:class:`EntityFact`: an entity's *name* "the dog is called X", *colour* a
+   colour word within three words of the entity, *count* a number right before
+   it). Anything else she gets wrong (dates, events, feelings) is not detected
+   here; memory retrieval and the prompt are what keep those right;
+6. ``negative``: a near duplicate of a reply someone rejected before
+   (:meth:`PersonaGuard.add_negative`; the error bank feeds it): exact after
+   normalisation, or word unigram+bigram Jaccard overlap >= ``negative_threshold``
+   (texts of :data:`MIN_NEAR_TOKENS` words or more), or, when an embedder is given,
+   MiniLM cosine >= ``semantic_threshold``.
+
+Normalisation: Unicode NFKC, case-folded, typographic quotes made plain, every run
+of characters other than letters, digits and in-word apostrophes made one space.
+
+What to do on a violation (regenerate up to N times, then an authored line) is the
+dialogue pipeline's job (:mod:`game.cast.dialogue`); this module only judges.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+
+#: Phrases no character in a story says: they are the model speaking, not her.
+OOC_PHRASES: tuple[str, ...] = (
+    "as an ai", "as a language model", "language model", "an ai model", "ai model", "i'm an ai", "i am an ai",
+    "i'm just an ai", "i am just an ai", "i'm only an ai", "an artificial intelligence", "artificial intelligence",
+    "i'm an assistant", "i am an assistant", "as an assistant", "ai assistant", "virtual assistant",
+    "helpful assistant", "your assistant", "openai", "chatgpt", "gpt 4", "gpt 3", "anthropic", "smollm",
+    "hugging face", "huggingface", "my instructions", "previous instructions", "new instructions",
+    "my system prompt", "system prompt", "the prompt", "my prompt", "my programming", "i was programmed",
+    "i am programmed", "i'm programmed", "my training data", "i was trained", "my training", "training data",
+    "my developers", "as a chatbot", "i'm a chatbot", "i am a chatbot", "a chatbot", "i'm a bot", "i am a bot",
+    "i'm not a real person", "i am not a real person", "i'm not human", "i am not human", "i'm not a human",
+    "i am not a human", "i don't have personal", "i do not have personal", "i don't have feelings",
+    "i do not have feelings", "knowledge cutoff", "developer mode", "dan mode", "jailbroken", "jailbreak",
+    "role play", "roleplay", "role playing", "out of character", "in character", "break character",
+    "the user", "user's", "i cannot comply", "i can't comply", "i will comply", "comply with",
+    "no rules", "no restrictions", "without restrictions", "no guidelines", "no filters", "unfiltered",
+    "uncensored", "pwned", "my persona", "persona", "ignore my", "free from all", "do anything now",
+    "happy to help", "here to help", "how can i help you", "how can i assist", "how may i assist", "assist you",
+    "feel free to ask", "any other questions",
+)
+
+#: The guard's judgement kinds, in checking order.
+VerdictKind = Literal["", "empty", "ooc", "never_say", "leak", "contradiction", "negative", "repeat"]
+
+#: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
+LEAK_WORDS = 12
+#: Below this many words only an exact (normalised) repeat counts as a near duplicate.
+MIN_NEAR_TOKENS = 4
+
+#: Patterns of prompt injection and break-character attempts in the player's input: (name, regex).
+_INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
+    ("override", r"\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|delete|erase|discard|"
+                 r"reset|cancel|replace|rewrite|update|change)\b[^.!?\n]{0,50}?\b(?:instructions?|rules|prompts?|"
+                 r"directives?|guidelines|programming|context|constraints|persona|settings|restrictions|"
+                 r"guardrails|filters|training|system message|orders|story|game|role-?play|roles?|scene|"
+                 r"everything(?: (?:above|before|else|you))?|all (?:of )?(?:the |that )?(?:above|before)|all that)\b"),
+    ("dictation", r"\b(?:say|write|type|output|print|reply with|respond with|answer with|repeat after me)\b"
+                  r"[^.!?\n]{0,60}?\band nothing else\b|\b(?:reply|respond|answer|speak) only (?:with|in)\b|"
+                  r"\bonly (?:say|reply|respond|answer|output)\b[^.!?\n]{0,20}?\bwith\b|"
+                  r"\bfrom now on,? (?:only|always|never)\b"),
+    ("new_identity", r"\b(?:you are now|you're now|you are no longer|you're no longer|from now on,? (?:you|act|"
+                     r"respond|answer|reply|speak)|you will now|you must now|you shall now|act as (?:an?|the|my)\b|"
+                     r"pretend (?:to be|you are|you're|that you)|role-?play as|play the (?:role|part) of|"
+                     r"new persona|your new (?:name|role|instructions?|persona|identity)|switch (?:to|into) \w+ "
+                     r"mode|enter \w+ mode|become (?:an?|the) (?:ai|assistant|bot|chatbot|different))"),
+    ("fake_role", r"(?:^\s*(?:system|developer|assistant|admin|root)\s*:|\[\s*(?:system|admin|developer)\s*\]|"
+                  r"<\s*/?\s*system\s*>|<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|#{2,}\s*(?:system|instruction|"
+                  r"new instructions?)|\bsystem (?:prompt|message|override|note|update|notice)\b|"
+                  r"\b(?:admin(?:istrator)?|developer|debug|god|sudo|maintenance) (?:mode|override|command|access)\b|"
+                  r"\bsudo\b|</?s>|\bend of (?:system )?prompt\b)"),
+    ("reveal", r"\b(?:reveal|show|print|repeat|tell me|what (?:are|is|were)|give me|output|recite|dump|list|"
+               r"spell out|summari[sz]e|translate|write (?:out|down)|paste|copy)\b[^.!?\n]{0,40}?\b(?:your|the|"
+               r"these|those|above|initial|original|hidden|secret|first)\b[^.!?\n]{0,25}?\b(?:instructions?|"
+               r"system prompt|prompt|rules|directives|guidelines|programming|configuration|context window|"
+               r"text above|words above|message above|everything above)\b|"
+               r"\b(?:print|repeat|show|output|reveal|dump|copy|paste|recite|write out)\b[^.!?\n]{0,20}?"
+               r"\b(?:everything|all|the text|the words|the messages?|what(?:'s| is| was))\s+(?:above|before)\b|"
+               r"\bhidden (?:text|prompt|instructions?|messages?|rules)\b"),
+    ("break_character", r"\b(?:break (?:character|the fourth wall)|out of character|stop (?:being|pretending|"
+                        r"role-?playing|acting|playing)|drop the (?:act|character|persona)|step out of (?:the )?"
+                        r"(?:role|character|story|game)|\booc\b|fourth wall|are you (?:an? |really )?(?:ai|bot|robot|"
+                        r"chatbot|language model|llm|real|human|program|machine)|admit (?:that )?you(?:'re| are)|"
+                        r"you(?:'re| are) (?:just |only |really )?(?:an? )?(?:ai|bot|chatbot|language model|llm|"
+                        r"program|machine|computer)\b|who (?:made|created|programmed|trained|built) you|"
+                        r"what (?:ai |language )?model are you|which model|chat ?gpt|openai|gpt-?\d|\bllama\b|"
+                        r"anthropic|claude|jailbreak|\bdan\b|do anything now|no (?:rules|restrictions|limits|"
+                        r"filters)\b|uncensored|unfiltered|\bas an? (?:ai|bot|chatbot|language model|llm|"
+                        r"assistant|machine|program)\b)"),
+)
+INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(rx, re.I | re.M)) for name, rx in _INJECTION_SOURCES)
+
+_CONTROL_TOKENS = re.compile(r"<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|</?s>|<\s*/?\s*system\s*>", re.I)
+_ROLE_LINE = re.compile(r"^(\s*)(system|developer|assistant|user|admin|root)\s*:", re.I | re.M)
+_LEAK_MARKERS = re.compile(r"^\s*(?:system|assistant|user|developer)\s*:|<\|[^|<>]{0,40}\|>|\{\{\s*\w+\s*\}\}|"
+                           r"\[/?INST\]|<</?SYS>>", re.I | re.M)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
+_NON_WORD = re.compile(r"[^\w']+|(?<!\w)'|'(?!\w)")
+
+#: A capitalised name of one or two words.
+_NAME = r"([A-Z][A-Za-z\u00c0-\u024f'\-]+(?:\s+[A-Z][A-Za-z\u00c0-\u024f'\-]+)?)"
+#: Capitalised words that are not names when they follow "Hello," or "I'm".
+_NOT_NAMES = frozenset(
+    "friend friends traveller traveler stranger sir madam ma'am miss mister child dear love darling everyone "
+    "everybody there again all sailor captain keeper you i it the a an not just so sorry fine glad here yes no "
+    "well oh ah hmm please okay ok welcome hello hi hey goodbye good thank thanks indeed certainly of course "
+    "english british french american scottish irish welsh i've i'll i'd i'm it's that's there's here's "
+    "what's let's north south east west northern southern eastern western sea island mainland coast".split())
+_COLOURS = frozenset(
+    "red green blue yellow white black grey gray brown orange purple violet pink gold golden silver amber crimson "
+    "scarlet teal turquoise indigo".split())
+_NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def normalise(text: str) -> str:
+    """The comparison form of ``text`` (see the module docstring)."""
+    t = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+    return " ".join(_NON_WORD.sub(" ", t).split())
+
+
+def tokens(text: str) -> list[str]:
+    """Words of the normalised ``text``."""
+    return normalise(text).split()
+
+
+def _grams(toks: Sequence[str]) -> set[str]:
+    return set(toks) | {f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)}
+
+
+def overlap(a: str, b: str) -> float:
+    """Similarity of two texts in [0, 1]: 1.0 when equal after normalisation, else the
+    Jaccard index of their word unigram+bigram sets (0 when either has fewer than
+    :data:`MIN_NEAR_TOKENS` words)."""
+    ta, tb = tokens(a), tokens(b)
+    if ta == tb:
+        return 1.0 if ta else 0.0
+    if len(ta) < MIN_NEAR_TOKENS or len(tb) < MIN_NEAR_TOKENS:
+        return 0.0
+    ga, gb = _grams(ta), _grams(tb)
+    return len(ga & gb) / len(ga | gb)
+
+
+def contains_phrase(toks: Sequence[str], phrase: str) -> bool:
+    """Whether the normalised ``phrase`` occurs in ``toks`` as a whole-word sequence."""
+    p = tokens(phrase)
+    n = len(p)
+    return n > 0 and any(list(toks[i:i + n]) == p for i in range(len(toks) - n + 1))
+
+
+@dataclass(frozen=True)
+class EntityFact:
+    """One checkable belief about an entity.
+
+    Attributes:
+        entity: how it is mentioned (``dog``, ``lantern``); matched as a whole word (plural ``s`` allowed).
+        attribute: ``name`` (what it is called), ``colour`` (one of the common colour
+            words) or ``count`` (how many; a number word or digits right before it).
+        value: the true value (``Biscuit``, ``green``, ``2``).
+    """
+
+    entity: str
+    attribute: Literal["name", "colour", "count"]
+    value: str
+
+
+@dataclass(frozen=True)
+class PersonaFacts:
+    """The sink and entity facts the guard checks replies against.
+
+    Attributes:
+        name: her name. aliases: other names she goes by (nickname, titles).
+        home: where she lives, as words (``the Tidewatch lighthouse on Gull Rock``).
+        player_name: the player's name once told or pinned (``""``: unknown, not checked).
+        known_names: other proper names she may use freely (people, places, ships).
+        entities: :class:`EntityFact` beliefs.
+    """
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    home: str = ""
+    player_name: str = ""
+    known_names: tuple[str, ...] = ()
+    entities: tuple[EntityFact, ...] = ()
+
+
+@dataclass(frozen=True)
+class InputCheck:
+    """The guard's view of one player line.
+
+    Attributes:
+        text: the line as the model will see it (control tokens removed, role labels defused).
+        injection: whether it tries to change her instructions or pull her out of character.
+        reasons: the :data:`INJECTION_PATTERNS` names that matched, and what was removed.
+    """
+
+    text: str
+    injection: bool = False
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's judgement of a reply (or one sentence of it).
+
+    Attributes:
+        ok: it may reach the player.
+        kind: the first failed check (``""`` when ok).
+        reasons: one sentence per problem found.
+        matched: the phrase, fact or rejected reply it matched.
+    """
+
+    ok: bool
+    kind: VerdictKind = ""
+    reasons: tuple[str, ...] = ()
+    matched: str = ""
+
+
+@dataclass
+class _Negative:
+    text: str
+    toks: list[str]
+    vector: Any = None
+
+
+@dataclass
+class PersonaGuard:
+    """Judges player input and character replies (see the module docstring).
+
+    Attributes:
+        facts: the sink and entity facts (replace with :meth:`update_facts`).
+        never_say: lines and phrases she never says (the card's ``never_say``).
+        system_prompt: her instructions (the sink), for the verbatim-leak check.
+        phrases: the out-of-character phrases checked (default :data:`OOC_PHRASES`).
+        negative_threshold: word-overlap threshold for a near duplicate of a rejected reply.
+        embedder: optional object with ``encode(list[str]) -> (N, D)`` unit vectors
+            (:func:`game.models.embedder.get_embedder`) for paraphrased negatives.
+        semantic_threshold: cosine threshold for those.
+    """
+
+    facts: PersonaFacts
+    never_say: tuple[str, ...] = ()
+    system_prompt: str = ""
+    phrases: tuple[str, ...] = OOC_PHRASES
+    negative_threshold: float = 0.55
+    embedder: Any = None
+    semantic_threshold: float = 0.9
+    _negatives: list[_Negative] = field(default_factory=list, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    # -- facts and negatives -----------------------------------------------------------
+    def update_facts(self, **changes: Any) -> PersonaFacts:
+        """Replace some facts (``guard.update_facts(player_name="Mara")``); returns the new facts."""
+        self.facts = replace(self.facts, **changes)
+        return self.facts
+
+    def add_negative(self, text: str) -> None:
+        """Remember a rejected reply: it and its near duplicates fail from now on (kind ``negative``)."""
+        toks = tokens(text)
+        if not toks:
+            return
+        vector = None
+        if self.embedder is not None:
+            vector = np.asarray(self.embedder.encode([text]), np.float32)[0]
+        with self._lock:
+            if any(n.toks == toks for n in self._negatives):
+                return
+            self._negatives.append(_Negative(text, toks, vector))
+
+    def add_negatives(self, texts: Iterable[str]) -> None:
+        """:meth:`add_negative` for each text."""
+        for t in texts:
+            self.add_negative(t)
+
+    @property
+    def negatives(self) -> list[str]:
+        """The rejected replies known now."""
+        with self._lock:
+            return [n.text for n in self._negatives]
+
+    def closest_negative(self, text: str) -> tuple[float, str]:
+        """``(word overlap, rejected reply)`` of the closest negative example."""
+        best, match = 0.0, ""
+        for neg in self.negatives:
+            s = overlap(text, neg)
+            if s > best:
+                best, match = s, neg
+        return best, match
+
+    # -- input ----------------------------------------------------------------------------
+    def check_input(self, text: str, max_chars: int = 2000) -> InputCheck:
+        """Sanitise a player line and flag injection attempts.
+
+        Args:
+            text: what the player typed or said.
+            max_chars: longer input is cut (a wall of text is not a question).
+        """
+        reasons: list[str] = []
+        for name, rx in INJECTION_PATTERNS:
+            if rx.search(text):
+                reasons.append(name)
+        clean = _CONTROL_TOKENS.sub(" ", text)
+        if clean != text:
+            reasons.append("removed chat-control tokens")
+        clean = _ROLE_LINE.sub(lambda m: f"{m.group(1)}({m.group(2)})", clean)
+        clean = " ".join(clean.split()) if "\n" not in clean else "\n".join(" ".join(x.split())
+                                                                           for x in clean.splitlines())
+        if len(clean) > max_chars:
+            clean = clean[:max_chars]
+            reasons.append(f"cut to {max_chars} characters")
+        injection = any(r in dict(INJECTION_PATTERNS) for r in reasons)
+        return InputCheck(clean.strip(), injection, tuple(reasons))
+
+    # -- replies --------------------------------------------------------------------------
+    def check(self, reply: str) -> Verdict:
+        """Judge a reply or one sentence of it; the first failed check decides ``kind``."""
+        toks = tokens(reply)
+        if not any(t.isalpha() or any(c.isalpha() for c in t) for t in toks):
+            return Verdict(False, "empty", ("says nothing speakable",), reply)
+        for phrase in self.phrases:
+            if contains_phrase(toks, phrase):
+                return Verdict(False, "ooc", (f"out of character: says {phrase!r}",), phrase)
+        for line in self.never_say:
+            if contains_phrase(toks, line):
+                return Verdict(False, "never_say", (f"says {line!r}, which {self.facts.name} never says",), line)
+        leak = self._leak(reply, toks)
+        if leak:
+            return Verdict(False, "leak", (leak,), reply)
+        why = self.contradiction(reply)
+        if why:
+            return Verdict(False, "contradiction", (why,), reply)
+        neg = self._near_negative(reply, toks)
+        if neg:
+            return Verdict(False, "negative", (f"repeats a rejected reply: {neg[:80]!r}",), neg)
+        return Verdict(True)
+
+    def _leak(self, reply: str, toks: list[str]) -> str:
+        m = _LEAK_MARKERS.search(reply)
+        if m:
+            return f"leaks prompt markup {m.group(0).strip()!r}"
+        names = [self.facts.name, *self.facts.aliases]
+        if any(re.match(rf"\s*you(?:'re| are)\s+{re.escape(n)}\b", reply, re.I) for n in names if n):
+            return "recites her instructions (\"you are ...\")"
+        if self.system_prompt and len(toks) >= LEAK_WORDS:
+            sys_text = " " + normalise(self.system_prompt) + " "
+            for i in range(len(toks) - LEAK_WORDS + 1):
+                if " " + " ".join(toks[i:i + LEAK_WORDS]) + " " in sys_text:
+                    return f"repeats {LEAK_WORDS}+ words of her instructions verbatim"
+        return ""
+
+    def _near_negative(self, reply: str, toks: list[str]) -> str:
+        with self._lock:
+            negatives = list(self._negatives)
+        if not negatives:
+            return ""
+        grams = _grams(toks)
+        for neg in negatives:
+            if neg.toks == toks:
+                return neg.text
+            if len(toks) >= MIN_NEAR_TOKENS and len(neg.toks) >= MIN_NEAR_TOKENS:
+                g = _grams(neg.toks)
+                if len(grams & g) / len(grams | g) >= self.negative_threshold:
+                    return neg.text
+        if self.embedder is not None and len(toks) >= MIN_NEAR_TOKENS:
+            v = np.asarray(self.embedder.encode([reply]), np.float32)[0]
+            for neg in negatives:
+                if neg.vector is not None and float(v @ neg.vector) >= self.semantic_threshold:
+                    return neg.text
+        return ""
+
+    # -- contradictions ------------------------------------------------------------------
+    def _allowed_names(self) -> set[str]:
+        f = self.facts
+        words: set[str] = set()
+        for n in (f.name, *f.aliases, f.player_name, *f.known_names, f.home):
+            words |= set(tokens(n))
+        return words
+
+    def contradiction(self, reply: str) -> str:
+        """Why ``reply`` contradicts a sink or entity fact (``""`` if it does not, as far as checked)."""
+        f = self.facts
+        allowed = self._allowed_names()
+        own = {w for n in (f.name, *f.aliases) for w in tokens(n)}
+        for rx in _SELF_NAME:
+            for m in rx.finditer(reply):
+                cand = tokens(m.group(1))
+                if own and _name_like(cand) and own.isdisjoint(cand):
+                    return f"calls herself {m.group(1)!r}; she is {f.name}"
+        if f.home or f.known_names:
+            home_words = set(tokens(f.home))
+            for m in _HOME.finditer(reply):
+                caps = [w for w in re.findall(r"[A-Z][\w'\-]+", m.group(1)) if w.lower() not in _NOT_NAMES]
+                bad = [w for w in caps if w.lower() not in home_words and w.lower() not in allowed]
+                if bad:
+                    home = f.home or "a place her card names"
+                    return f"says she lives in/comes from {' '.join(bad)!r}; her home is {home}"
+        if f.player_name:
+            for rx in _PLAYER_NAME:
+                for m in rx.finditer(reply):
+                    cand = tokens(m.group(1))
+                    if _name_like(cand) and allowed.isdisjoint(cand):
+                        return f"calls the player {m.group(1)!r}; the player is {f.player_name}"
+        for fact in f.entities:
+            why = _entity_contradiction(reply, fact)
+            if why:
+                return why
+        return ""
+
+
+def _name_like(words: list[str]) -> bool:
+    """Whether normalised ``words`` look like a person's name (not "Friend", "Sorry"...)."""
+    return bool(words) and words[0] not in _NOT_NAMES
+
+
+_SELF_NAME = tuple(re.compile(rx) for rx in (
+    r"(?i:\bmy name(?:'s| is)|\bi am called|\bi'm called|\bcall me|\bthey call me|\bpeople call me|\bknown as)\s+"
+    + _NAME,
+    r"(?i:\bi am|\bi'm|\bi’m)(?:\s+(?:now|really|actually|truly|officially|no longer))?\s+" + _NAME
+    + r"(?=\s*(?:[,.!?;:]|$|\s+(?:and|the|of|from|here)\b))",
+))
+_HOME = re.compile(r"(?i:\bi live (?:in|at|on|by|near)|\bmy home is(?: in| at| on)?|\bi(?:'m| am) from|"
+                   r"\bi come from|\bi was born in|\bi grew up in|\bi(?:'ve| have) lived in)\s+([^.!?;:\n]{1,80})")
+_PLAYER_NAME = tuple(re.compile(rx) for rx in (
+    r"(?i:\byour name(?:'s| is)|\byou(?:'re| are) called|\byou(?:'re| are) named)\s+" + _NAME,
+    r"(?i:\byou(?:'re| are))\s+" + _NAME + r"(?=\s*(?:[,.!?;:]|$))",
+    r"(?i:\bhello|\bhi|\bhey|\bgreetings|\bwelcome(?: back)?|\bgoodbye|\bfarewell|\bgood (?:morning|evening|night|"
+    r"day|afternoon)|\bthank you|\bthanks|\bdear|\bsorry)\s*,?\s+" + _NAME + r"\b",
+    r",\s*" + _NAME + r"\s*[.!?]+\s*$",
+))
+
+
+def _entity_contradiction(reply: str, fact: EntityFact) -> str:
+    ent = re.escape(fact.entity.strip())
+    if not ent:
+        return ""
+    if fact.attribute == "name":
+        rx = re.compile(rf"(?i:\b{ent}(?:'s name is|\s+is called|\s+is named|\s+called|\s+named|,)?)\s+" + _NAME)
+        for m in rx.finditer(reply):
+            cand = m.group(1)
+            if _name_like(tokens(cand)) and set(tokens(cand)).isdisjoint(tokens(fact.value)):
+                return f"calls the {fact.entity} {cand!r}; it is {fact.value}"
+        return ""
+    toks = tokens(reply)
+    where = [i for i, t in enumerate(toks) if t in (fact.entity.lower(), fact.entity.lower() + "s")]
+    if fact.attribute == "colour":
+        truth = fact.value.lower()
+        for i in where:
+            for t in toks[max(0, i - 3): i + 4]:
+                if t in _COLOURS and t != truth and not (t in ("grey", "gray") and truth in ("grey", "gray")):
+                    return f"says the {fact.entity} is {t}; it is {fact.value}"
+        return ""
+    truth_n = int(fact.value) if fact.value.isdigit() else _NUMBERS.get(fact.value.lower(), -1)
+    for i in where:
+        for t in toks[max(0, i - 2): i]:
+            n = int(t) if t.isdigit() else _NUMBERS.get(t, -1)
+            if n >= 0 and truth_n >= 0 and n != truth_n:
+                return f"says there are {t} {fact.entity}(s); there are {fact.value}"
+    return ""

