@@ -26,6 +26,8 @@ from game.app.app import App  # noqa: E402
 from game.app.fonts import Typeface  # noqa: E402
 from game.app.frames import FrameClock, FrameFeed  # noqa: E402
 from game.app.layout import character_boxes, make_layout  # noqa: E402
+from game.inputs.channels import Channels  # noqa: E402
+from game.inputs.meaning import LexicalEmbedder, Resolver  # noqa: E402
 from game.session import Session  # noqa: E402
 from game.state import Wait  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
@@ -87,7 +89,9 @@ class PatternBackend:
 def make_app(mini_path: Path, tmp_path: Path, flat: bool = False) -> tuple[App, Session, PatternBackend]:
     backend = PatternBackend(flat=flat)
     session = Session(load_story(mini_path), backend, save_dir=tmp_path / "saves")
-    app = App(session, WINDOW, threaded=False, audio=False)
+    # free text by character trigrams (no model to load); the input worker runs inline
+    channels = Channels(session, Resolver(session.story, LexicalEmbedder()), voice_dir=tmp_path / "voice")
+    app = App(session, WINDOW, threaded=False, audio=False, channels=channels)
     app.start()
     app.step()
     return app, session, backend
@@ -356,7 +360,7 @@ def test_history_overlay_and_settings_keys(mini_path: Path, tmp_path: Path) -> N
     s = app.settings
     subs, auto, skip, vol, speed = s.subtitles, s.auto_advance, s.skip_seen, s.volume, s.text_speed
     app.step([key(pygame.K_F3), key(pygame.K_F4), key(pygame.K_F7), key(pygame.K_MINUS, "-"),
-              key(pygame.K_F6)])
+              key(pygame.K_F8)])
     assert (s.subtitles, s.auto_advance, s.skip_seen) == (not subs, not auto, not skip)
     assert s.volume == pytest.approx(vol - 0.1) and s.text_speed != speed
     app.step([key(pygame.K_F1)])

@@ -9,12 +9,18 @@ frame period).
 Every player action goes through :meth:`App.act` (or rollback / save / load),
 which turns a :class:`~game.errors.WorldloomError` into a notice in the panel:
 nothing the player does ends in a traceback.
+
+Typed lines, push-to-talk clips (hold V), dropped pictures and story reloads (F6,
+``watch``) are slow (MiniLM, a character's reply, pocketsphinx, Pillow, YAML):
+they run on the :class:`~game.app.inputs.InputWorker` thread, through
+:class:`~game.inputs.channels.Channels`, and come back in :meth:`App.tick`.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -26,12 +32,15 @@ from game.app.audio import AudioOut
 from game.app.dialogue import Line, LineReader
 from game.app.fonts import Fonts
 from game.app.frames import FrameClock, FrameFeed, QueuedFrame
+from game.app.inputs import MIN_CLIP, NO_MICROPHONE, InputWorker, Microphone, parse_address, run_line, run_voice
 from game.app.layout import Layout, character_boxes, make_layout, nearest_character
+from game.app.reload import Reloaded, Reloader
 from game.app.settings import SPEED_NAMES, Settings
 from game.errors import InputError, SaveError, WorldloomError
-from game.inputs.text import resolve
-from game.session import Session
-from game.state import Choose, Event, Give, Move, Say, Wait
+from game.inputs.channels import Channels, Reply
+from game.inputs.meaning import Clarify, NotUnderstood
+from game.session import Session, TurnResult, View
+from game.state import Choose, Event, Give, Move, Wait
 from game.story.runtime import AnyIntent
 
 Direction = Literal["w", "a", "s", "d"]
@@ -53,8 +62,8 @@ THUMB_WIDTH = 320
 AMBIENT_EVERY = 6
 #: Event kinds shown as lines (``reply``: a character answering, from the cast room).
 LINE_KINDS = ("line", "say", "reply")
-#: Free-text outcomes that do nothing, and what the panel says.
-NOT_UNDERSTOOD = {"negated": "You decide not to.", "unknown": "Nothing seems to come of that."}
+#: Picture files a drop is checked as (anything else is refused with a notice, unread).
+PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 
 class App:
@@ -69,11 +78,17 @@ class App:
             :meth:`tick`, for tests and deterministic runs).
         audio: try to play world sound.
         settings: initial settings.
+        channels: typed, spoken and dropped input (default: ``Channels(session)``,
+            MiniLM loading on the input worker at the first line).
+        microphone: push-to-talk (default: :class:`game.inputs.voice.PushToTalk`).
+        watch: reload the story by itself when its files change on disk.
     """
 
     def __init__(self, session: Session, size: tuple[int, int] = (1280, 720), *,
                  screen: pygame.Surface | None = None, fullscreen: bool = False,
-                 threaded: bool = True, audio: bool = True, settings: Settings | None = None) -> None:
+                 threaded: bool = True, audio: bool = True, settings: Settings | None = None,
+                 channels: Channels | None = None, microphone: Microphone | None = None,
+                 watch: bool = False) -> None:
         pygame.display.init()
         pygame.font.init()
         self.session = session
@@ -129,6 +144,23 @@ class App:
         self._saves: list[tuple[str, Path]] = []
         self._saves_at = -1.0
         self._rate = (0.0, 0, 0.0)
+        #: Slow input: typed lines, voice, pictures, reloads (see :mod:`game.app.inputs`).
+        self.channels = channels or Channels(session)
+        self.worker = InputWorker(threaded=threaded)
+        self.mic = microphone or Microphone()
+        #: The question asked back ("The kite or the leaf?") while it waits for an answer.
+        self.clarify: Clarify | None = None
+        #: The character the text line speaks to (clicked), ``""`` for none.
+        self.addressee = ""
+        self._addressee_scene = ""
+        self._sent = ""
+        self._fresh = False
+        self._view: View | None = None
+        self._frame_seq = -1
+        self.reloader = Reloader(session, watch=watch)
+        #: The first diagnostic of a story that did not reload (shown until a reload works).
+        self.reload_error = ""
+        self._banner_rect = pygame.Rect(0, 0, 0, 0)
         session.on_event(self._events.append)
 
     # -- display ---------------------------------------------------------------------
@@ -184,9 +216,16 @@ class App:
         self.feed.start()
 
     def close(self) -> None:
-        """Stop the worker and the sound (the session stays open; the caller closes it)."""
+        """Stop the workers, the microphone and the sound (the session stays open; the caller closes it)."""
+        self.worker.stop()
         self.feed.stop()
+        self.mic.stop()
         self.audio.close()
+
+    def preload(self) -> None:
+        """Load the free-text model on the input worker now, so the first typed line is quick."""
+        channels = self.channels
+        self.worker.submit("", lambda: channels.resolver.embedder, lambda _: None, lambda _: None)
 
     # -- notices -------------------------------------------------------------------------
     def notify(self, message: str) -> None:
@@ -205,7 +244,11 @@ class App:
 
     # -- events from the session ------------------------------------------------------
     def _drain(self, replace: bool) -> list[Line]:
-        """Turn new session events into lines and notices; returns the lines."""
+        """Turn new session events into lines and notices; returns the lines.
+
+        The first lines of a turn sent from the input worker replace what was still
+        queued, as a turn submitted here does; later ones (a reply streaming in) queue.
+        """
         lines: list[Line] = []
         while self._events:
             e = self._events.popleft()
@@ -213,6 +256,8 @@ class App:
                 lines.append((self.session.speaker_name(e.speaker), e.text))
             elif e.kind in ("not_understood", "warning") and e.text:
                 self.notify(e.text)
+        if lines and self._fresh:
+            replace, self._fresh = True, False
         self.reader.push(lines, replace=replace)
         return lines
 
@@ -221,31 +266,62 @@ class App:
         return past[-1] if past else None
 
     def _after_request(self, seq: int | None, flush: bool = True) -> None:
-        """A new request is pending: drop queued frames of older ones, cut their sound."""
+        """A new request is pending: drop queued frames of older ones, cut their sound.
+
+        (A turn from the input worker is seen a little later, when its frames may already
+        be playing: their sound is then left alone.)
+        """
         if flush:
             self.feed.flush(seq)
-            self.audio.stop()
+            if seq is None or self._frame_seq < seq:
+                self.audio.stop()
 
     # -- actions --------------------------------------------------------------------------
     def act(self, intent: AnyIntent, flush: bool = True) -> bool:
         """Submit ``intent``; a refusal becomes a notice.
 
+        While the input worker is busy (a line being understood, a character answering)
+        the intent queues behind it, so the window never waits on the session.
+
         Returns:
-            Whether the session took it.
+            Whether the session took it (``True`` when queued).
         """
+        if not isinstance(intent, Move | Wait):
+            self._clear_clarify()
+        if self.worker.busy:
+            session = self.session
+            self.worker.submit("", lambda: session.submit(intent),
+                               lambda result: self._acted(intent, result, flush), self._refused)
+            return True
         try:
             result = self.session.submit(intent)
         except WorldloomError as exc:
-            self._events.clear()
-            self.notify(str(exc))
+            self._refused(exc)
             return False
+        self._acted(intent, result, flush)
+        return True
+
+    def _acted(self, intent: AnyIntent, result: TurnResult, flush: bool = True) -> None:
         self._after_request(result.request.seq if result.request else None, flush)
         if not self._drain(replace=True) and not isinstance(intent, Move | Wait):
             self.reader.settle()
-        return True
+
+    def _refused(self, exc: BaseException) -> None:
+        """A turn the session refused (or an input that failed): a notice; nothing changed."""
+        self._events.clear()
+        self._fresh = False
+        if isinstance(exc, InputError) and exc.where and Path(exc.where).suffix:
+            self.notify(f"{Path(exc.where).name}: {exc.why}")  # a dropped file: its name, not its path
+        elif isinstance(exc, WorldloomError):
+            self.notify(str(exc))
+        else:
+            self.notify(f"that did not work: {exc}")
 
     def choose(self, number: int) -> bool:
-        """Take the choice numbered ``number`` (1-based) as shown now."""
+        """Take the choice numbered ``number`` (1-based) as shown now (while a question is
+        asked back, its option numbered ``number``)."""
+        if self.clarify is not None:
+            return self.answer(number)
         shown = self.session.choices()
         for c in shown:
             if c.number == number:
@@ -258,25 +334,116 @@ class App:
         return self.act(Give(item_id=item_id, character_id=character_id))
 
     def say(self, text: str) -> bool:
-        """Resolve typed ``text`` to an intent and submit it; what is not understood is said so."""
+        """Send a typed line: understood on the input worker (see :func:`game.app.inputs.run_line`).
+
+        ``@eve …``, ``ask eve …`` or a clicked character who can talk: said to her; a
+        line nothing else understands goes to a character with a card who is present.
+
+        Returns:
+            Whether the line was sent (``False``: empty, or it names someone who is not here).
+        """
         text = text.strip()
         if not text:
             return False
         model = self.session.story.model
-        scene = model.scenes.get(self.session.state.scene)
-        if scene is None:
-            self.notify("There is nothing to act on here.")
+        names = {cid: c.name for cid, c in model.cast.items()}
+        present = dict(self._present())
+        who, rest = parse_address(text, names)
+        target, fallback = "", ""
+        if who:
+            if who not in present:
+                self.notify(f"{names.get(who, who).capitalize()} is not here.")
+                return False
+            if not rest:
+                self.address(who)
+                return False
+            target, text = who, rest
+        elif self.addressee in present:
+            if self._can_talk(self.addressee):
+                target = self.addressee
+            else:
+                fallback = self.addressee
+        else:
+            fallback = next((c for c in present if self._can_talk(c)), "")
+        label = f"{present[target]} …" if target else "…"
+        self._send(label, text, lambda channels: run_line(channels, text, target, fallback))
+        return True
+
+    def _present(self) -> list[tuple[str, str]]:
+        """``(id, name)`` of the characters in the scene now."""
+        m = self.session.story.model
+        scene = m.scenes.get(self.session.state.scene)
+        return [(c, m.cast[c].name) for c in (scene.present if scene else {}) if c in m.cast]
+
+    def _can_talk(self, character: str) -> bool:
+        """Whether ``character`` has a character card (she answers what she is told)."""
+        c = self.session.story.model.cast.get(character)
+        return c is not None and bool(c.card)
+
+    def address(self, character: str) -> None:
+        """Speak to ``character`` with the text line (a click on her); ``""`` stops."""
+        self.addressee = character
+        self._addressee_scene = self.session.state.scene
+        if character:
+            self._focus(True)
+
+    def answer(self, number: int) -> bool:
+        """Answer the question asked back with its option ``number`` (1-based)."""
+        if self.clarify is None:
             return False
-        res = resolve(text, model, scene, list(self.session.state.inventory))
-        if res.intent is None:
-            if res.reason == "undo":
-                return self.rollback()
-            self.notify(NOT_UNDERSTOOD.get(res.reason, NOT_UNDERSTOOD["unknown"]))
+        if not 1 <= number <= len(self.clarify.options):
+            self.notify(f"There is no answer {number} here.")
             return False
-        intent = res.intent
-        if isinstance(intent, Say):
-            intent = Say(text=text, action_id=intent.action_id, target=intent.target)
-        return self.act(intent)
+        self._send("…", self.clarify.options[number - 1].label,
+                   lambda channels: run_line(channels, str(number)))
+        return True
+
+    def _clear_clarify(self) -> None:
+        if self.clarify is not None:
+            self.clarify = None
+            channels = self.channels
+            if self.worker.busy:  # the worker owns the channels while it runs
+                self.worker.submit("", lambda: setattr(channels, "pending", None), lambda _: None,
+                                   lambda _: None)
+            else:
+                channels.pending = None
+
+    def _send(self, label: str, shown: str, run: Callable[[Channels], Reply]) -> None:
+        """Run an input on the worker; ``shown`` is what the text line says meanwhile."""
+        channels = self.channels
+        self._sent = shown
+        self._fresh = True
+        self.worker.submit(label, lambda: run(channels), self._replied, self._input_failed)
+
+    def _input_failed(self, exc: BaseException) -> None:
+        self._sent = ""
+        self._refused(exc)
+
+    def _replied(self, reply: Reply) -> None:
+        """A channel's answer is back (UI thread): lines, a question, or a notice."""
+        self._sent = "" if not self.worker.busy else self._sent
+        if reply.result is not None:
+            request = reply.result.request
+            self._after_request(request.seq if request is not None else None)
+        outcome = reply.outcome
+        if isinstance(outcome, Clarify):
+            self.clarify = outcome
+            self._fresh = False
+            self.reader.push([("", outcome.question)], replace=True)
+            self._focus(True)
+        else:
+            self.clarify = None
+        if reply.heard is not None and reply.heard.text:
+            self.toast(f"Heard: “{reply.heard.text}”")
+        if isinstance(outcome, NotUnderstood) and outcome.reason == "undo" and reply.acted:
+            self._rolled_back(reply.events)
+            return
+        lines = self._drain(replace=True)
+        self._fresh = False
+        if reply.line and not isinstance(outcome, Clarify) and not reply.acted:
+            self.notify(reply.line)
+        elif reply.acted and not lines:
+            self.reader.settle()
 
     def rollback(self) -> bool:
         """Undo the last choice (a notice if there is none)."""
@@ -288,13 +455,17 @@ class App:
         except WorldloomError as exc:
             self.notify(str(exc))
             return False
+        self._rolled_back(events)
+        return True
+
+    def _rolled_back(self, events: list[Event]) -> None:
         self._events.clear()
+        self._clear_clarify()
         pending = self.session.pending
         self._after_request(pending.seq if pending else None)
         self.reader.reset_to(self._last_line())
         label = events[0].text if events else ""
         self.toast(f"Rolled back{': ' + label if label else ''}")
-        return True
 
     def thumbnail(self) -> np.ndarray | None:
         """The frame on screen, at most :data:`THUMB_WIDTH` wide, ``(H, W, 3)`` uint8 RGB."""
@@ -335,6 +506,7 @@ class App:
             return False
         self._offer_previous = ""
         self._events.clear()
+        self._clear_clarify()
         pending = self.session.pending
         self._after_request(pending.seq if pending else None)
         self.reader.reset_to(self._last_line())
@@ -405,6 +577,10 @@ class App:
         elif e.type == pygame.KEYUP:
             if e.key in MOVE_KEYS:
                 self._held.pop(MOVE_KEYS[e.key], None)
+            elif e.key == pygame.K_v and self.mic.recording:
+                self.talk_stop()
+        elif e.type == pygame.DROPFILE:
+            self.drop_file(str(e.file), self.mouse)
         elif e.type == pygame.TEXTINPUT:
             skip = bool(self._ignore_text) and e.text == self._ignore_text
             self._ignore_text = ""
@@ -436,7 +612,7 @@ class App:
             self._overlay_key(e)
             return
         if k in (pygame.K_F1, pygame.K_F2, pygame.K_F3, pygame.K_F4, pygame.K_F5, pygame.K_F6,
-                 pygame.K_F7, pygame.K_F9, pygame.K_F10):
+                 pygame.K_F7, pygame.K_F8, pygame.K_F9, pygame.K_F10):
             self._function_key(k)
             return
         if self.entry_focus:
@@ -456,6 +632,8 @@ class App:
             self.rollback()
         elif k == pygame.K_SPACE:
             self.reader.advance()
+        elif k == pygame.K_v:
+            self.talk_start()
         elif k in (pygame.K_h, pygame.K_PAGEUP):
             self.history.show()
         elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
@@ -465,6 +643,8 @@ class App:
         elif k == pygame.K_ESCAPE:
             if self.dragging or self._press:
                 self.dragging, self._press = "", None
+            elif self.addressee:
+                self.addressee = ""
             elif self._quit_armed >= 0 and self.time - self._quit_armed < 2.0:
                 self.running = False
             else:
@@ -479,6 +659,8 @@ class App:
             if text.strip():
                 self.say(text)
         elif k == pygame.K_ESCAPE:
+            if not self.entry_text and self.addressee:
+                self.addressee = ""  # Esc on an empty line stops speaking to her
             self._focus(False)
         elif k == pygame.K_BACKSPACE:
             self.entry_text = self.entry_text[:-1]
@@ -503,6 +685,8 @@ class App:
         elif k == pygame.K_F5:
             self.save(QUICK_SLOT)
         elif k == pygame.K_F6:
+            self.reload()
+        elif k == pygame.K_F8:
             self.toast(f"Text speed: {s.next_speed()}")
         elif k == pygame.K_F7:
             s.skip_seen = not s.skip_seen
@@ -554,9 +738,15 @@ class App:
                         self.load_slot(hit.key.split(":", 1)[1])
                     return
             return
+        if self._banner_rect.collidepoint(pos) and self.reload_error:
+            self.reload_error = ""
+            return
         for hit in self.choice_hits:
             if hit.rect.collidepoint(pos):
-                self.choose(next((c.number for c in self.session.choices() if c.id == hit.key), 0))
+                if hit.key.startswith("answer:"):
+                    self.answer(int(hit.key.split(":", 1)[1]))
+                else:
+                    self.choose(next((c.number for c in self.session.choices() if c.id == hit.key), 0))
                 return
         for hit in self.chip_hits:
             if hit.rect.collidepoint(pos):
@@ -565,6 +755,13 @@ class App:
         if self.layout.entry.collidepoint(pos):
             self._focus(True)
             return
+        if self.layout.world.collidepoint(pos) and not self.layout.inventory.collidepoint(pos):
+            who = self.character_at(pos)
+            if who:
+                self.address(who)
+                return
+            if self.addressee:
+                self.addressee = ""
         if self.entry_focus:
             self._focus(False)
         if self._text_rect.collidepoint(pos) or self.layout.panel.collidepoint(pos):
@@ -598,6 +795,85 @@ class App:
             return False
         return self.give(item_id, target)
 
+    def character_at(self, pos: tuple[int, int]) -> str:
+        """The id of the character whose box is under ``pos`` (``""`` for none)."""
+        boxes = self.character_boxes()
+        return next((c for c, r in boxes.items() if r.collidepoint(pos)), "")
+
+    def drop_file(self, path: str, pos: tuple[int, int]) -> bool:
+        """A file dropped on the window: a PNG/JPEG becomes a picture in the world (given to
+        the character under ``pos``, if any); anything else is a notice.
+
+        Returns:
+            Whether it was sent (checked and placed on the input worker).
+        """
+        name = Path(path).name
+        if Path(path).suffix.lower() not in PICTURE_SUFFIXES:
+            self.notify(f"{name}: only PNG or JPEG pictures can be dropped here.")
+            return False
+        who = self.character_at(pos) if self.layout.world.collidepoint(pos) else ""
+        self._clear_clarify()
+        self._send(f"looking at {name} …", f"picture: {name}",
+                   lambda channels: channels.image(path, dropped_on=who))
+        return True
+
+    def talk_start(self) -> bool:
+        """V pressed: start recording (a notice when there is no microphone)."""
+        if self.mic.start():
+            self._held.clear()
+            return True
+        self.notify(NO_MICROPHONE)
+        return False
+
+    def talk_stop(self) -> bool:
+        """V released: send what was recorded to be heard and acted on (on the input worker)."""
+        clip = self.mic.stop()
+        if clip is None:
+            if self.mic.error:
+                self.notify(NO_MICROPHONE)
+            return False
+        samples, rate = clip
+        if samples.size < MIN_CLIP * rate:
+            self.notify("Hold V while you speak.")
+            return False
+        self._send("listening …", "(voice)", lambda channels: run_voice(channels, samples, rate))
+        return True
+
+    def reload(self) -> bool:
+        """F6: reload the story from disk, keeping the state (on the input worker).
+
+        A broken file leaves the old story playing and shows its first diagnostic.
+        """
+        if not self.reloader.available:
+            self.notify("Hot reload is not available in this build.")
+            return False
+        reloader = self.reloader
+        self._fresh = True
+        self.worker.submit("reloading …", reloader.reload, self._reloaded, self._reload_failed)
+        return True
+
+    def _reloaded(self, result: Reloaded) -> None:
+        if not result.ok:
+            self._fresh = False
+            self._events.clear()
+            self.reload_error = result.message
+            return
+        self.reload_error = ""
+        self._clear_clarify()
+        if self.addressee and self.addressee not in self.session.story.model.cast:
+            self.addressee = ""
+        pending = self.session.pending
+        self._after_request(pending.seq if pending else None)
+        self._events.extend(e for e in result.events if e not in self._events)
+        if not self._drain(replace=True):
+            self.reader.reset_to(self._last_line())
+        self._fresh = False
+        self.toast("Story reloaded")
+
+    def _reload_failed(self, exc: BaseException) -> None:
+        self._fresh = False
+        self.reload_error = str(exc) or type(exc).__name__
+
     def _wheel(self, dy: int) -> None:
         if self.save_screen.open:
             self.save_screen.scroll -= dy
@@ -624,8 +900,13 @@ class App:
         self._toast = (self._toast[0], self._toast[1] + dt)
         for err in self.feed.take_errors():
             self.notify(err)
+        self.worker.collect()
         if self._events:
             self._drain(replace=False)
+        if self.addressee and self.session.state.scene != self._addressee_scene:
+            self.addressee = ""  # she stays behind when the scene changes
+        if self.reloader.poll(self.time):
+            self.reload()
         for d in list(self._held):
             self._held[d] += dt
             if self._held[d] >= MOVE_STEP:
@@ -667,7 +948,10 @@ class App:
             paint.text(surf, fonts.small, f"the world is waking{dots}",
                        (lay.world.centerx - fonts.small.width("the world is waking...") // 2,
                         lay.world.centery), paint.FAINT, anchor="midleft")
-        view = self.session.view()
+        # while the input worker runs a turn the session may be busy (a character answering
+        # under its lock): draw from the last snapshot instead of waiting for it
+        view = self._view if self.worker.busy and self._view is not None else self.session.view()
+        self._view = view
         if view.scene_title != self._scene:
             self._scene, self._scene_age = view.scene_title, 0.0
         panels.title_card(surf, lay, fonts, view.scene_title or view.title,
@@ -681,11 +965,18 @@ class App:
         self._text_rect = panels.dialogue(surf, lay, fonts, current[0], current[1], self.reader.visible,
                                           self.reader.more, self.reader.complete, blink,
                                           self.settings.subtitles)
-        items = [(c.number, c.id, c.text) for c in view.choices]
+        if self.clarify is not None:  # the question asked back: its options stand in for the choices
+            items = [(i + 1, f"answer:{i + 1}", o.label) for i, o in enumerate(self.clarify.options)]
+        else:
+            items = [(c.number, c.id, c.text) for c in view.choices]
         self.choice_hits = panels.choices(surf, lay, fonts, items,
                                            None if self._overlay_open() else self.mouse,
-                                           alpha=0.7 if self.reader.more else 1.0)
-        panels.entry(surf, lay, fonts, self.entry_text, self.entry_focus, blink)
+                                           alpha=0.7 if self.reader.more and self.clarify is None else 1.0)
+        status, status_color = self._entry_status()
+        to = dict(view.characters).get(self.addressee, "") if self.addressee else ""
+        placeholder = "Answer, or say something else…" if self.clarify is not None else ""
+        panels.entry(surf, lay, fonts, self.entry_text, self.entry_focus, blink, to=to,
+                     placeholder=placeholder, status=status, status_color=status_color)
         if self.dragging:
             names = dict(view.characters)
             boxes = {c: r for c, r in self.character_boxes().items() if c in names}
@@ -698,12 +989,20 @@ class App:
                               self.mouse)
         if view.ending and not self.reader.more:
             overlays.ending_card(surf, lay, fonts, view.ending)
-        panels.toast(surf, lay, fonts, self._toast[0], self._toast[1])
+        pill = panels.status_pill(surf, lay, fonts, view.notice)
+        below = pill.bottom + lay.px(6) if view.notice else 0
+        panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)
+        if self.reload_error:
+            self._banner_rect = panels.banner(surf, lay, fonts, "The story did not reload — the old one plays on",
+                                              self.reload_error, max(below, pill.bottom + lay.px(6)))
+        else:
+            self._banner_rect = pygame.Rect(0, 0, 0, 0)
         if self.show_stats:
             panels.stats(surf, lay, fonts, [
                 f"{self._rate[2]:.1f} fps shown · {self.fps:g} fps world · queued {self.feed.queued()}"
                 f" · stalls {self.stalls} · chunks {self.feed.chunks} · frame {view.frame}"
-                f" · {'sound ' + ('on' if self.audio.on else 'off')}"])
+                f" · {'sound ' + ('on' if self.audio.on else 'off')}"
+                f" · voice {'off (' + self.mic.error + ')' if self.mic.error else 'on'}"])
         if self.help_open:
             s = self.settings
             overlays.help_overlay(surf, lay, fonts, [
@@ -721,6 +1020,17 @@ class App:
                 self._saves, self._saves_at = self.session.saves(), self.time
             self.save_hits = self.save_screen.draw(surf, lay, fonts, self._saves, self.mouse)
         panels.notice(surf, lay, fonts, self._notice[0], self._notice[1], NOTICE_LIFE)
+
+    def _entry_status(self) -> tuple[str, tuple[int, int, int]]:
+        """What the unfocused text line says: recording, or the input being worked on."""
+        dots = "." * (1 + int(self.time * 3) % 3)
+        if self.mic.recording:
+            return f"● listening{dots}  release V to send", paint.WARN
+        if self.worker.busy and self.worker.label:
+            label = self.worker.label.rstrip(" …")
+            sent = f"“{self._sent}”  " if self._sent else ""
+            return f"{sent}{label}{' ' if label else ''}{dots}", paint.DIM
+        return "", paint.DIM
 
     def step(self, events: list[pygame.event.Event] | None = None, dt: float | None = None) -> int:
         """Handle ``events``, :meth:`tick` and :meth:`draw` once; returns frames shown."""

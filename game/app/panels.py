@@ -154,35 +154,57 @@ def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
 
 
 def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, focused: bool,
-          blink: bool) -> pygame.Rect:
-    """The text line: a hint when idle, the typed text and a caret when focused."""
+          blink: bool, *, to: str = "", placeholder: str = "", status: str = "",
+          status_color: tuple[int, int, int] = paint.DIM) -> pygame.Rect:
+    """The text line: a hint when idle, the typed text and a caret when focused.
+
+    Args:
+        to: the name of the character the line goes to (a small tag at its start).
+        placeholder: what the empty focused line says (default "Say or do something…").
+        status: shown instead of the key hint while unfocused ("“make it rain” …",
+            "● listening"), in ``status_color``.
+    """
     rect = layout.entry
     pad = layout.px(14)
+    x = rect.x + pad
     if focused:
         paint.glass(surface, rect, alpha=200, radius=rect.height // 2,
                     border=(*paint.ACCENT, 200), width=max(1, layout.px(1.5)))
+    else:
+        paint.glass(surface, rect, alpha=96, radius=rect.height // 2, border=(255, 255, 255, 22))
+    if to:
+        label = f"to {to}"
+        tag = pygame.Rect(rect.x + layout.px(5), rect.y + layout.px(4),
+                          fonts.tiny.width(label) + layout.px(18), rect.height - layout.px(8))
+        paint.glass(surface, tag, alpha=220, radius=tag.height // 2, color=paint.BUTTON_HOT,
+                    border=(*paint.ACCENT, 160))
+        paint.text(surface, fonts.tiny, label, tag.center, paint.ACCENT, anchor="center")
+        x = tag.right + layout.px(8)
+    if focused:
         face = fonts.body if fonts.body.line_height < rect.height else fonts.choice
-        avail = rect.width - 2 * pad - layout.px(4)
+        avail = rect.right - pad - x - layout.px(4)
         shown = value
         while shown and face.width(shown) > avail:
             shown = shown[1:]
         if shown:
-            r = paint.text(surface, face, shown, (rect.x + pad, rect.centery), paint.TEXT,
-                           anchor="midleft")
+            r = paint.text(surface, face, shown, (x, rect.centery), paint.TEXT, anchor="midleft")
             caret_x = r.right
         else:
-            paint.text(surface, fonts.choice, "Say or do something…", (rect.x + pad, rect.centery),
+            hint = placeholder or (f"Say something to {to}…" if to else "Say or do something…")
+            paint.text(surface, fonts.choice, paint.clipped(fonts.choice, hint, avail), (x, rect.centery),
                        paint.FAINT, anchor="midleft")
-            caret_x = rect.x + pad
+            caret_x = x
         if blink:
             h = face.line_height * 3 // 4
             pygame.draw.line(surface, paint.ACCENT, (caret_x + 2, rect.centery - h // 2),
                              (caret_x + 2, rect.centery + h // 2), max(1, layout.px(2)))
+    elif status:
+        paint.text(surface, fonts.small, paint.clipped(fonts.small, status, rect.right - pad - x),
+                   (x, rect.centery), status_color, anchor="midleft")
     else:
-        paint.glass(surface, rect, alpha=96, radius=rect.height // 2, border=(255, 255, 255, 22))
-        hint = "T  type    1–9  choose    WASD  move    F1  keys"
-        paint.text(surface, fonts.small, paint.clipped(fonts.small, hint, rect.width - 2 * pad),
-                   (rect.x + pad, rect.centery), paint.FAINT, anchor="midleft")
+        hint = "T  type    1–9  choose    WASD  move    V  talk    F1  keys"
+        paint.text(surface, fonts.small, paint.clipped(fonts.small, hint, rect.right - pad - x),
+                   (x, rect.centery), paint.FAINT, anchor="midleft")
     return rect
 
 
@@ -258,18 +280,69 @@ def notice(surface: pygame.Surface, layout: Layout, fonts: Fonts, message: str, 
 
 
 def toast(surface: pygame.Surface, layout: Layout, fonts: Fonts, message: str, age: float,
-          life: float = 1.8) -> None:
-    """A short pill at the top centre (a setting changed, a game saved)."""
+          life: float = 1.8, below: int = 0) -> None:
+    """A short pill at the top centre (a setting changed, a game saved); ``below`` moves it
+    under something already drawn there (the status pill), in pixels from the window top."""
     if not message or age >= life:
         return
     alpha = min(1.0, (life - age) / 0.5)
     face = fonts.small
     rect = pygame.Rect(0, 0, face.width(message) + layout.px(36), face.line_height + layout.px(12))
-    rect.midtop = layout.toast
+    rect.midtop = (layout.toast[0], max(layout.toast[1], below))
     paint.glass(surface, rect, alpha=int(200 * alpha), radius=rect.height // 2,
                 border=(255, 255, 255, int(40 * alpha)))
     paint.text(surface, face, message, rect.center, paint.TEXT, alpha=int(255 * alpha),
                anchor="center")
+
+
+def status_pill(surface: pygame.Surface, layout: Layout, fonts: Fonts, message: str) -> pygame.Rect:
+    """A small amber pill at the top centre of the world, while ``message`` is set (the error
+    bank's notice: "world model unreachable — showing the procedural world").
+
+    Returns:
+        Its rect (an empty rect at the top when there is no message).
+    """
+    top = layout.world.y + layout.px(10)
+    if not message:
+        return pygame.Rect(layout.world.centerx, top, 0, 0)
+    face = fonts.tiny
+    shown = paint.clipped(face, message, int(layout.world.width * 0.7))
+    dot = max(2, layout.px(3.5))
+    rect = pygame.Rect(0, 0, face.width(shown) + layout.px(40), face.line_height + layout.px(10))
+    rect.midtop = (layout.world.centerx, top)
+    paint.glass(surface, rect, alpha=190, radius=rect.height // 2, color=(34, 26, 14),
+                border=(*paint.ACCENT, 170))
+    pygame.draw.circle(surface, paint.ACCENT, (rect.x + layout.px(15), rect.centery), dot)
+    paint.text(surface, face, shown, (rect.x + layout.px(26), rect.centery), (255, 222, 170),
+               anchor="midleft")
+    return rect
+
+
+def banner(surface: pygame.Surface, layout: Layout, fonts: Fonts, title: str, detail: str,
+           top: int) -> pygame.Rect:
+    """A box across the top of the world for something the author must fix (a story that
+    did not reload): ``title`` and one ``detail`` line, wrapped to at most three rows.
+
+    Returns:
+        Its rect (click it to close).
+    """
+    width = min(layout.world.width - layout.px(40), layout.px(860))
+    face = fonts.small
+    rows = face.wrap(detail, width - layout.px(36))[:3]
+    height = fonts.name.line_height + len(rows) * face.line_height + layout.px(22)
+    rect = pygame.Rect(0, 0, width, height)
+    rect.midtop = (layout.world.centerx, top)
+    paint.glass(surface, rect, alpha=225, radius=layout.px(12), color=(40, 16, 14),
+                border=(*paint.WARN, 200), width=max(1, layout.px(1.5)))
+    x, y = rect.x + layout.px(18), rect.y + layout.px(10)
+    paint.text(surface, fonts.name, title, (x, y), paint.WARN)
+    paint.text(surface, fonts.tiny, "F6 retry · click to close", (rect.right - layout.px(16), y + layout.px(2)),
+               paint.FAINT, anchor="topright")
+    y += fonts.name.line_height + layout.px(2)
+    for row in rows:
+        paint.text(surface, face, row, (x, y), paint.TEXT)
+        y += face.line_height
+    return rect
 
 
 def stats(surface: pygame.Surface, layout: Layout, fonts: Fonts, lines: list[str]) -> None:

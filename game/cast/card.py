@@ -134,6 +134,24 @@ class Exchange(_Model):
     char: str
 
 
+class Answer(_Model):
+    """An authored answer: what she says (source ``authored``) when the player's line means
+    one of ``questions`` (MiniLM cosine, see :class:`game.cast.dialogue.AuthoredKnowledge`).
+
+    Attributes:
+        id: stable id, recorded with the reply (``answer.<id>``).
+        questions: ways the player may ask it (more paraphrases raise recall).
+        answer: her answer; ``{{user}}`` becomes the player's name when she knows it.
+        unknown: said instead when the answer names the player and she does not know the
+            name yet (``""``: the answer is skipped then and the model answers).
+    """
+
+    id: CardId
+    questions: tuple[str, ...] = Field(min_length=1)
+    answer: str = Field(min_length=1)
+    unknown: str = ""
+
+
 class LoreEntry(_Model):
     """A lorebook (World Info) entry: knowledge inserted when its keys are mentioned.
 
@@ -268,6 +286,11 @@ class CharacterCard(_Model):
         expressions: rules from relationship values to an expression and a voice style.
         voice: text-to-speech settings.
         never_say: lines (or phrases) she never says; the persona guard checks replies.
+        answers: authored answers, said before the model is asked (see :class:`Answer`).
+        fallbacks: lines in her voice said when no reply may be (the model failed, or
+            every attempt was rejected by the persona guard).
+        home: where she lives, for the persona guard's home check (``""``: any place her
+            card names).
         system_prompt, post_history_instructions: V2 fields; empty means our defaults.
         creator_notes: V2; never put into a prompt.
         tags, creator, character_version: V2 metadata.
@@ -295,6 +318,9 @@ class CharacterCard(_Model):
     expressions: tuple[ExpressionRule, ...] = ()
     voice: Voice = Field(default_factory=Voice)
     never_say: tuple[str, ...] = ()
+    answers: tuple[Answer, ...] = ()
+    fallbacks: tuple[str, ...] = ()
+    home: str = ""
     system_prompt: str = ""
     post_history_instructions: str = ""
     creator_notes: str = ""
@@ -510,6 +536,7 @@ def load_card(path: str | Path) -> CharacterCard:
 
 
 __all__ = [
+    "Answer",
     "Asset",
     "Axis",
     "CardError",

@@ -18,7 +18,16 @@ and the chunk length, and marks which memory tier each part came from
   description, reference image, sprite key and embedding, built once and reused
   until the entity changes; this request's hits and misses are reported as
   ``tiers["object_cache.hits"]`` / ``["object_cache.misses"]`` (numbers as text);
-* ``request``: this turn's own parts (event, reactions, actions, references, audio cue).
+* ``request``: this turn's own parts (event, reactions, actions, references, audio cue,
+  each living character's expression and what she says this turn).
+
+Characters with a card (a :class:`CastView` in :attr:`Director.cast`, registered by
+:func:`game.cast.castroom.install_cast`) send their card's look and first reference
+image as their identity anchor (``char.<id>`` image and ``char.<id>.look`` text, global
+sink), their look in the scene's entities, and, every turn, their expression (from the
+relationship) and the first sentence of their reply in the prompt. A turn in which a
+character replies gets a chunk long enough for her to say it (``data.speech_s`` of the
+``reply`` events).
 
 Every field is bounded by the story (scene size, a fixed rolling window, capped
 objects per place), so a request after 10,000 turns is the size of one after 100
@@ -30,6 +39,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -63,6 +73,24 @@ LIGHT_WORDS = {
     "candle": "lit by candlelight", "glow": "in a soft warm glow", "bright": "brightly lit", "dim": "dimly lit",
     "moonrise": "under the rising moon",
 }
+
+
+class CastView(Protocol):
+    """What the director reads of a living character (one with a card)."""
+
+    def identity(self) -> tuple[str, str]:
+        """``(look text, reference image path)`` from her card: the identity anchor (``""`` for none)."""
+        ...
+
+    def expression(self, state: GameState) -> str:
+        """Her expression now (``warm``, ``guarded``...), from the relationship in ``state``."""
+        ...
+
+
+def speech_seconds(events: Sequence[Event]) -> float | None:
+    """Seconds the ``reply`` events of a turn take to say (their ``data.speech_s``), or ``None``."""
+    total = sum(float(e.data.get("speech_s", 0.0) or 0.0) for e in events if e.kind == "reply")
+    return total if total > 0 else None
 
 
 @dataclass(frozen=True)
@@ -108,6 +136,8 @@ class Director:
         self.current_version = 0
         self._current: tuple[Anchor, ...] = ()
         self._last_prompt = ""
+        #: character id -> her card's view (identity anchor, expression); see :class:`CastView`.
+        self.cast: dict[str, CastView] = {}
 
     # -- anchors -------------------------------------------------------------
     def asset(self, rel: str) -> str:
@@ -120,10 +150,23 @@ class Director:
         out = [Anchor("world.style", "text", "style", m.world.style)] if m.world.style else []
         out += [Anchor(f"world.anchor{i}", "image", "world", self.asset(p))
                 for i, p in enumerate(m.world.anchors)]
-        out += [Anchor(f"char.{cid}", "image" if c.image else "text", "character",
-                       self.asset(c.image) if c.image else c.look)
-                for cid, c in m.cast.items()]
+        for cid, c in m.cast.items():
+            view = self.cast.get(cid)
+            look, image = view.identity() if view is not None else ("", "")
+            if image or look:
+                if image:
+                    out.append(Anchor(f"char.{cid}", "image", "character", image))
+                out.append(Anchor(f"char.{cid}.look" if image else f"char.{cid}", "text", "character",
+                                  look or c.look))
+                continue
+            out.append(Anchor(f"char.{cid}", "image" if c.image else "text", "character",
+                              self.asset(c.image) if c.image else c.look))
         return tuple(out)
+
+    def _cast_look(self, cid: str, story_look: str) -> str:
+        """A character's look: the story's, else her card's."""
+        view = self.cast.get(cid)
+        return story_look or (view.identity()[0] if view is not None else "")
 
     def rebuild_current(self, state: GameState) -> tuple[Anchor, ...]:
         """Rebuild the current sink from ``state`` (the location now, with the player's changes)."""
@@ -218,7 +261,7 @@ class Director:
                 c = m.cast.get(cid)
                 held = tuple(i for i, who in state.holders.items() if who == cid) + tuple(worn.get(cid, ()))
                 entities.append(Entity(cid, "character", c.name if c else cid,
-                                       self._look(state, cid, c.look if c else ""),
+                                       self._look(state, cid, self._cast_look(cid, c.look if c else "")),
                                        self.asset(c.image) if c else "", x=x,
                                        state=state.reactions.get(cid, "idle"), holding=held))
             for iid, x in scene.items.items():
@@ -263,7 +306,15 @@ class Director:
                 who = (c.look or c.name) if c else cid
                 doing = REACTION_WORDS.get(state.reactions.get(cid, "idle"), state.reactions.get(cid, ""))
                 held = [m.items[i].name for i, h in state.holders.items() if h == cid and i in m.items]
-                parts.append(f"{who} {doing}" + (f", holding the {' and '.join(held)}" if held else ""))
+                part = f"{who} {doing}" + (f", holding the {' and '.join(held)}" if held else "")
+                view = self.cast.get(cid)
+                if view is not None:
+                    part += f", looking {view.expression(state)}"
+                    said = next((e.text for e in events if e.kind == "reply" and e.speaker == cid and e.text), "")
+                    if said:
+                        first = said.split(". ")[0].strip().rstrip(".")
+                        part += f", saying \"{first[:120]}\""
+                parts.append(part)
         return ". ".join(p.strip().rstrip(".") for p in parts if p) + "."
 
     # -- requests --------------------------------------------------------------
@@ -281,7 +332,7 @@ class Director:
                     event_id = e.ids.get("scene", "")
                 else:
                     event_id = next(iter(e.ids.values()), "")
-                secs = seconds if kind == "move" else None
+                secs = seconds if kind == "move" else speech_seconds(events) if kind == "say" else None
                 return Cause(kind, event_id, hint, secs, direction, camera_from)
         return Cause(fallback, "", None, seconds, direction, camera_from)
 
@@ -351,7 +402,8 @@ class Director:
                    "scene.time_of_day": "sink_current", "rolling": "rolling", "scene.entities": "object_cache",
                    "actions": "request", "cue": "request", "references": "request", "audio": "request",
                    "object_cache.hits": str(hits), "object_cache.misses": str(misses),
-                   "sink_current.version": str(self.current_version)},
+                   "sink_current.version": str(self.current_version),
+                   **({"prompt.expression": "request", "prompt.speech": "request"} if self.cast else {})},
         )
         ids = ",".join(f"{e.kind}:{next(iter(e.ids.values()), '')}" for e in events
                        if e.kind in PRIORITY and e.kind != "move")[:80]
