@@ -451,9 +451,7 @@ class Session:
                 state, notes = self._adapt(state, data.events)
             state.frame = frame
             self.state = state
-            self.log = EventLog()
-            for e in data.events[: state.log_offset]:
-                self.log.append(e)
+            self.log = EventLog(data.events[: state.log_offset])
             self.checkpoints = [c for c in data.checkpoints if c.state.scene in self.story.model.scenes]
             for name, ext in self.extensions.items():
                 ext.load_extra(data.extra.get(name))

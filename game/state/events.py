@@ -61,8 +61,8 @@ class Event(BaseModel):
 class EventLog:
     """Append-only list of events; a view is cut at an offset on rollback."""
 
-    def __init__(self) -> None:
-        self._events: list[Event] = []
+    def __init__(self, events: list[Event] | None = None) -> None:
+        self._events: list[Event] = list(events or [])
 
     def append(self, event: Event) -> int:
         """Append and return the new length (the offset after it)."""

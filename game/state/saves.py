@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from game.errors import SaveError
 from game.state.events import Event
@@ -37,6 +37,7 @@ FORMAT = "worldloom-save"
 #: schema_version -> function upgrading a raw save dict to schema_version + 1.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _SLOT_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -183,7 +184,7 @@ def read_save(path: Path) -> SaveData:
     try:
         state = GameState.model_validate(doc["state"])
         section = "events"
-        events = [Event.model_validate(e) for e in doc.get("events", [])]
+        events = _EVENTS.validate_python(doc.get("events", []))
         section = "checkpoints"
         checkpoints = [
             Checkpoint(str(c["label"]), GameState.model_validate(c["state"]))
