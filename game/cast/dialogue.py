@@ -49,16 +49,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from game.cast.guard import (
-    EntityFact,
-    InputCheck,
-    PersonaFacts,
-    PersonaGuard,
-    Verdict,
-    normalise,
-    overlap,
-    tokens,
-)
+from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict
+from game.cast.similarity import normalise, overlap, tokens
 from game.models.llm import DialogueModel, Message, ModelError, SentenceSplitter, split_sentences
 from game.state.events import Event
 

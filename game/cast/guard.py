@@ -48,12 +48,14 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
+
+from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, tokens
+from game.cast.similarity import grams as ngrams
 
 #: Phrases no character in a story says: they are the model speaking, not her.
 OOC_PHRASES: tuple[str, ...] = (
@@ -82,7 +84,6 @@ VerdictKind = Literal["", "empty", "ooc", "never_say", "leak", "contradiction", 
 #: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
 LEAK_WORDS = 12
 #: Below this many words only an exact (normalised) repeat counts as a near duplicate.
-MIN_NEAR_TOKENS = 4
 
 #: Patterns of prompt injection and break-character attempts in the player's input: (name, regex).
 _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
@@ -131,8 +132,6 @@ _CONTROL_TOKENS = re.compile(r"<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|</?s>|<\s
 _ROLE_LINE = re.compile(r"^(\s*)(system|developer|assistant|user|admin|root)\s*:", re.I | re.M)
 _LEAK_MARKERS = re.compile(r"^\s*(?:system|assistant|user|developer)\s*:|<\|[^|<>]{0,40}\|>|\{\{\s*\w+\s*\}\}|"
                            r"\[/?INST\]|<</?SYS>>", re.I | re.M)
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
-_NON_WORD = re.compile(r"[^\w']+|(?<!\w)'|'(?!\w)")
 
 #: A capitalised name of one or two words.
 _NAME = r"([A-Z][A-Za-z\u00c0-\u024f'\-]+(?:\s+[A-Z][A-Za-z\u00c0-\u024f'\-]+)?)"
@@ -150,39 +149,14 @@ _NUMBERS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
-def normalise(text: str) -> str:
-    """The comparison form of ``text`` (see the module docstring)."""
-    t = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return " ".join(_NON_WORD.sub(" ", t).split())
 
 
-def tokens(text: str) -> list[str]:
-    """Words of the normalised ``text``."""
-    return normalise(text).split()
 
 
-def _grams(toks: Sequence[str]) -> set[str]:
-    return set(toks) | {f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)}
 
 
-def overlap(a: str, b: str) -> float:
-    """Similarity of two texts in [0, 1]: 1.0 when equal after normalisation, else the
-    Jaccard index of their word unigram+bigram sets (0 when either has fewer than
-    :data:`MIN_NEAR_TOKENS` words)."""
-    ta, tb = tokens(a), tokens(b)
-    if ta == tb:
-        return 1.0 if ta else 0.0
-    if len(ta) < MIN_NEAR_TOKENS or len(tb) < MIN_NEAR_TOKENS:
-        return 0.0
-    ga, gb = _grams(ta), _grams(tb)
-    return len(ga & gb) / len(ga | gb)
 
 
-def contains_phrase(toks: Sequence[str], phrase: str) -> bool:
-    """Whether the normalised ``phrase`` occurs in ``toks`` as a whole-word sequence."""
-    p = tokens(phrase)
-    n = len(p)
-    return n > 0 and any(list(toks[i:i + n]) == p for i in range(len(toks) - n + 1))
 
 
 @dataclass(frozen=True)
@@ -390,13 +364,13 @@ class PersonaGuard:
             negatives = list(self._negatives)
         if not negatives:
             return ""
-        grams = _grams(toks)
+        mine = ngrams(toks)
         for neg in negatives:
             if neg.toks == toks:
                 return neg.text
             if len(toks) >= MIN_NEAR_TOKENS and len(neg.toks) >= MIN_NEAR_TOKENS:
-                g = _grams(neg.toks)
-                if len(grams & g) / len(grams | g) >= self.negative_threshold:
+                g = ngrams(neg.toks)
+                if len(mine & g) / len(mine | g) >= self.negative_threshold:
                     return neg.text
         if self.embedder is not None and len(toks) >= MIN_NEAR_TOKENS:
             v = np.asarray(self.embedder.encode([reply]), np.float32)[0]

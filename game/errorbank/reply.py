@@ -19,13 +19,12 @@ but letters, digits and in-word apostrophes turned into spaces.
 
 from __future__ import annotations
 
-import re
 import threading
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from game.cast.similarity import contains_phrase, normalise, overlap, tokens
 from game.errorbank.store import Case, ErrorStore
 from game.errorbank.thresholds import Thresholds
 
@@ -43,48 +42,19 @@ DEFAULT_FORBIDDEN: tuple[str, ...] = (
     "chatgpt",
 )
 
-#: Below this many tokens, only an exact (normalised) repeat counts as a near duplicate.
-MIN_NEAR_TOKENS = 4
 
 Hook = Callable[[str, str], "str | None"]
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
-_NON_WORD = re.compile(r"[^\w']+|(?<!\w)'|'(?!\w)")
 
 
-def normalise(text: str) -> str:
-    """The comparison form of ``text``: NFKC, case-folded, plain quotes, words separated by one space."""
-    t = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return " ".join(_NON_WORD.sub(" ", t).split())
 
 
-def tokens(text: str) -> list[str]:
-    """Words of the normalised ``text``."""
-    return normalise(text).split()
 
 
-def _grams(toks: Sequence[str]) -> set[str]:
-    return set(toks) | {f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)}
 
 
-def overlap(a: str, b: str) -> float:
-    """Similarity of two replies in [0, 1]: 1.0 when equal after normalisation, else the
-    Jaccard index of their sets of word unigrams and bigrams (0 when either has fewer
-    than :data:`MIN_NEAR_TOKENS` words)."""
-    ta, tb = tokens(a), tokens(b)
-    if ta == tb:
-        return 1.0 if ta else 0.0
-    if len(ta) < MIN_NEAR_TOKENS or len(tb) < MIN_NEAR_TOKENS:
-        return 0.0
-    ga, gb = _grams(ta), _grams(tb)
-    return len(ga & gb) / len(ga | gb)
 
 
-def contains_phrase(reply_tokens: Sequence[str], phrase: str) -> bool:
-    """Whether the normalised ``phrase`` occurs in ``reply_tokens`` as a whole-token sequence."""
-    p = tokens(phrase)
-    n = len(p)
-    return n > 0 and any(list(reply_tokens[i:i + n]) == p for i in range(len(reply_tokens) - n + 1))
 
 
 @dataclass(frozen=True)
