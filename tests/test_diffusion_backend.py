@@ -277,14 +277,14 @@ def test_a_fork_replays_its_branch_exactly(pipe: Any) -> None:
     assert snap.ok and snap.handle
     branch = [req(2, "a kite in the wind", "recache", n=8), req(3, "the creature leaps", "plain", n=4)]
     original = [frames_of(backend, r) for r in branch]
-    frame_after = backend._sessions["s"].frame
+    frame_after = backend._table.sessions["s"].frame
 
     assert backend.memory(MemoryOp("fork", handle=snap.handle, new_session_id="b")).ok
     forked = [frames_of(backend, WorldRequest(**{**r.to_json(), "session_id": "b", "scene": r.scene}))
               for r in branch]
     for a, b in zip(original, forked, strict=True):
         assert a.tobytes() == b.tobytes()
-    assert backend._sessions["s"].frame == frame_after  # the fork did not touch the original
+    assert backend._table.sessions["s"].frame == frame_after  # the fork did not touch the original
 
     assert backend.memory(MemoryOp("restore", handle=snap.handle)).ok
     again = frames_of(backend, req(4, "a kite in the wind", "recache", n=8))
@@ -308,9 +308,9 @@ def test_a_repeated_seq_replays_without_advancing(pipe: Any) -> None:
     frames_of(backend, req(1, "a meadow", "scene_cut"))
     r2 = req(2, "a creek", "plain", n=8)
     first = frames_of(backend, r2)
-    frame = backend._sessions["s"].frame
+    frame = backend._table.sessions["s"].frame
     assert frames_of(backend, r2).tobytes() == first.tobytes()
-    assert backend._sessions["s"].frame == frame
+    assert backend._table.sessions["s"].frame == frame
     with pytest.raises(BackendError, match="different request"):
         list(backend.generate(req(2, "elsewhere", "plain")))
     with pytest.raises(BackendError, match="not after"):
@@ -328,7 +328,7 @@ def test_stopping_early_advances_only_by_the_blocks_taken(pipe: Any) -> None:
     it: Any = backend.generate(req(1, "a meadow", "scene_cut", n=12))
     next(it)
     it.close()  # a generator: the rest is discarded
-    assert backend._sessions["s"].frame == 4 and backend._sessions["s"].block == 1
+    assert backend._table.sessions["s"].frame == 4 and backend._table.sessions["s"].block == 1
 
 
 # -- whole stories, headless ----------------------------------------------------------------------------

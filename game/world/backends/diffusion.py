@@ -61,6 +61,7 @@ import numpy as np
 from game.errors import BackendError, WorldloomError
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
 from game.world.backends.diffusion_timing import StageClock
+from game.world.backends.sessions import SessionTable
 from game.world.protocol import (
     Anchor,
     Capabilities,
@@ -265,11 +266,8 @@ class DiffusionBackend:
         self._clock = StageClock(device_name)
         self._call_lock = _pipe_lock(pipeline.transformer)
         self._lock = threading.RLock()
-        self._sessions: dict[str, _State] = {}
-        self._snapshots: OrderedDict[str, _State] = OrderedDict()
+        self._table: SessionTable[_State] = SessionTable(MAX_SNAPSHOTS)
         self._images: OrderedDict[str, Any] = OrderedDict()
-        self._current = ""
-        self._snap_count = 0
         self._closed = False
         #: The last pipeline calls, newest last.
         self.calls: deque[BlockCall] = deque(maxlen=CALL_LOG)
@@ -299,10 +297,10 @@ class DiffusionBackend:
                 raise BackendError(f"diffusion backend makes {caps.width}x{caps.height}, not "
                                    f"{start.width}x{start.height}", where=f"session {start.session_id}",
                                    hint="construct DiffusionBackend(width=..., height=...) for another size")
-            self._sessions[start.session_id] = _State(session_id=start.session_id, seed=int(start.seed),
+            self._table.sessions[start.session_id] = _State(session_id=start.session_id, seed=int(start.seed),
                                                       prompt=start.prompt, start_prompt=start.prompt,
                                                       anchors_global=tuple(start.anchors))
-            self._current = start.session_id
+            self._table.current = start.session_id
 
     def generate(self, request: WorldRequest) -> Iterator[FrameChunk]:
         """Yield ``round_up(min_frames) / frames_per_block`` blocks, each made by one pipeline call.
@@ -318,7 +316,7 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            sess = self._sessions.get(request.session_id)
+            sess = self._table.sessions.get(request.session_id)
             if sess is None:
                 raise BackendError(f"unknown session {request.session_id!r}", hint="call start() before generate()")
             fp = _fingerprint(request)
@@ -339,7 +337,7 @@ class DiffusionBackend:
                     del sess.seen[min(sess.seen)]
                 sess.last_seq = request.seq
                 work = sess
-            self._current = sess.session_id
+            self._table.current = sess.session_id
         return self._blocks(work, request)
 
     def memory(self, op: MemoryOp) -> MemoryResult:
@@ -355,33 +353,14 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            if op.op == "restore":
-                snap = self._snapshots.get(op.handle)
-                if snap is None:
-                    return MemoryResult(ok=False, note=f"no snapshot {op.handle!r}")
-                self._sessions[snap.session_id] = snap.copy()
-                self._current = snap.session_id
-                return MemoryResult(ok=True, handle=op.handle, note=f"at frame {snap.frame}")
-            if op.op == "fork":
-                src = self._snapshots.get(op.handle) if op.handle else self._sessions.get(self._current)
-                if src is None:
-                    return MemoryResult(ok=False, note=f"nothing to fork from {op.handle!r}")
-                if not op.new_session_id or op.new_session_id in self._sessions:
-                    return MemoryResult(ok=False, note=f"fork needs a new session id, got {op.new_session_id!r}")
-                self._sessions[op.new_session_id] = src.copy(op.new_session_id)
-                return MemoryResult(ok=True, note=f"forked {src.session_id} at frame {src.frame}")
-            sess = self._sessions.get(self._current)
+            branched = self._table.branch(op)
+            if branched is not None:
+                return branched
+            sess = self._table.sessions.get(self._table.current)
             if sess is None:
                 return MemoryResult(ok=False, note="no session started")
-            if op.op == "snapshot":
-                self._snap_count += 1
-                handle = f"{sess.session_id}@{sess.frame}#{self._snap_count}"
-                self._snapshots[handle] = sess.copy()
-                while len(self._snapshots) > MAX_SNAPSHOTS:
-                    self._snapshots.popitem(last=False)
-                return MemoryResult(ok=True, handle=handle, note=f"frame {sess.frame}, block {sess.block}")
             if op.op == "reset":
-                self._sessions[sess.session_id] = _State(session_id=sess.session_id, seed=sess.seed,
+                self._table.sessions[sess.session_id] = _State(session_id=sess.session_id, seed=sess.seed,
                                                          prompt=sess.start_prompt, start_prompt=sess.start_prompt,
                                                          anchors_global=sess.anchors_global)
                 return MemoryResult(ok=True, note="session started over")
@@ -406,8 +385,7 @@ class DiffusionBackend:
         The weights stay loaded (the loader shares them) until nothing holds them.
         """
         with self._lock:
-            self._sessions.clear()
-            self._snapshots.clear()
+            self._table.clear()
             self._images.clear()
             self._closed = True
 

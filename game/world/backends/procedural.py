@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
@@ -27,6 +26,7 @@ from game.world.backends.cache import ObjectCache
 from game.world.backends.landscape import LOOK_MAX
 from game.world.backends.painter import Painter, Plan
 from game.world.backends.raster import U8
+from game.world.backends.sessions import SessionTable
 from game.world.backends.sprites import Sprite
 from game.world.protocol import (
     Anchor,
@@ -154,10 +154,7 @@ class ProceduralBackend:
         )
         self._cache: ObjectCache[Sprite] = ObjectCache()
         self._painter = Painter(width, height, fps, self._cache)
-        self._sessions: dict[str, _Session] = {}
-        self._snapshots: OrderedDict[str, _Session] = OrderedDict()
-        self._current = ""
-        self._snap_count = 0
+        self._table: SessionTable[_Session] = SessionTable()
         self._closed = False
 
     def capabilities(self) -> Capabilities:
@@ -179,13 +176,13 @@ class ProceduralBackend:
                 where=f"session {start.session_id}",
                 hint="construct ProceduralBackend(width=..., height=...) for another size",
             )
-        self._sessions[start.session_id] = _Session(
+        self._table.sessions[start.session_id] = _Session(
             session_id=start.session_id,
             seed=int(start.seed),
             prompt=start.prompt,
             anchors_global=tuple(start.anchors),
         )
-        self._current = start.session_id
+        self._table.current = start.session_id
 
     def generate(self, request: WorldRequest) -> Iterator[FrameChunk]:
         """Yield the request's frames one block at a time.
@@ -201,7 +198,7 @@ class ProceduralBackend:
                 backwards or is reused for a different request.
         """
         self._check_open()
-        sess = self._sessions.get(request.session_id)
+        sess = self._table.sessions.get(request.session_id)
         if sess is None:
             raise BackendError(
                 f"unknown session {request.session_id!r}", hint="call start() before generate()"
@@ -224,7 +221,7 @@ class ProceduralBackend:
         sess.seen[request.seq] = (fp, sess.frame, sess.camera_y)
         while len(sess.seen) > SEQ_MEMORY:
             del sess.seen[min(sess.seen)]
-        self._current = sess.session_id
+        self._table.current = sess.session_id
         return self._blocks(sess, request, sess.frame, sess.camera_y, advance=True)
 
     def _blocks(
@@ -342,35 +339,14 @@ class ProceduralBackend:
         current-level sink with ``op.anchors``.
         """
         self._check_open()
-        if op.op == "restore":
-            snap = self._snapshots.get(op.handle)
-            if snap is None:
-                return MemoryResult(ok=False, note=f"no snapshot {op.handle!r}")
-            self._sessions[snap.session_id] = snap.copy()
-            self._current = snap.session_id
-            return MemoryResult(ok=True, handle=op.handle, note=f"at frame {snap.frame}")
-        if op.op == "fork":
-            src = self._snapshots.get(op.handle) if op.handle else self._sessions.get(self._current)
-            if src is None:
-                return MemoryResult(ok=False, note=f"nothing to fork from {op.handle!r}")
-            if not op.new_session_id or op.new_session_id in self._sessions:
-                return MemoryResult(
-                    ok=False, note=f"fork needs a new session id, got {op.new_session_id!r}"
-                )
-            self._sessions[op.new_session_id] = src.copy(op.new_session_id)
-            return MemoryResult(ok=True, note=f"forked {src.session_id} at frame {src.frame}")
-        sess = self._sessions.get(self._current)
+        branched = self._table.branch(op)
+        if branched is not None:
+            return branched
+        sess = self._table.sessions.get(self._table.current)
         if sess is None:
             return MemoryResult(ok=False, note="no session started")
-        if op.op == "snapshot":
-            self._snap_count += 1
-            handle = f"{sess.session_id}@{sess.frame}#{self._snap_count}"
-            self._snapshots[handle] = sess.copy()
-            if len(self._snapshots) > 256:
-                self._snapshots.popitem(last=False)
-            return MemoryResult(ok=True, handle=handle, note=f"frame {sess.frame}")
         if op.op == "reset":
-            self._sessions[sess.session_id] = _Session(
+            self._table.sessions[sess.session_id] = _Session(
                 session_id=sess.session_id,
                 seed=sess.seed,
                 prompt=sess.prompt,
@@ -387,8 +363,7 @@ class ProceduralBackend:
 
     def close(self) -> None:
         """Drop all sessions, snapshots and caches; later calls raise :class:`BackendError`."""
-        self._sessions.clear()
-        self._snapshots.clear()
+        self._table.clear()
         self._cache.clear()
         self._closed = True
 
