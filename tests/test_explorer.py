@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from game.cli import main as cli_main
 from game.errors import StoryRuntimeError
 from game.headless import play_headless
 from game.inputs.script import read_script
-from game.story.explorer import Report, explore, explore_path, key_spec, main
+from game.story.explorer import Report, explore, explore_path, key_spec
 from game.story.loader import story_from_dict
 from game.world.backends import BACKENDS
 
@@ -138,22 +139,22 @@ def test_jobs_two_gives_the_same_results_as_one() -> None:
 
 def test_cli_text_json_and_exit_codes(mini_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    assert main([str(mini_path), "--random", "5", "--out", str(out), "--no-progress"]) == 0
+    assert cli_main(["explore", str(mini_path), "--random", "5", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "endings: 2 (good, lonely)" in text and "coverage: 95%" in text
     assert not out.exists()  # nothing to reproduce
-    assert main([str(MAZE), "--random", "5", "--out", str(out), "--format", "json"]) == 1
+    assert cli_main(["explore", str(MAZE), "--random", "5", "--out", str(out), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["endings"] == ["crowned", "home", "lost_at_sea"]
     assert [d["scene"] for d in doc["dead_ends"]] == ["pit"]
     assert [lp["scenes"] for lp in doc["loops"]] == [["maze_a", "maze_b"]]
     assert Path(doc["scripts"]["dead_end_1_pit"]).is_file()
-    assert main([str(tmp_path / "nowhere"), "--random", "0"]) == 2
+    assert cli_main(["explore", str(tmp_path / "nowhere"), "--random", "0"]) == 2
 
 
 def test_explore_never_imports_torch(mini_path: Path, tmp_path: Path) -> None:
-    code = ("import sys\nfrom game.story.explorer import main\n"
-            f"main([{str(mini_path)!r}, '--random', '3', '--out', {str(tmp_path)!r}])\n"
+    code = ("import sys\nfrom game.cli import main\n"
+            f"main(['explore', {str(mini_path)!r}, '--random', '3', '--out', {str(tmp_path)!r}])\n"
             "print('torch' in sys.modules)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr

@@ -11,10 +11,11 @@ from typing import cast
 import pytest
 from PIL import Image
 
+from game.cli import main as cli_main
 from game.story import storymap
 from game.story.explorer import explore_path
 from game.story.loader import load_story, story_from_dict
-from game.story.storymap import COLOURS, build_map, dot_quote, main, to_dot, write_map
+from game.story.storymap import COLOURS, build_map, dot_quote, to_dot, write_map
 
 DATA = Path(__file__).parent / "data"
 MAZE = DATA / "explore_maze"
@@ -23,7 +24,7 @@ HAS_DOT = shutil.which("dot") is not None
 
 def test_dot_has_the_scenes_edges_and_labels(mini_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "map.dot"
-    assert main([str(mini_path), "-o", str(out)]) == 0
+    assert cli_main(["map", str(mini_path), "-o", str(out)]) == 0
     dot = out.read_text()
     assert dot.startswith('digraph "Mini" {')
     for sid in ("meadow", "after", "creek_scene", "good_end", "bad_end"):
@@ -73,7 +74,7 @@ def test_labels_are_escaped_for_dot(tmp_path: Path) -> None:
 @pytest.mark.parametrize("engine", ["auto", "builtin"])
 def test_svg_is_valid_xml_with_the_scene_ids(mini_path: Path, tmp_path: Path, engine: str) -> None:
     out = tmp_path / "map.svg"
-    assert main([str(mini_path), "-o", str(out), "--engine", engine]) == 0
+    assert cli_main(["map", str(mini_path), "-o", str(out), "--engine", engine]) == 0
     root = ET.parse(out).getroot()
     assert root.tag.endswith("svg")
     text = out.read_text()
@@ -118,12 +119,12 @@ def test_coverage_colours_the_dot(tmp_path: Path) -> None:
     assert f'color="{COLOURS["unreached_edge"]}"' in climb_line and 'style="dashed"' in climb_line
     assert "Explorer: 9/11 scenes" in dot
     out = tmp_path / "cov.dot"
-    assert main([str(MAZE), "-o", str(out), "--coverage", "--random", "3"]) == 0
+    assert cli_main(["map", str(MAZE), "-o", str(out), "--coverage", "--random", "3"]) == 0
     assert COLOURS["reached_edge"] in out.read_text()
 
 
 def test_bad_suffix_is_a_named_error(mini_path: Path, tmp_path: Path) -> None:
-    assert main([str(mini_path), "-o", str(tmp_path / "map.gif")]) == 2
+    assert cli_main(["map", str(mini_path), "-o", str(tmp_path / "map.gif")]) == 2
 
 
 def test_authoring_docs_list_every_lint_code() -> None:

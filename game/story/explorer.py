@@ -51,7 +51,6 @@ import json
 import math
 import multiprocessing
 import random
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -1505,27 +1504,3 @@ def run(args: argparse.Namespace) -> int:
         print(report.format())
     return 0 if report.ok else 1
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m game.story.explorer STORY ...`` (the same as ``worldloom explore``)."""
-    parser = argparse.ArgumentParser(prog="worldloom")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(["explore", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        code: int = args.func(args)
-        return code
-    except WorldloomError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
-__all__ = [
-    "Coverage", "DeadEnd", "ExploreError", "Explorer", "Failure", "Graph", "KeySpec", "Loop", "Report", "Step",
-    "add_parser", "breadth_first", "explore", "explore_path", "find_loops", "key_spec", "main", "random_playthrough",
-    "random_playthroughs", "run", "slot_name",
-]

@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 import textwrap
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -743,24 +741,3 @@ def run(args: argparse.Namespace) -> int:
           f"{len(smap.edges)} edges{extra}")
     return 0
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m game.story.storymap STORY -o map.png`` (the same as ``worldloom map``)."""
-    parser = argparse.ArgumentParser(prog="worldloom")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(["map", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        code: int = args.func(args)
-        return code
-    except WorldloomError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
-__all__ = ["FORMATS", "Layout", "MapEdge", "MapError", "MapNode", "StoryMap", "add_parser", "build_map",
-           "dot_quote", "draw_png", "layered_layout", "main", "map_story", "run", "to_dot", "to_svg", "write_map"]
