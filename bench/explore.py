@@ -9,7 +9,12 @@ Prints (figures, never assertions):
 * the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
   before every choice, on both;
 * the time to load the generated story cold (``load_story(use_cache=False)``)
-  and to lint it (``lint_story``).
+  and to lint it (``lint_story``);
+* the same generated story written in Ink (``--ink``, on by default): compiled
+  with the npm ``inkjs`` compiler (node; installed once into
+  ``~/.cache/worldloom/npm``), then bink's own choices/s (choose + continue, with
+  and without a ``save_state`` checkpoint each) and worldloom's ``InkRuntime``
+  choices/s with a checkpoint each, beside the YAML runtime's figure above.
 
 The generated story is deterministic: a long road of scenes, each with a plain
 choice onwards, a side path behind a condition (``courage``, an item, a visit
@@ -114,11 +119,134 @@ def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
     return n / (time.perf_counter() - t0), restarts
 
 
+# -- the same story in Ink, played by bink ---------------------------------------------
+def generate_ink(n: int, seed: int = 7) -> str:
+    """Ink source for the story :func:`generate` makes (same road, side paths, rests and endings)."""
+    rng = random.Random(seed)
+    out = ["# title: Generated", "VAR courage = 0", "-> s0", ""]
+    for i in range(n):
+        out.append(f"=== s{i} ===")
+        if i % 250 == 249 or i == n - 1:
+            out += ["# scene: road", f"Journey's end number {i // 250}. # ending: end_{i // 250}", "-> END", ""]
+            continue
+        side = min(n - 1, i + rng.randint(2, 20))
+        rng.choice([0, 1, 2])  # keep the draws in step with generate()
+        out += [f"# scene: {'road' if i % 3 else 'wood'}", f"Mile {i} of the road. {{courage}} courage.",
+                f"{{s{i} >= 2: You have been here before.}}", f"+ [Walk on] -> s{i + 1}",
+                f"+ {{courage >= 2}} [Take the side path] -> s{side}", "* [Rest a while]", "  ~ courage += 1",
+                f"  -> s{i}", ""]  # the YAML story's exit back is a move, not a choice: none here
+    return "\n".join(out)
+
+
+def compile_ink(source: str, out: Path) -> str:
+    """Compile Ink ``source`` into ``out`` with inkjs (node); ``""`` when done, else why not."""
+    import shutil
+    import subprocess
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node/npm not installed"
+    cache = Path.home() / ".cache" / "worldloom" / "npm"
+    if not (cache / "node_modules" / "inkjs" / "compiler" / "Compiler.js").is_file():
+        done = subprocess.run(["npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--silent",
+                               "inkjs@2"], capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"npm install inkjs failed: {done.stderr.strip()[:200]}"
+    src = out.with_suffix("").with_suffix(".ink")
+    src.write_text(source, encoding="utf-8")
+    done = subprocess.run(["node", str(ROOT / "tests" / "data" / "ink" / "compile.js"), str(cache), str(src),
+                           str(out)], capture_output=True, text=True)
+    return "" if done.returncode == 0 else f"inkjs: {done.stderr.strip()[:200]}"
+
+
+def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[float, int]:
+    """bink alone: random choices, each ``choose_choice_index`` + ``continue_maximally``
+    (and a ``save_state`` first when ``checkpoint``): ``(choices/s, restarts)``."""
+    import bink.story
+
+    story = bink.story.Story(json_text)
+    rng = random.Random(seed)
+    story.continue_maximally()
+    saved: list[str] = []
+    restarts = 0
+    t0 = time.perf_counter()
+    for _ in range(n):
+        count = len(story.get_current_choices())
+        if not count:
+            story.reset_state()
+            story.continue_maximally()
+            restarts += 1
+            count = len(story.get_current_choices())
+        if checkpoint:
+            saved.append(story.save_state())
+            del saved[:-200]
+        story.choose_choice_index(rng.randrange(count))
+        story.continue_maximally()
+    return n / (time.perf_counter() - t0), restarts
+
+
+def ink_runtime_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
+    """worldloom's ``InkRuntime`` (events, variables, bink state in ``GameState``), with a
+    ``copy_state()`` checkpoint before each choice: ``(choices/s, restarts)``."""
+    from game.story.ink_runtime import runtime_for
+
+    rt = runtime_for(story)
+    rng = random.Random(seed)
+    state = rt.new_state(seed)
+    rt.begin(state)
+    checkpoints = []
+    restarts = 0
+    t0 = time.perf_counter()
+    for _ in range(n):
+        options = rt.available_choices(state)
+        if not options:
+            state = rt.new_state(seed)
+            rt.begin(state)
+            restarts += 1
+            options = rt.available_choices(state)
+        checkpoints.append(state.copy_state())
+        del checkpoints[:-200]
+        rt.apply(state, Choose(choice_id=rng.choice(options).id))
+    return n / (time.perf_counter() - t0), restarts
+
+
+def ink_section(scenes: int, choices: int) -> None:
+    """Print the Ink figures for the generated story of ``scenes`` knots."""
+    name = f"generated-{scenes}"
+    try:
+        import bink.story  # noqa: F401
+    except (ImportError, RuntimeError) as exc:
+        print(f"ink       {name:<18} skipped: bink does not import ({exc}); pip install bink")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "generated.ink.json"
+        t0 = time.perf_counter()
+        why = compile_ink(generate_ink(scenes), out)
+        if why:
+            print(f"ink       {name:<18} skipped: {why}")
+            return
+        compile_s = time.perf_counter() - t0
+        raw = out.read_bytes().decode("utf-8-sig")
+        t0 = time.perf_counter()
+        story = load_story(out)
+        load_s = time.perf_counter() - t0
+        print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
+              f"({len(raw) / 1e6:.1f} MB of JSON)")
+        rate, restarts = bink_rate(raw, choices, checkpoint=False)
+        print(f"bink      {name:<18} {rate:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
+        rate, restarts = bink_rate(raw, choices, checkpoint=True)
+        print(f"bink      {name:<18} {rate:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
+        rate, restarts = ink_runtime_rate(story, choices)
+        print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint each "
+              f"({choices} choices, {restarts} restarts)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenes", type=int, default=5000)
     ap.add_argument("--max-states", type=int, default=20_000)
     ap.add_argument("--choices", type=int, default=20_000)
+    ap.add_argument("--ink", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the same story in Ink (bink, and worldloom's InkRuntime)")
     args = ap.parse_args()
 
     demo = ROOT / "stories" / "zero_mark"
@@ -152,6 +280,8 @@ def main() -> None:
         crate, restarts = choices_rate(big, args.choices)
         print(f"runtime   {name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")
+    if args.ink:
+        ink_section(args.scenes, args.choices)
 
 
 if __name__ == "__main__":

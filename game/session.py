@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from game.errorbank import ErrorStore, GuardedBackend
-from game.errors import BackendError, InputError, SaveError, StoryRuntimeError
+from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
 from game.state import Choose, Event, EventLog, GameState, Give, Move, Say, Wait
 from game.state.intents import AddReference, Instruct
 from game.state.saves import Checkpoint, SaveData, list_saves, read_save, slot_path, write_save
+from game.story.ink_runtime import runtime_for
 from game.story.loader import load_story
 from game.story.runtime import AnyIntent, StoryRuntime
 from game.story.story import Story
@@ -32,6 +33,9 @@ from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import Director
 from game.world.protocol import Backend, FrameChunk, WorldRequest
+
+if TYPE_CHECKING:
+    from game.story.reload import ReloadResult
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
@@ -100,6 +104,15 @@ class TurnResult:
     notices: list[str] = field(default_factory=list)
 
 
+def _audio_cue(request: WorldRequest, events: list[Event]) -> WorldRequest:
+    """Fill the request's ``cue`` from an ``audio`` event (an Ink ``# sound:`` / ``# music:`` tag)
+    when no reaction set it."""
+    if request.cue:
+        return request
+    cue = next((f"{e.data.get('channel', 'sound')}:{e.data.get('cue', '')}" for e in events if e.kind == "audio"), "")
+    return replace(request, cue=cue) if cue else request
+
+
 def default_save_dir(story_id: str) -> Path:
     """``~/.local/share/worldloom/saves/<story id>``."""
     return Path.home() / ".local" / "share" / "worldloom" / "saves" / story_id
@@ -128,7 +141,8 @@ class Session:
                  save_dir: str | Path | None = None, session_id: str = "main",
                  policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None) -> None:
         self.story = story
-        self.runtime = StoryRuntime(story)
+        #: :class:`StoryRuntime`, or :class:`game.story.ink_runtime.InkRuntime` for an Ink story.
+        self.runtime: StoryRuntime = runtime_for(story)
         self._lock = threading.RLock()
         self.notice = ""
         self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
@@ -215,7 +229,8 @@ class Session:
             self._started = True
             events = self._record(self.runtime.begin(self.state))
             self.backend.start(self.director.session_start(self.state, self.seed))
-            request = self.director.build(self.state, events, self.director.cause(events, "start"))
+            request = _audio_cue(self.director.build(self.state, events, self.director.cause(events, "start")),
+                                 events)
             self._pending = request
             return TurnResult(events, request)
 
@@ -266,6 +281,7 @@ class Session:
                          if e.kind == "edit" and e.ids.get("edit") == "add_reference")
             request = self.director.build(self.state, events, cause, references=refs, audio=audio,
                                           preempt=self._streaming is not None)
+            request = _audio_cue(request, events)
             self._pending = request
             return TurnResult(events, request, checkpoint)
 
@@ -477,6 +493,39 @@ class Session:
             text = f"The story changed and scene {old!r} is gone; resumed at the start scene."
         state.location = m.scenes[state.scene].location
         return state, [Event(kind="warning", turn=state.turn, scene=state.scene, text=text)]
+
+    def reload(self, path: str | Path | None = None, strict: bool = False) -> ReloadResult:
+        """Hot-reload the story (or a character card) from disk, keeping the game state.
+
+        Resumes by stable ids: the same scene (its lines are not replayed), choices
+        and variables by id; a scene that is gone restarts at the start scene. A new
+        file that does not load or has a lint error that would break play leaves the
+        old story running and comes back as ``ok=False`` with its diagnostics. See
+        :mod:`game.story.reload`.
+
+        Args:
+            path: the story folder or file, an included file, ``worldloom.toml``, a
+                ``.ink.json``, or a card file; ``None`` reloads the story's own file.
+            strict: refuse on any lint error, not only on those that break play.
+        """
+        from game.story.reload import fit_session, prepare_reload
+
+        prepared = prepare_reload(self, path, strict)  # reads and lints the new file; changes nothing
+        if not prepared.result.ok:
+            return prepared.result
+        with self._lock:
+            try:
+                fitted = fit_session(self, prepared)
+            except WorldloomError as exc:  # the new story fails on resuming: the old one keeps running
+                return prepared.failed(exc)
+            if prepared.story is not None and fitted.runtime is not None:
+                self.story = self.director.story = prepared.story
+                self.runtime, self.state, self.checkpoints = fitted.runtime, fitted.state, fitted.checkpoints
+            self._record(fitted.events)
+            if prepared.story is not None:
+                self._pending = self.director.build(self.state, fitted.events,
+                                                    self.director.cause(fitted.events, "load"))
+        return prepared.done(fitted.events)
 
     def close(self) -> None:
         """Close the backend."""

@@ -199,9 +199,16 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
         compile_now: compile every expression now (lint turns this off to report
             each bad expression itself).
 
+    A compiled Ink story (``*.ink.json``) loads as a :class:`game.story.ink.InkStory`
+    (see ``docs/ink.md``).
+
     Raises:
         StoryError: with ``file:line:col`` of the problem.
     """
+    from game.story.ink import is_ink_path, load_ink
+
+    if is_ink_path(path) or str(path).endswith(".ink"):
+        return load_ink(path)
     root = story_file(path)
     if use_cache and compile_now:
         cached = _from_cache(root, read_text(root))

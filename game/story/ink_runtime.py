@@ -1,0 +1,599 @@
+"""`InkRuntime`: steps a compiled Ink story through ``bink`` over a :class:`GameState`.
+
+It is a :class:`~game.story.runtime.StoryRuntime` (``Session`` calls the same
+methods: ``new_state``, ``begin``, ``apply``, ``available_choices``,
+``interpolate``, ``is_ending``, ``enter``), but the story position lives in Ink's
+own state: bink's ``save_state`` JSON is kept in ``GameState.world["ink"]`` after
+every step, so a checkpoint, a rollback, a save and a load carry it like any other
+field (JSON, no pickle) and the bink story is re-synced from it lazily whenever the
+state handed in is not the one it last produced.
+
+What the player sees maps onto worldloom's events (``docs/ink.md``):
+
+* each Ink line -> a ``line`` event with a stable id ``<knot>.l<n>`` (the n-th line
+  since the knot was entered), its speaker from ``# speaker:`` or ``Name: text``;
+* entering a knot -> a ``scene`` event (the knot is the scene), ``# scene: place``
+  -> a new location (``cut``: the director asks for a ``scene_cut``);
+* ``# music:`` / ``# sound:`` -> an ``audio`` event; ``# chunk:`` -> the chunk hint;
+* Ink choices -> :class:`~game.story.schema.Choice` objects whose ids are
+  ``<knot>.<slug of the text>``, stable across saves and edits elsewhere;
+* Ink variables -> ``GameState.variables`` after every step (``effect`` events for
+  the ones that changed); values a hook writes there are pushed back into Ink;
+* external functions ``give``, ``take``, ``drop``, ``has``, ``trust``, ``affinity``,
+  ``rel``, ``relate``, ``react`` (and any added with :meth:`InkRuntime.bind`) act on
+  the state. bink swallows exceptions raised inside external functions; this
+  runtime records them and raises :class:`~game.errors.StoryRuntimeError` naming
+  the function after the step (``Session`` then restores the state).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from game.errors import InputError, StoryError, StoryRuntimeError
+from game.state import Event, GameState
+from game.story.ink import (
+    DIRECTIVES,
+    HOOK,
+    ROOT_SCENE,
+    SPEAKER_RE,
+    InkStory,
+    chunk_hint,
+    location_of,
+    slug,
+    split_tag,
+)
+from game.story.runtime import DEFAULT_GIVE_LINE, AnyIntent, StoryRuntime
+from game.story.schema import Choice
+from game.story.story import Story
+
+#: ``GameState.world`` key holding bink's ``save_state`` JSON.
+INK_STATE = "ink"
+#: ``GameState.world`` key holding the number of lines shown since the current knot was entered.
+INK_LINE = "ink_line"
+#: Ink function called when the player gives an item (``=== function on_give(item, who) ===``).
+ON_GIVE = "on_give"
+
+#: An external function: ``fn(state, *ink_args) -> value`` (bool, int, float, str or None).
+External = Callable[..., Any]
+
+
+def _bink() -> Any:
+    """The ``bink.story`` module (imported on first use).
+
+    Raises:
+        StoryError: bink is not installed or its native library does not load.
+    """
+    try:
+        import bink.story as bink_story
+    except (ImportError, RuntimeError, OSError) as exc:
+        raise StoryError(f"Ink stories need the bink runtime ({exc})", hint="pip install bink") from exc
+    return bink_story
+
+
+def new_bink_story(json_text: str, where: str = "") -> Any:
+    """A bink ``Story`` for compiled Ink JSON.
+
+    Raises:
+        StoryError: bink rejects the JSON (with its reason).
+    """
+    module = _bink()
+    try:
+        return module.Story(json_text)
+    except RuntimeError as exc:
+        raise StoryError(f"bink cannot load this Ink story: {exc}", where=where,
+                         hint="recompile it with a current Inky, inklecate or inkjs") from exc
+
+
+def check_playable(story: InkStory) -> None:
+    """Build a bink story once (kept for the first runtime) so a bad file fails at load time."""
+    story.spare_bink = new_bink_story(story.json_text, str(story.path))
+
+
+def _to_ink(value: Any) -> bool | int | float | str | None:
+    """A Python value as one bink can pass back to Ink."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def _from_ink(value: Any) -> bool | int | float | str:
+    """An Ink value as a ``GameState.variables`` value (lists and other kinds read as text)."""
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    items = getattr(value, "items", None)
+    if isinstance(items, list):
+        return ", ".join(str(name).rpartition(".")[2] for name, _ in items)
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class InkChoice:
+    """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
+
+    index: int
+    id: str
+    text: str
+
+
+class InkRuntime(StoryRuntime):
+    """Plays an :class:`~game.story.ink.InkStory` (see the module docstring).
+
+    One runtime owns one bink story; a ``Session`` makes one per session. Not
+    thread-safe by itself (``Session`` calls it under its lock).
+
+    Raises (every stepping method):
+        game.errors.InputError: an unknown or unavailable choice, a gift that is not possible.
+        game.errors.StoryRuntimeError: Ink reported an error, or an external function raised
+            (named in the message; the exception is chained).
+    """
+
+    story: InkStory
+
+    def __init__(self, story: InkStory) -> None:
+        super().__init__(story)
+        spare, story.spare_bink = story.spare_bink, None
+        self.ink: Any = spare if spare is not None else new_bink_story(story.json_text, str(story.path))
+        self._synced: str | None = None
+        self._vars: dict[str, bool | int | float | str] = {}
+        self._choices: list[InkChoice] = []
+        self._choice_objects: list[Choice] = []
+        self._choice_cache: dict[tuple[str, str], Choice] = {}
+        self._state: GameState | None = None
+        self._events: list[Event] = []
+        self._errors: list[tuple[str, Exception]] = []
+        self._ink_errors: list[str] = []
+        self._deferred: list[Event] = []
+        self._cause = "start"
+        self._chunk: str | int | None = None
+        self._ending = ""
+        self._global = set(story.global_tags)
+        self._bound: set[str] = set()
+        self._lists: set[str] = set()
+        self.ink.set_error_handler(self._on_ink_error)
+        self.ink.set_allow_external_function_fallbacks(True)
+        self.ink.bind_external_function(HOOK, self._hook)
+        builtins: dict[str, External] = {
+            "give": self._give, "take": self._take, "drop": self._drop, "has": self._has, "trust": self._trust,
+            "affinity": self._affinity, "rel": self._rel, "relate": self._relate, "react": self._react_fn}
+        for name, fn in builtins.items():
+            self.bind(name, fn, lookahead_safe=name in ("has", "trust", "affinity", "rel"))
+        for name in sorted(story.externals - set(builtins) - story.functions):
+            self.ink.bind_external_function(name, self._unbound(name))
+            self._bound.add(name)
+
+    def _unbound(self, name: str) -> Callable[..., None]:
+        """A stand-in for an external function nothing bound: a ``warning`` event, no value."""
+
+        def stand_in(_name: str, *args: Any) -> None:
+            if self._state is not None:
+                self._events.append(self.event(self._state, "warning", ids={"external": name},
+                                               text=f"Ink called EXTERNAL {name}({', '.join(map(repr, args))}), "
+                                                    "which nothing binds; it returned nothing"))
+
+        return stand_in
+
+    # -- external functions ----------------------------------------------------
+    def bind(self, name: str, fn: External, lookahead_safe: bool = False) -> None:
+        """Bind Ink's ``EXTERNAL name(...)`` to ``fn(state, *args) -> value``.
+
+        ``fn`` runs inside the step with the state being changed; what it raises is
+        reported after the step as a :class:`StoryRuntimeError` naming ``name``.
+        ``lookahead_safe`` lets Ink call it while looking ahead for glue (pure reads only).
+        Binding a name again replaces the earlier function (the built-ins included).
+        """
+
+        def callback(_name: str, *args: Any) -> Any:
+            state = self._state
+            try:
+                if state is None:
+                    raise RuntimeError("called outside a story step")
+                return _to_ink(fn(state, *args))
+            except Exception as exc:  # bink would swallow it: keep it for after the step
+                self._errors.append((name, exc))
+                return None
+
+        if name in self._bound:
+            self.ink.unbind_external_function(name)
+        self.ink.bind_external_function(name, callback, lookahead_safe=lookahead_safe)
+        self._bound.add(name)
+
+    def _on_ink_error(self, message: str, is_error: bool) -> None:
+        if is_error:
+            self._ink_errors.append(message)
+        elif self._state is not None:
+            self._events.append(self.event(self._state, "warning", text=f"ink: {message}"))
+
+    def _hook(self, _name: str, target: Any) -> None:
+        state = self._state
+        try:
+            if state is None:
+                raise RuntimeError("called outside a story step")
+            self._enter_scene(state, self.story.scene_for_target(str(target)))
+        except Exception as exc:  # bink would swallow it
+            self._errors.append((HOOK, exc))
+
+    def _give(self, state: GameState, item: Any, who: Any) -> None:
+        item_id, who_id = slug(str(item)), slug(str(who))
+        if item_id in state.inventory:
+            state.inventory.remove(item_id)
+        state.holders[item_id] = who_id
+        state.gifts.setdefault(who_id, []).append(item_id)
+        self._events.append(self.event(state, "give", ids={"item": item_id, "to": who_id}))
+
+    def _take(self, state: GameState, item: Any) -> None:
+        item_id = slug(str(item))
+        state.inventory.append(item_id)
+        state.holders.pop(item_id, None)
+        self._events.append(self.event(state, "give", ids={"item": item_id, "to": "player"}))
+
+    def _drop(self, state: GameState, item: Any) -> None:
+        item_id = slug(str(item))
+        if item_id in state.inventory:
+            state.inventory.remove(item_id)
+
+    def _has(self, state: GameState, item: Any) -> bool:
+        return slug(str(item)) in state.inventory
+
+    def _trust(self, state: GameState, who: Any) -> float:
+        return state.relationship(slug(str(who)), "trust")
+
+    def _affinity(self, state: GameState, who: Any) -> float:
+        return state.relationship(slug(str(who)), "affinity")
+
+    def _rel(self, state: GameState, who: Any, axis: Any) -> float:
+        return state.relationship(slug(str(who)), str(axis))
+
+    def _relate(self, state: GameState, who: Any, axis: Any, delta: Any) -> float:
+        who_id, name = slug(str(who)), str(axis)
+        rel = state.relationships.setdefault(who_id, {})
+        old = rel.get(name, 0.0)
+        rel[name] = old + float(delta)
+        self._events.append(self.event(state, "effect", ids={"target": f"{name}({who_id})"},
+                                       data={"old": old, "new": rel[name]}))
+        return rel[name]
+
+    def _react_fn(self, state: GameState, who: Any, reaction: Any) -> None:
+        self.set_reaction(state, slug(str(who)), str(reaction), self._events)
+
+    # -- syncing with bink -------------------------------------------------------
+    def _where(self, state: GameState) -> str:
+        info = self.story.knots.get(state.scene)
+        return f"{self.story.path}#{info.name}" if info else str(self.story.path)
+
+    def _seed(self, seed: int) -> None:
+        """Set Ink's random seed (its state has no API for it; the state JSON has)."""
+        doc = json.loads(self.ink.save_state())
+        doc["storySeed"] = seed % 2_147_483_647
+        self.ink.load_state(json.dumps(doc))
+
+    def _push_variables(self, state: GameState) -> None:
+        """Write into Ink the variables ``state`` holds that differ from what Ink last had."""
+        for name, value in state.variables.items():
+            if name in self._lists:  # an Ink LIST reads as text; it is not written back
+                continue
+            if name in self.story.model.variables and self._vars.get(name) != value:
+                try:
+                    self.ink.set_variable(name, value)
+                except (RuntimeError, TypeError) as exc:
+                    raise StoryRuntimeError(f"cannot set Ink variable {name!r} to {value!r}: {exc}",
+                                            where=self._where(state)) from exc
+        self._vars = dict(state.variables)
+
+    def _read_choices(self, scene: str) -> None:
+        """Read bink's current choices and give them ids under ``scene`` (duplicates get ``_2``...)."""
+        choices = self.ink.get_current_choices()
+        out: list[InkChoice] = []
+        seen: dict[str, int] = {}
+        for i in range(len(choices)):
+            text = str(choices[i]).strip()
+            base = f"{scene}.{slug(text, 48) if text else f'c{i}'}"
+            seen[base] = seen.get(base, 0) + 1
+            cid = base if seen[base] == 1 else f"{base}_{seen[base]}"
+            out.append(InkChoice(i, cid, text))
+        self._choices = out
+        if len(self._choice_cache) > 10_000:
+            self._choice_cache.clear()
+        objects = []
+        for c in out:
+            obj = self._choice_cache.get((c.id, c.text))
+            if obj is None:
+                obj = self._choice_cache[(c.id, c.text)] = Choice.model_construct(id=c.id, text=c.text)
+            objects.append(obj)
+        self._choice_objects = objects
+
+    def sync(self, state: GameState) -> bool:
+        """Make bink's state the one ``state`` holds; ``False`` if the story has not begun.
+
+        A state Ink cannot load (an old save of a recompiled story whose positions
+        moved) is resumed at the start of its knot, variables kept; the warning and
+        the knot's lines come with the next step's events (or from :meth:`resume`).
+        """
+        saved = state.world.get(INK_STATE)
+        if not isinstance(saved, str):
+            return False
+        if saved is not self._synced and saved != self._synced:
+            try:
+                self.ink.load_state(saved)
+            except RuntimeError as exc:
+                self._deferred += self._reenter(state, f"the saved Ink position does not fit this story ({exc})")
+                return True
+            self._synced = saved
+            self._vars = {}
+            self._read_vars_quiet()
+            self._read_choices(state.scene)
+        if state.variables != self._vars:
+            self._push_variables(state)
+        return True
+
+    def _read_vars_quiet(self) -> None:
+        out: dict[str, bool | int | float | str] = {}
+        for name in self.story.model.variables:
+            try:
+                value = self.ink.get_variable(name)
+            except (RuntimeError, TypeError):
+                continue
+            if not isinstance(value, bool | int | float | str):
+                self._lists.add(name)
+            out[name] = _from_ink(value)
+        self._vars = out
+
+    def resume(self, state: GameState) -> list[Event]:
+        """Sync to ``state`` (after a reload or a load) and return what that caused (usually nothing)."""
+        self.sync(state)
+        events, self._deferred = self._deferred, []
+        return events
+
+    def _reenter(self, state: GameState, why: str) -> list[Event]:
+        """Resume at the start of the current knot (variables kept), with a ``warning`` saying ``why``."""
+        scene = state.scene if state.scene in self.story.knots else ROOT_SCENE
+        events = [self.event(state, "warning", text=f"{why}; resumed at the start of {scene!r}",
+                             ids={"scene": scene})]
+        return events + self.enter(state, scene, "resume", fresh=True)
+
+    # -- the step ------------------------------------------------------------------
+    def _step(self, state: GameState, events: list[Event], action: Callable[[], None] | None) -> None:
+        """Run ``action`` then continue Ink to the next choice or the end, appending events."""
+        self._state, self._events = state, events
+        self._errors, self._ink_errors = [], []
+        self._chunk, self._ending = None, ""
+        try:
+            if action is not None:
+                action()
+            while self.ink.can_continue():
+                text = self.ink.cont()
+                tags = list(self.ink.get_current_tags())
+                self._ink_line(state, str(text), tags, events)
+                if self._errors or self._ink_errors:
+                    break
+        except RuntimeError as exc:
+            self._synced = None
+            raise StoryRuntimeError(f"ink: {exc}", where=self._where(state)) from exc
+        finally:
+            self._state = None
+        if self._errors:
+            self._synced = None
+            name, error = self._errors[0]
+            more = f"{len(self._errors) - 1} more error(s) in external functions" if len(self._errors) > 1 else ""
+            raise StoryRuntimeError(f"external function {name!r} raised {type(error).__name__}: {error}",
+                                    where=self._where(state), hint=more) from error
+        if self._ink_errors:
+            self._synced = None
+            raise StoryRuntimeError(f"ink: {self._ink_errors[0]}", where=self._where(state))
+        self._finish(state, events)
+
+    def _finish(self, state: GameState, events: list[Event]) -> None:
+        """After a step: choices, the ending, variables (``effect`` events) and Ink's state into ``state``."""
+        self._read_choices(state.scene)
+        if not self._choices and not self.ink.can_continue():
+            info = self.story.knots.get(state.scene)
+            name = self._ending or (info.ending if info and info.ending else state.scene)
+            events.append(self.event(state, "ending", text=name, ids={"ending": name}))
+        old = dict(state.variables)
+        self._read_vars_quiet()
+        for name, value in self._vars.items():
+            if old.get(name) != value:
+                events.append(self.event(state, "effect", ids={"target": name},
+                                         data={"old": old.get(name), "new": value}))
+        state.variables = {**state.variables, **self._vars}
+        self._vars = dict(state.variables)
+        saved: str = self.ink.save_state()
+        state.world[INK_STATE] = saved
+        self._synced = saved
+
+    def _enter_scene(self, state: GameState, scene_id: str) -> None:
+        """Ink entered a knot: scene, visits, place, reactions of who is still there; a ``scene`` event."""
+        info = self.story.knots[scene_id]
+        scene = self.story.model.scenes[scene_id]
+        previous = state.location
+        state.scene = scene_id
+        state.visits[scene_id] = state.visits.get(scene_id, 0) + 1
+        if info.location:
+            state.location = info.location
+        elif not state.location:
+            state.location = scene.location
+        if state.location != previous:
+            state.camera_x = 0.0
+        state.reactions = {k: v for k, v in state.reactions.items() if k in scene.present}
+        state.world[INK_LINE] = 0
+        self._events.append(self.event(state, "scene", text=scene.title, ids={"scene": scene_id},
+                                       data={"location": state.location, "cause": self._cause,
+                                             "cut": state.location != previous}))
+
+    def _ink_line(self, state: GameState, raw: str, tags: list[str], events: list[Event]) -> None:
+        """One line of Ink output with its tags: directives first, then the ``line`` event."""
+        if not state.scene:  # text before the first knot
+            self._enter_scene(state, ROOT_SCENE)
+        speaker = "narrator"
+        extra: list[str] = []
+        for tag in tags:
+            if tag in self._global:
+                continue
+            key, value = split_tag(tag)
+            if key == "scene" and value:
+                location, _ = location_of(value)
+                if location != state.location:
+                    state.location = location
+                    state.camera_x = 0.0
+                    events.append(self.event(state, "scene", text=self.story.model.scenes[state.scene].title,
+                                             ids={"scene": state.scene},
+                                             data={"location": location, "cause": "tag", "cut": True}))
+            elif key == "chunk":
+                self._chunk = chunk_hint(value) or self._chunk
+            elif key in ("music", "sound") and value:
+                events.append(self.event(state, "audio", text=value, ids={"audio": key},
+                                         data={"channel": key, "cue": value}))
+            elif key == "speaker" and value:
+                speaker = slug(value)
+            elif key == "ending" and value:
+                self._ending = value
+            elif key not in DIRECTIVES:
+                extra.append(tag)
+        text = raw.strip()
+        if not text:
+            return
+        m = SPEAKER_RE.match(text)
+        if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
+            speaker, text = slug(m.group(1)), m.group(2).strip()
+        n = int(state.world.get(INK_LINE, 0))
+        state.world[INK_LINE] = n + 1
+        events.append(self.event(state, "line", speaker=speaker, text=text, ids={"line": f"{state.scene}.l{n}"},
+                                 data={"tags": extra} if extra else {}))
+
+    # -- the StoryRuntime interface ------------------------------------------------
+    def begin(self, state: GameState) -> list[Event]:
+        """Start the Ink story from the top (seeded from ``state.seed``) and run to the first choice."""
+        self.ink.reset_state()
+        self._seed(state.seed)
+        self._synced = None
+        self._read_vars_quiet()
+        self._push_variables(state)
+        state.world[INK_LINE] = 0
+        events: list[Event] = []
+        self._cause = "start"
+        self._step(state, events, None)
+        return events
+
+    def enter(self, state: GameState, scene_id: str, cause: str, where: str = "", fresh: bool = False) -> list[Event]:
+        """Divert to the knot ``scene_id`` (the top for :data:`ROOT_SCENE`), keeping the variables.
+
+        Raises:
+            StoryRuntimeError: no such knot.
+        """
+        if scene_id not in self.story.knots:
+            raise StoryRuntimeError(f"no knot {scene_id!r} in this Ink story", where=where or str(self.story.path))
+        if scene_id == ROOT_SCENE or fresh or not self.sync(state):
+            self.ink.reset_state()
+            self._seed(state.seed)
+            self._read_vars_quiet()
+            self._push_variables(state)
+        self._synced = None
+        events: list[Event] = []
+        self._cause = cause
+        knot = self.story.knots[scene_id].name
+
+        def go() -> None:
+            if scene_id == ROOT_SCENE:
+                state.scene = ""  # the root's first line (or the first divert) enters the scene
+            else:
+                self._enter_scene(state, scene_id)
+                self.ink.choose_path_string(knot)
+
+        self._step(state, events, go)
+        return events
+
+    def available_choices(self, state: GameState) -> list[Choice]:
+        """The current Ink choices as :class:`Choice` objects (``id`` and ``text`` only)."""
+        if not self.sync(state):
+            return []
+        return list(self._choice_objects)
+
+    def ink_choices(self, state: GameState) -> list[InkChoice]:
+        """The current Ink choices (with their index in bink's list)."""
+        return list(self._choices) if self.sync(state) else []
+
+    def is_ending(self, state: GameState) -> bool:
+        """Whether the Ink story has ended (no choice and nothing left to continue)."""
+        if not self.sync(state):
+            return False
+        return not self._choices and not self.ink.can_continue()
+
+    def apply(self, state: GameState, intent: AnyIntent) -> list[Event]:
+        """Apply one intent (see :meth:`StoryRuntime.apply`); events deferred by a resync come first."""
+        self.sync(state)
+        deferred, self._deferred = self._deferred, []
+        return deferred + super().apply(state, intent)
+
+    def choose(self, state: GameState, choice_id: str) -> list[Event]:
+        """Take the current Ink choice ``choice_id`` and continue to the next choice or the end."""
+        self.sync(state)
+        picked = next((c for c in self._choices if c.id == choice_id), None)
+        if picked is None:
+            shown = ", ".join(c.id for c in self._choices) or "none"
+            raise InputError(f"no current choice {choice_id!r}", hint=f"available: {shown}")
+        scene = state.scene
+        tags = list(self.ink.get_current_choices().get_tags(picked.index))
+        state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
+        events: list[Event] = []
+        self._cause = choice_id
+        self._step(state, events, lambda: self.ink.choose_choice_index(picked.index))
+        hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
+        choice = Event(kind="choice", turn=state.turn, frame=state.frame, scene=scene, text=picked.text,
+                       ids={"choice": choice_id, "scene": scene}, data={"chunk": hint})
+        return [choice, *events]
+
+    def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:
+        """The player gives an item: Ink's ``on_give(item, who)`` function answers, if the story has one.
+
+        The function's output becomes lines; returning ``false`` hands the item back.
+        Without it the built-in line plays and the character tilts its head.
+        """
+        m = self.story.model
+        if item_id not in state.inventory:
+            name = m.items[item_id].name if item_id in m.items else item_id
+            raise InputError(f"you do not have the {name}")
+        scene = m.scenes.get(state.scene)
+        if scene is None or character_id not in scene.present:
+            raise InputError(f"{character_id!r} is not here")
+        self.sync(state)
+        events = [self.event(state, "give", ids={"item": item_id, "to": character_id},
+                             data={"matched": ON_GIVE if ON_GIVE in self.story.functions else "builtin"})]
+        state.inventory.remove(item_id)
+        state.gifts.setdefault(character_id, []).append(item_id)
+        state.holders[item_id] = character_id
+        if ON_GIVE not in self.story.functions:
+            extra = {"item": m.items[item_id].name if item_id in m.items else item_id,
+                     "character": m.cast[character_id].name if character_id in m.cast else character_id}
+            events.append(self.event(state, "line", text=self.interpolate(state, DEFAULT_GIVE_LINE, extra),
+                                     ids={"line": "builtin.give"}))
+            self.set_reaction(state, character_id, "tilt", events)
+            return events
+        result: list[Any] = []
+
+        def call() -> None:
+            result.append(self.ink.evaluate_function(ON_GIVE, [item_id, character_id]))
+
+        self._step(state, events, call)
+        value, output = result[0] if result else (None, "")
+        for i, text in enumerate(t.strip() for t in str(output or "").splitlines()):
+            if text:
+                events.append(self.event(state, "line", text=text, ids={"line": f"give.{character_id}.{item_id}.{i}"}))
+        if value is False:
+            state.holders.pop(item_id, None)
+            state.inventory.append(item_id)
+        return events
+
+
+def runtime_for(story: Story) -> StoryRuntime:
+    """The runtime that plays ``story``: :class:`InkRuntime` for Ink, :class:`StoryRuntime` otherwise."""
+    if isinstance(story, InkStory):
+        return InkRuntime(story)
+    return StoryRuntime(story)
+
+
+__all__ = ["INK_LINE", "INK_STATE", "InkChoice", "InkRuntime", "check_playable", "new_bink_story", "runtime_for"]

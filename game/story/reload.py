@@ -1,0 +1,391 @@
+"""Hot reload: put an edited story (or character card) under a running session.
+
+UI-free: the window binds F6 to :meth:`game.session.Session.reload` and, with
+``--watch``, polls a :class:`StoryWatcher` once a frame or so. A reload
+
+1. checks the new file first: a story that does not load, or has a lint error that
+   would break play (:data:`FATAL_CODES`; every error with ``strict=True``), is not
+   used: the result carries the :class:`~game.story.lint.Diagnostic` list and the
+   old story keeps running;
+2. swaps the story, the runtime and the director's story under the session lock
+   (:meth:`Session.reload` runs :func:`prepare_reload`, the slow load and lint, off
+   the lock, then :func:`fit_session` and the swap under it);
+3. keeps the :class:`~game.state.GameState`, resuming by stable ids: the same
+   scene id (its entry lines are not replayed: the next entry shows the new text),
+   choices by id (once-only choices stay used), variables by name (new ones get
+   their defaults, removed ones go, a value whose type changed takes the new
+   default), items and characters by id. If the scene is gone it restarts at the
+   start scene, as loading a save of an older story does (``Session._adapt``). An
+   Ink story resumes inside bink from its saved state, or at the start of its knot
+   when the recompiled story no longer fits that state;
+4. records a ``reload`` event (plus any ``warning``) and queues a fresh request so
+   the world picks up changed places and prompts.
+
+A card file goes to every session extension or hook with an
+``on_card_reload(card, path)`` method; a story reload calls ``on_story_reload(story)``
+on them the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from game.errors import CardError, StoryError, WorldloomError
+from game.state import Event, GameState
+from game.state.saves import Checkpoint
+from game.story.diagnostics import CODES
+from game.story.lint import Diagnostic
+
+if TYPE_CHECKING:
+    from game.session import Session
+    from game.story.runtime import StoryRuntime
+    from game.story.story import Story
+
+#: Lint codes that mean the story would fail while played (undefined scene, item,
+#: character, variable or location, a bad expression, an effect on an undeclared
+#: variable, a file that does not load): a reload with one of these at ``error`` is refused.
+FATAL_CODES = frozenset({"WL001", "WL002", "WL003", "WL004", "WL007", "WL014", "WL016", "WL018"})
+CARD_SUFFIXES = (".yaml", ".yml", ".json", ".png")
+#: The file each live session's story was last loaded or reloaded from.
+_SOURCES: WeakKeyDictionary[Session, Path] = WeakKeyDictionary()
+
+
+@dataclass
+class ReloadResult:
+    """What :meth:`Session.reload` did.
+
+    Attributes:
+        ok: the new file is in use (``False``: nothing changed, see ``diagnostics``).
+        events: what happened (``reload``, ``warning``, a restart's ``scene`` and lines),
+            already recorded in the session's log.
+        diagnostics: lint findings for the new file (errors when ``ok`` is false; with
+            ``ok`` true, any warnings worth showing).
+        path: the file that was reloaded.
+    """
+
+    ok: bool
+    events: list[Event] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    path: Path | None = None
+
+    @property
+    def message(self) -> str:
+        """One line for a toast: ``reloaded story.yaml`` or the first error."""
+        if self.ok:
+            return f"reloaded {self.path.name if self.path else 'story'}"
+        first = next((d for d in self.diagnostics if d.severity == "error"), None)
+        return first.format() if first else "reload failed"
+
+
+class StoryWatcher:
+    """Polls files' modification times (no threads, no extra packages).
+
+    ``changed()`` is true once after any watched file was written, created or
+    removed since the last call; :attr:`changed_paths` says which. Cheap enough to
+    call every frame for a few dozen files (one ``stat`` each); ``interval`` (seconds,
+    monotonic clock) rate-limits the stats if it is called more often than that.
+
+    Args:
+        paths: files to watch (missing ones are watched for creation).
+        interval: least time between two polls.
+    """
+
+    def __init__(self, paths: Iterable[str | Path], interval: float = 0.0) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.interval = interval
+        self.changed_paths: list[Path] = []
+        self._last_poll = 0.0
+        self._stamps = {p: self._stamp(p) for p in self.paths}
+
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def changed(self) -> bool:
+        """Whether any watched file changed since the last call (see :attr:`changed_paths`)."""
+        import time
+
+        now = time.monotonic()
+        if self.interval and now - self._last_poll < self.interval:
+            return False
+        self._last_poll = now
+        self.changed_paths = []
+        for p in self.paths:
+            stamp = self._stamp(p)
+            if stamp != self._stamps.get(p):
+                self._stamps[p] = stamp
+                self.changed_paths.append(p)
+        return bool(self.changed_paths)
+
+    def watch(self, paths: Iterable[str | Path]) -> None:
+        """Replace the watched files (after a reload added an include, say)."""
+        self.paths = [Path(p) for p in paths]
+        self._stamps = {p: self._stamps.get(p, self._stamp(p)) for p in self.paths}
+
+
+def story_source(session: Session) -> Path:
+    """The file a session's story was loaded from (as far as can be known).
+
+    Raises:
+        StoryError: the story was not loaded from a file worldloom can find again.
+    """
+    remembered = _SOURCES.get(session)
+    if remembered is not None:
+        return remembered
+    path = getattr(session.story, "path", None)
+    if isinstance(path, Path):
+        return path
+    candidate = session.story.folder / "story.yaml"
+    if candidate.is_file():
+        return candidate
+    raise StoryError("cannot tell which file this story came from", where=str(session.story.folder),
+                     hint="pass the story path to reload()")
+
+
+def watch_paths(story: Story, story_path: str | Path | None = None, cards: bool = True) -> list[Path]:
+    """Files whose change should reload ``story``: the main file, its includes,
+    ``worldloom.toml``, and (``cards``) its characters' card files."""
+    from game.story.ink import InkStory
+    from game.story.loader import read_sources, story_file
+
+    if isinstance(story, InkStory):
+        return [story.path]
+    out: list[Path] = []
+    main = story_file(story_path) if story_path else story.folder / "story.yaml"
+    try:
+        _, order, _ = read_sources(main)
+        out += [(main.parent / name) for name in order]
+    except StoryError:
+        out.append(main)
+    out.append(story.folder / "worldloom.toml")
+    if cards:
+        for member in story.model.cast.values():
+            if member.card:
+                out.append(story.folder / member.card)
+        chars = story.folder / "characters"
+        if chars.is_dir():
+            out += sorted(p for p in chars.iterdir() if p.suffix.lower() in CARD_SUFFIXES)
+    seen: set[Path] = set()
+    return [p for p in out if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+
+
+def _diag(where: str, message: str, hint: str, code: str = "WL018") -> Diagnostic:
+    return Diagnostic(where, code, "error", message, hint or CODES[code].hint)
+
+
+def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, list[Diagnostic]]:
+    """Load and lint the story at ``path``: ``(story or None if unusable, diagnostics)``.
+
+    Never raises for a broken story; the diagnostics say what is wrong, where.
+    """
+    from game.story.ink import is_ink_path, load_ink
+    from game.story.lint import lint_story
+    from game.story.loader import load_story
+
+    try:
+        if is_ink_path(path) or str(path).endswith(".ink"):
+            return load_ink(path), []
+        diags = lint_story(path)
+    except StoryError as exc:
+        return None, [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
+    fatal = [d for d in diags if d.severity == "error" and (strict or d.code in FATAL_CODES)]
+    if fatal:
+        return None, diags
+    try:
+        story = load_story(path)
+    except StoryError as exc:
+        return None, diags + [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
+    return story, diags
+
+
+def _fit_value(old: Any, default: Any) -> Any:
+    """Keep ``old`` if it still has the declared type of ``default``, else the default."""
+    if old is None:
+        return default
+    if isinstance(default, bool) != isinstance(old, bool):
+        return default
+    if isinstance(default, str) != isinstance(old, str):
+        return default
+    return old
+
+
+def adapt_state(runtime: StoryRuntime, state: GameState, cause: str = "reload") -> tuple[GameState, list[Event]]:
+    """Fit ``state`` to ``runtime``'s story by stable ids (see the module docstring).
+
+    Returns the adapted copy and what happened (a ``warning`` and the start scene's
+    events when the current scene is gone).
+    """
+    from game.story.ink_runtime import InkRuntime
+
+    m = runtime.story.model
+    state = state.copy_state()
+    state.story_id = m.id
+    state.variables = {k: _fit_value(state.variables.get(k), v.default) for k, v in m.variables.items()}
+    state.inventory = [i for i in state.inventory if i in m.items]
+    state.holders = {i: c for i, c in state.holders.items() if i in m.items}
+    for cid, member in m.cast.items():
+        state.relationships.setdefault(cid, dict(member.relationship))
+    events: list[Event] = []
+    if state.scene in m.scenes or (isinstance(runtime, InkRuntime) and not state.scene):
+        if not isinstance(runtime, InkRuntime) or state.location not in m.locations:
+            scene = m.scenes.get(state.scene)
+            state.location = scene.location if scene else state.location
+        if isinstance(runtime, InkRuntime):
+            events += runtime.resume(state)
+        return state, events
+    old = state.scene
+    state.scene = ""
+    events.append(Event(kind="warning", turn=state.turn, frame=state.frame, scene=old,
+                        text=f"scene {old!r} is gone from the story; restarted at the start scene",
+                        ids={"scene": old}))
+    events += runtime.enter(state, m.start, cause)
+    return state, events
+
+
+def _notify(session: Session, method: str, *args: Any) -> list[Event]:
+    """Call ``method(*args)`` on every extension and hook that has it; collect returned events."""
+    out: list[Event] = []
+    for target in [*session.extensions.values(), *session.hooks]:
+        fn = getattr(target, method, None)
+        if callable(fn):
+            got = fn(*args)
+            if isinstance(got, list):
+                out += [e for e in got if isinstance(e, Event)]
+    return out
+
+
+def remember_source(session: Session, path: str | Path) -> None:
+    """Record the file ``session``'s story came from (``reload()`` with no path reloads it)."""
+    _SOURCES[session] = Path(path)
+
+
+def _is_card(session: Session, target: Path, story_files: set[Path]) -> bool:
+    from game.story.ink import is_ink_path
+
+    if target.suffix.lower() not in CARD_SUFFIXES or target in story_files or is_ink_path(target):
+        return False
+    cards = {(session.story.folder / m.card).resolve() for m in session.story.model.cast.values() if m.card}
+    return target.parent.name == "characters" or target.resolve() in cards
+
+
+@dataclass
+class PreparedReload:
+    """A reload that was checked but not applied (see :func:`prepare_reload`).
+
+    Attributes:
+        result: what to give back; when ``result.ok`` is false nothing is to be applied.
+        story: the new story (a story reload), or ``None``.
+        card: the new character card (a card reload), or ``None``.
+    """
+
+    result: ReloadResult
+    story: Story | None = None
+    card: Any = None
+
+    def failed(self, exc: WorldloomError) -> ReloadResult:
+        """The result when the new story fails on resuming (the old one keeps running)."""
+        where = exc.where or str(self.result.path or "")
+        return ReloadResult(False, [], [*self.result.diagnostics, _diag(where, f"cannot resume: {exc.why}", exc.hint)],
+                            self.result.path)
+
+    def done(self, events: list[Event]) -> ReloadResult:
+        """The result once applied with ``events``."""
+        return ReloadResult(True, events, self.result.diagnostics, self.result.path)
+
+
+@dataclass
+class Fitted:
+    """The session's new parts after a story reload (see :func:`fit_session`)."""
+
+    runtime: StoryRuntime | None
+    state: GameState
+    checkpoints: list[Checkpoint]
+    events: list[Event]
+
+
+def prepare_reload(session: Session, path: str | Path | None = None, strict: bool = False) -> PreparedReload:
+    """Read and check the new file; changes nothing (the slow part: run it off the lock).
+
+    ``path`` is the story (folder, ``story.yaml``, an included file, ``worldloom.toml``
+    or ``.ink.json``) or a character card; ``None`` reloads the story's own file.
+    Never raises for a broken file: the result carries the diagnostics.
+    """
+    from game.cast.card import load_card
+    from game.story.ink import InkStory
+
+    try:
+        source: Path | None = story_source(session)
+    except StoryError as exc:
+        if path is None:
+            return PreparedReload(ReloadResult(False, [], [_diag(exc.where, exc.why, exc.hint)], None))
+        source = None
+    target = Path(path) if path is not None else source
+    assert target is not None
+    story_files: set[Path] = set()
+    if source is not None and not isinstance(session.story, InkStory):
+        try:
+            story_files = set(watch_paths(session.story, source, cards=False))
+        except StoryError:
+            story_files = {source}
+    if path is not None and _is_card(session, target, story_files):
+        try:
+            card = load_card(target)
+        except CardError as exc:
+            return PreparedReload(ReloadResult(False, [], [_diag(exc.where or str(target),
+                                                                 f"card does not load: {exc.why}",
+                                                                 exc.hint or "fix the card file")], target))
+        return PreparedReload(ReloadResult(True, [], [], target), card=card)
+    main = source if source is not None and target in story_files else target
+    story, diags = check_story(main, strict)
+    return PreparedReload(ReloadResult(story is not None, [], diags, main), story=story)
+
+
+def fit_session(session: Session, prepared: PreparedReload) -> Fitted:
+    """What the session becomes with the prepared story or card (call it under the session's lock).
+
+    Computes the new runtime, the state and checkpoints adapted by stable ids and the
+    events (``reload`` first); changes nothing on the session itself. Extensions and
+    hooks with ``on_story_reload(story)`` / ``on_card_reload(card, path)`` are told here.
+
+    Raises:
+        game.errors.WorldloomError: the new story fails on resuming (the session keeps the old one).
+    """
+    from game.story.ink_runtime import runtime_for
+
+    path = prepared.result.path or Path()
+    now = session.state
+    if prepared.story is None:
+        card_id = str(getattr(prepared.card, "id", ""))
+        events = [Event(kind="reload", turn=now.turn, frame=now.frame, scene=now.scene, text=f"reloaded {path.name}",
+                        ids={"card": card_id}, data={"path": str(path)})]
+        events += _notify(session, "on_card_reload", prepared.card, path)
+        return Fitted(None, now, session.checkpoints, events)
+    story = prepared.story
+    runtime = runtime_for(story)
+    state, events = adapt_state(runtime, now)
+    checkpoints = []
+    for cp in session.checkpoints:
+        if cp.state.scene in story.model.scenes:
+            cp_state = cp.state.copy_state()
+            cp_state.variables = {k: _fit_value(cp_state.variables.get(k), v.default)
+                                  for k, v in story.model.variables.items()}
+            cp_state.inventory = [i for i in cp_state.inventory if i in story.model.items]
+            checkpoints.append(Checkpoint(cp.label, cp_state))
+    head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",
+                 ids={"story": story.id}, data={"path": str(path), "digest": story.digest})
+    events = [head, *events, *_notify(session, "on_story_reload", story)]
+    _SOURCES[session] = path
+    return Fitted(runtime, state, checkpoints, events)
+
+
+__all__ = ["FATAL_CODES", "Fitted", "PreparedReload", "ReloadResult", "StoryWatcher", "adapt_state", "check_story",
+           "fit_session", "prepare_reload", "remember_source", "story_source", "watch_paths"]
