@@ -19,9 +19,22 @@ some with ``--only``):
   default) embeds with the model-free hashing encoder, ``minilm`` with MiniLM (slower:
   every summary is embedded; sizes barely differ).
 
-The dialogue part (first-token latency of the embedded model with and without the
-reused sink prefix; the window's frames/s and stalls while she answers) registers
-its own sections here with ``@section("name")``.
+* ``first_token``: first-token latency of the embedded model (SmolLM2-135M-Instruct,
+  one torch thread, as in the worker) on Eve's real prompt, encoding the whole prompt
+  every turn against reusing the KV cache of the stable sink prefix (the functions of
+  ``bench/dialogue.py``; ``--questions`` questions per setting, ``--tokens`` per reply).
+* ``window``: the player window (``game.app.App``, SDL dummy driver, frames made on its
+  worker thread from the procedural world, 60 Hz loop) while Eve answers through the real
+  model worker process, her voice synthesised: frames shown per second (the world runs at
+  24), stalls (a frame slot with no new frame) and the longest gap between two loop
+  iterations, first with nobody talking, then for ``--questions`` questions asked the
+  way the window should (``Castroom.ask_async``: the reply is written off the window's
+  thread), then for one question submitted on the window's thread (``Session.submit``:
+  the loop waits for the whole reply).
+
+The first start of the embedded model converts its GGUF once (~45 s) into
+``$WORLDLOOM_CACHE/models``; these two sections use the real cache, not the temporary one
+the other sections get.
 """
 
 from __future__ import annotations
@@ -49,6 +62,8 @@ from game.cast.retrieval import EpisodicStore, HashEmbedder, TextEncoder, score_
 from game.state import Event  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The user's weight cache, read before :func:`main` points ``WORLDLOOM_CACHE`` at a temporary folder.
+REAL_CACHE = os.environ.get("WORLDLOOM_CACHE", "")
 
 #: name -> section function; each prints its own lines.
 SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {}
@@ -190,12 +205,165 @@ def prompt(args: argparse.Namespace) -> None:
         print(f"  size at turn {last:,} / size at turn 100: {size_at[last] / size_at[100]:.2f}")
 
 
+class real_cache:  # noqa: N801 - used as a context manager, reads like a statement
+    """Point ``WORLDLOOM_CACHE`` back at the user's cache (the converted SmolLM2 weights) inside the block."""
+
+    def __enter__(self) -> None:
+        self._old = os.environ.get("WORLDLOOM_CACHE")
+        if REAL_CACHE:
+            os.environ["WORLDLOOM_CACHE"] = REAL_CACHE
+        else:
+            os.environ.pop("WORLDLOOM_CACHE", None)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            os.environ["WORLDLOOM_CACHE"] = self._old
+
+
+def dialogue_bench() -> Any:
+    """``bench/dialogue.py`` as a module (its ``run``, ``pct`` and ``QUESTIONS``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_dialogue", ROOT / "bench" / "dialogue.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@section("first_token")
+def first_token(args: argparse.Namespace) -> None:
+    import torch
+
+    from game.models.llm_transformers import TransformersDialogueModel
+
+    bench = dialogue_bench()
+    torch.set_num_threads(1)
+    with real_cache():
+        t0 = time.perf_counter()
+        model = TransformersDialogueModel()
+        load_s = time.perf_counter() - t0
+    card = load_card(ROOT / "characters" / "eve.yaml")
+    mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder))
+    builder = PromptBuilder(mem)
+    qs = (bench.QUESTIONS * (1 + args.questions // len(bench.QUESTIONS)))[: args.questions]
+    prompts = [builder.build(q).to_messages() for q in qs]
+    sizes = [len(model.encode(model.render(m))) for m in prompts]
+    sink = len(model.encode(mem.sink_text()))
+    model.reuse_prefix = False
+    model.clear_prefix_cache()
+    bench.run(model, prompts[:1], 2)  # warm the kernels up
+    plain, _ = bench.run(model, prompts, args.tokens)
+    model.reuse_prefix = True
+    bench.run(model, prompts[-1:], 1)  # the first turn encodes the sink and keeps it
+    reused, speed = bench.run(model, prompts, args.tokens)
+    print(f"first token: {model.name}, 1 torch thread, loaded in {load_s:.1f} s; Eve's prompt "
+          f"{statistics.median(sizes):.0f} tokens (median), stable sink prefix {sink} tokens")
+    print(f"  {'setting':<30}{'median ms':>10}{'p90 ms':>9}")
+    print(f"  {'whole prompt every turn':<30}{1000 * statistics.median(plain):>10.0f}"
+          f"{1000 * bench.pct(plain, .9):>9.0f}")
+    print(f"  {'sink prefix KV reused':<30}{1000 * statistics.median(reused):>10.0f}"
+          f"{1000 * bench.pct(reused, .9):>9.0f}")
+    print(f"  speed-up {statistics.median(plain) / statistics.median(reused):.1f}x; decode "
+          f"{statistics.median(speed):.1f} tokens/s")
+
+
+#: Questions for the window section, none of them one of Eve's authored answers (the model answers).
+WINDOW_QUESTIONS = ["What do you do when the fog comes in?", "Do you ever go over to Harrowby for the dances?",
+                    "Is it hard keeping the clockwork wound in winter?", "What does Admiral eat besides toast?",
+                    "What did the sea bring you last spring?", "Which ships still pass the light at night?",
+                    "What would you cook for a guest on a cold night?"]
+
+
+def _source(result: Any) -> str:
+    """The source of the reply in a turn's result (``""`` when none)."""
+    events = getattr(result, "events", None) or []
+    return next((str(e.data.get("source", "")) for e in events if e.kind == "reply"), "")
+
+
+def _window_phase(app: Any, busy: Callable[[], bool], seconds_max: float, hz: float = 60.0) -> dict[str, float]:
+    """Run the window loop (tick + draw at ``hz``) while ``busy()``; frames/s, stalls, longest gap."""
+    frames0, stalls0 = app.frames_shown, app.stalls
+    t0 = last = time.perf_counter()
+    worst = 0.0
+    while busy() and time.perf_counter() - t0 < seconds_max:
+        now = time.perf_counter()
+        gap, last = now - last, now
+        worst = max(worst, gap)
+        app.tick(gap)
+        app.draw()
+        time.sleep(max(0.0, 1 / hz - (time.perf_counter() - now)))
+    elapsed = max(1e-9, time.perf_counter() - t0)
+    return {"s": elapsed, "fps": (app.frames_shown - frames0) / elapsed, "stalls": app.stalls - stalls0,
+            "gap_ms": 1000 * worst}
+
+
+@section("window")
+def window(args: argparse.Namespace) -> None:
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    from game.app.app import App
+    from game.cast.castroom import install_cast
+    from game.session import Session
+    from game.state import Choose, Say
+    from game.story.loader import load_story
+
+    session = Session(load_story(ROOT / "stories" / "eve"), "procedural", seed=0, save_dir=tempfile.mkdtemp())
+    with real_cache():
+        t0 = time.perf_counter()
+        room = install_cast(session, "transformers", voice=True, realtime=True, show_progress=False)
+        load_s = time.perf_counter() - t0
+    assert room is not None
+    spoken: list[float] = []
+    room.set_voice_output(lambda audio, rate: spoken.append(len(audio) / rate))  # a window plays it on its mixer
+    app = App(session, (1280, 720), threaded=True, audio=False)
+    try:
+        app.start()
+        app.act(Choose(choice_id="knock"))
+        _window_phase(app, lambda: True, 2.0)  # settle
+        rows = [("nobody talking", _window_phase(app, lambda: True, 4.0), 0.0, "")]
+        qs = WINDOW_QUESTIONS[: args.questions]
+        for q in qs:
+            done: list[Any] = []
+            t = time.perf_counter()
+            room.ask_async("eve", q, done=done.append)
+            stats = _window_phase(app, lambda done=done: not done, 120.0)  # type: ignore[misc]
+            result = done[0] if done else None
+            if result is not None and getattr(result, "request", None) is not None:
+                app.feed.flush(result.request.seq)  # what App.act does for a new request
+            rows.append(("ask_async (off the loop)", stats, time.perf_counter() - t, _source(result)))
+        t = time.perf_counter()
+        stalls0, frames0 = app.stalls, app.frames_shown
+        result = session.submit(Say(text=WINDOW_QUESTIONS[-1], target="eve"))  # on the loop's own thread
+        wait = time.perf_counter() - t
+        app.tick(wait)  # the wall time the loop lost, at once
+        blocked = {"s": wait, "fps": (app.frames_shown - frames0) / max(wait, 1e-9),
+                   "stalls": app.stalls - stalls0, "gap_ms": 1000 * wait}
+        rows.append(("submit on the loop's thread", blocked, wait, _source(result)))
+    finally:
+        app.close()
+        session.close()
+    print(f"window: App (SDL dummy, 1280x720, procedural world {session.caps.width}x{session.caps.height} at "
+          f"{session.caps.fps:g} fps), model worker ready in {load_s:.1f} s; voice: {len(spoken)} sentences")
+    print(f"  {'while':<30}{'source':>9}{'reply s':>8}{'frames/s':>10}{'stalls':>8}{'longest gap ms':>16}")
+    for name, st, secs, source in rows:
+        print(f"  {name:<30}{source:>9}{secs:>8.1f}{st['fps']:>10.1f}{st['stalls']:>8.0f}{st['gap_ms']:>16.0f}")
+    async_rows = [st for name, st, _, _ in rows if name.startswith("ask_async")]
+    if async_rows:
+        fps = statistics.median(st["fps"] for st in async_rows)
+        print(f"  median while she answers off the loop: {fps:.1f} frames/s of {session.caps.fps:g}, "
+              f"{sum(st['stalls'] for st in async_rows):.0f} stalls over {len(async_rows)} replies")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="memory counts for the retrieval section")
     ap.add_argument("--turns", default="10,100,1000,10000", help="turns at which the prompt is measured")
     ap.add_argument("--encoder", choices=("hash", "minilm"), default="hash")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--questions", type=int, default=5, help="questions per setting (first_token, window)")
+    ap.add_argument("--tokens", type=int, default=24, help="tokens per reply in first_token")
     ap.add_argument("--only", default="", help=f"comma-separated sections of: {', '.join(SECTIONS)}")
     args = ap.parse_args(argv)
     args.sizes = [int(x) for x in args.sizes.split(",") if x]

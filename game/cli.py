@@ -1,7 +1,7 @@
 """`worldloom`: play, replay, lint.
 
     worldloom play STORY [--headless --inputs play.txt --record out.mp4
-                          --transcript out.jsonl --seed N --save-dir DIR --backend NAME]
+                          --transcript out.jsonl --seed N --save-dir DIR --backend NAME --watch]
     worldloom replay out.jsonl
     worldloom lint STORY [--format text|json]
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
     play.add_argument("--screenshot", help="window: save a PNG of the window after --frames frames, then quit")
     play.add_argument("--frames", type=int, default=0, help="window: quit after this many frames (0 = never)")
+    play.add_argument("--dialogue", metavar="SPEC", default="transformers",
+                      help="characters' dialogue model: transformers (default: the embedded SmolLM2), "
+                           "transformers:PATH_OR_HUB_ID, openai[:MODEL], scripted:FILE, or a model path / hub id")
+    play.add_argument("--no-voice", action="store_true", help="characters do not speak aloud (text only)")
+    play.add_argument("--watch", action="store_true",
+                      help="window: reload the story when its files change on disk (F6 reloads by hand)")
 
     rep = sub.add_parser("replay", help="replay a transcript without re-running models")
     rep.add_argument("transcript")
@@ -110,8 +116,14 @@ def cmd_play(args: argparse.Namespace) -> int:
         commands = read_script(args.inputs) if args.inputs else []
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
-                               size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args))
+                               size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
+                               dialogue=args.dialogue, voice=not args.no_voice)
         s = runner.session
+        if runner.summary:
+            from game.cast.castroom import format_summary
+
+            for line in format_summary(runner.summary):
+                console.print(line, markup=False)
         console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
@@ -124,7 +136,8 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     code: int = run_window(args.story, backend=args.backend, seed=args.seed, save_dir=args.save_dir,
                       size=args.size, fullscreen=args.fullscreen, screenshot=args.screenshot,
-                      max_frames=args.frames, backend_options=_backend_options(args), errorbank=_errorbank(args))
+                      max_frames=args.frames, backend_options=_backend_options(args), errorbank=_errorbank(args),
+                      watch=args.watch, dialogue=args.dialogue, voice=not args.no_voice)
     return code
 
 

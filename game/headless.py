@@ -16,7 +16,7 @@ from typing import IO, Any
 from game.errors import InputError, WorldloomError
 from game.inputs.script import Command
 from game.session import Session
-from game.state import Choose, Event, Give, Move, Wait
+from game.state import Choose, Event, Give, Move, Say, Wait
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
@@ -71,6 +71,8 @@ class HeadlessRunner:
         self.on_chunk = on_chunk
         self.frame_hash = hashlib.sha256()
         self._channels: Any = None
+        #: The cast's closing note (:meth:`finish`), once written.
+        self.summary: dict[str, Any] | None = None
 
     @property
     def channels(self) -> Any:
@@ -110,7 +112,17 @@ class HeadlessRunner:
         self.transcript.write({"type": "header", "version": TRANSCRIPT_VERSION, "story": story_path,
                                "story_id": s.story.id, "story_hash": s.story.digest, "seed": s.seed,
                                "backend": s.caps.backend, "fps": s.caps.fps, "block": s.caps.frames_per_block,
-                               "width": s.caps.width, "height": s.caps.height, "frame": 0, "time": 0.0})
+                               "width": s.caps.width, "height": s.caps.height, "frame": 0, "time": 0.0,
+                               **self._cast_header()})
+
+    def _cast_header(self) -> dict[str, Any]:
+        from game.cast.castroom import cast_of
+
+        room = cast_of(self.session)
+        if room is None:
+            return {}
+        return {"cast": sorted(room.characters), "dialogue": room.model.name if room.model is not None else "",
+                "voice": room.voice is not None}
 
     def _events(self, events: list[Event]) -> None:
         for e in events:
@@ -182,6 +194,8 @@ class HeadlessRunner:
             self._events(s.submit(Wait(seconds=float(a[0]))).events)
         elif v == "give":
             self._events(s.submit(Give(item_id=a[0], character_id=a[1])).events)
+        elif v == "ask":
+            self._ask(a[0], a[1], cmd.where)
         elif v == "say":
             reply = self.channels.say(a[0])
             self._said(cmd, reply)
@@ -195,6 +209,30 @@ class HeadlessRunner:
         elif v == "image":
             self._events(self.channels.image(self._path(a[0], cmd.where), a[1] if len(a) > 1 else "").events)
         self._play()
+
+    def _ask(self, character: str, text: str, where: str) -> None:
+        """``ask <character> <text>``: say it to her; her reply comes back as a ``reply`` event."""
+        s = self.session
+        from game.cast.castroom import cast_of
+
+        room = cast_of(s)
+        if room is None or character not in room.characters:
+            talk = ", ".join(room.characters) if room is not None else "none (no cast member has a card)"
+            raise InputError(f"cannot ask {character!r}", where=where, hint=f"characters who answer: {talk}")
+        self._events(s.submit(Say(text=text, target=character)).events)
+
+    def finish(self) -> dict[str, Any] | None:
+        """Write the cast's closing note as the transcript's last row (``cast_summary``); returns it."""
+        from game.cast.castroom import cast_of
+
+        room = cast_of(self.session)
+        if room is None:
+            return None
+        summary = room.summary()
+        s = self.session
+        self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
+                               "type": "cast_summary", "cast": summary})
+        return summary
 
     @staticmethod
     def _path(arg: str, where: str) -> str:
@@ -211,11 +249,18 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   seed: int = 0, save_dir: str | Path | None = None, record: str | Path | None = None,
                   transcript: str | Path | None = None, size: tuple[int, int] | None = None,
                   backend_options: dict[str, Any] | None = None,
-                  errorbank: str | Path | None = None) -> HeadlessRunner:
+                  errorbank: str | Path | None = None, dialogue: Any = "transformers",
+                  voice: bool = True, cast_options: dict[str, Any] | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
 
     ``backend_options`` are extra keyword arguments for the backend (``model=``,
     ``url=``); ``errorbank`` guards the backend and records failures in that database.
+    When the story's cast has cards, the characters come alive
+    (:func:`game.cast.castroom.install_cast`): ``dialogue`` names their dialogue model
+    (see :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored
+    lines only), ``voice`` mixes her speech into the recording, ``cast_options`` are more
+    keyword arguments for ``install_cast``; the transcript then ends with a
+    ``cast_summary`` row (also ``runner.summary``).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -232,15 +277,25 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     kwargs.update(backend_options or {})
     session = Session(load_story(story_path), make_backend(backend, **kwargs), seed=seed,
                       save_dir=save_dir, errorbank=errorbank)
-    caps = session.caps
-    rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
-    out = open(transcript, "w", encoding="utf-8") if transcript else None  # noqa: SIM115
     try:
+        from game.cast.castroom import install_cast
+
+        install_cast(session, dialogue, voice=voice, **(cast_options or {}))
+    except BaseException:
+        session.close()
+        raise
+    caps = session.caps
+    rec = None
+    out = None
+    try:
+        rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
+        out = open(transcript, "w", encoding="utf-8") if transcript else None  # noqa: SIM115
         runner = HeadlessRunner(session, out, rec)
         runner.header(str(story_path))
         runner.start()
         for cmd in commands:
             runner.run(cmd)
+        runner.summary = runner.finish()
     finally:
         if out is not None:
             out.close()

@@ -5,6 +5,10 @@ rows are re-applied through the story runtime on the ``null`` backend (which
 keeps the same frame clock but draws nothing), and every event is compared with
 the recorded one. Chunk rows are not regenerated: their recorded request
 summaries and frame hashes are reported as they were.
+
+Characters with a card answer from the transcript: each line said to one of them
+(``ask``) gets her next recorded ``reply`` row (:class:`game.cast.castroom.RecordedReplies`);
+no dialogue model is built and no voice is made.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def read_transcript(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _event_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r.get("type") not in ("header", "input", "chunk", "save")]
+    return [r for r in rows if r.get("type") not in ("header", "input", "chunk", "save", "cast_summary")]
 
 
 def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str | Path | None = None,
@@ -87,6 +91,9 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     backend = NullBackend(fps=float(head["fps"]), frames_per_block=int(head.get("block", 12)))
     tmp = tempfile.mkdtemp(prefix="worldloom-replay-") if save_dir is None else save_dir
     session = Session(story, backend, seed=int(head["seed"]), save_dir=tmp)
+    from game.cast.castroom import RecordedReplies, install_cast
+
+    install_cast(session, None, voice=False, recorded=RecordedReplies(rows), show_progress=False)
     out = io.StringIO()
     runner = HeadlessRunner(session, out)
     runner.header(str(head["story"]))

@@ -7,7 +7,11 @@
 - :mod:`game.cast.prompt`: :class:`PromptBuilder` under a token budget;
 - :mod:`game.cast.relationships`: axes in ``GameState``, tone, gifts, decay, the turn hook.
 
-Dialogue models, the persona guard and TTS build on these (see the Eve issue).
+- :mod:`game.cast.dialogue` and :mod:`game.cast.guard`: the reply pipeline and the persona guard;
+- :mod:`game.cast.castroom`: :func:`~game.cast.castroom.install_cast` wires all of it (and her
+  voice, and the director's identity anchors) into a :class:`game.session.Session`.
+
+See ``docs/characters.md``.
 """
 
 from game.cast.card import (

@@ -7,6 +7,7 @@ Grammar (``#`` starts a comment; blank lines are skipped)::
     wait <seconds>
     give <item> <character>
     say <text>                # free text, understood by meaning (game.inputs.meaning)
+    ask <character> <text>    # say <text> to a character with a card: she answers (game.cast)
     image <path> [character]  # a dropped PNG/JPEG: placed in view, or given to the character
     voice <path.wav>          # a voice clip: recognised, then understood like ``say``
     save <slot>
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from game.errors import InputError
 
-COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None),
+COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None), "ask": (2, 2),
             "save": (1, 1), "load": (1, 1), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
 
 
@@ -51,6 +52,9 @@ def parse_line(text: str, where: str) -> Command | None:
                          hint="commands: " + ", ".join(COMMANDS))
     if verb in ("choose", "say"):
         args: tuple[str, ...] = (rest.strip(),) if rest.strip() else ()
+    elif verb == "ask":
+        who, _, said = rest.strip().partition(" ")
+        args = tuple(a for a in (who, said.strip()) if a)
     else:
         try:
             args = tuple(shlex.split(rest))

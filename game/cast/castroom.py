@@ -1,0 +1,1095 @@
+"""Wire a session's cast: cards, memories, relationships, dialogue, voice and identity anchors.
+
+:func:`install_cast` is the one call that brings a story's living characters (the
+``cast.<id>`` entries with a ``card:``) into a :class:`game.session.Session`:
+
+1. **cards**: each ``card:`` path is read relative to the story folder
+   (:func:`game.cast.card.load_card`);
+2. **relationships**: a :class:`~game.cast.relationships.RelationshipHook` per
+   character (the story's ``relationship`` start values win; the hook only fills the
+   axes the story does not name);
+3. **memory**: one :class:`~game.cast.memory.Memory` per character, fed every event the
+   session records (``Session.on_event``, with ids -> display names), saved into the
+   save's ``extra["cast"]``, restored on load with :meth:`Memory.from_json`, and cut back
+   with :meth:`Memory.forget_after` on rollback: the :class:`Castroom` is a session
+   *extension* (``Session.extend``);
+4. **dialogue**: one dialogue model for the cast, named by a spec (:func:`dialogue_spec`:
+   ``transformers`` (default: the embedded SmolLM2), ``transformers:<path or hub id>``,
+   ``openai[:model]``, ``scripted:<file>``, or a bare model path / hub id). Real models load
+   once, with progress, in the :class:`~game.models.worker.ModelWorker` process; a
+   ``scripted`` model runs in this process. Each character's
+   :class:`~game.cast.dialogue.DialoguePipeline` answers ``say`` events addressed to her
+   (``Say(text, target=<id>)``, the ``ask <id> <text>`` script verb) through
+   :class:`CastHook`, after the relationship hook. Her card's ``answers`` (``{{user}}``
+   becomes the player's name) and example exchanges come first; her ``fallbacks`` last.
+   Every reply is a ``reply`` event whose ``data`` records its source, the guard's
+   rejections, her expression and voice, the memories her prompt retrieved and
+   ``speech_s`` (how long it takes to say; the director sizes the chunk by it).
+   Replies the persona guard rejected for being out of character go to the error bank
+   (``reply.persona`` cases) and, from the bank, back into her guard as negative
+   examples on the next start;
+5. **voice**: each accepted sentence is spoken with pyttsx3/espeak-ng
+   (:class:`~game.audio.tts.TextToSpeech`, the card's voice with the relationship's
+   style on top) on a background thread. Headless, the speech is mixed into the audio
+   of the chunks that follow the reply (:class:`VoiceTrack`, waiting for the synthesis
+   so the recording is the same on every run); in a window, :meth:`Castroom.set_voice_output`
+   sends each sentence to the player's mixer as soon as it is spoken;
+6. **identity anchors**: the director sends each character's card look and first
+   reference image as her identity anchor, her expression every turn and what she says
+   (:class:`game.world.director.CastView`).
+
+Replays never run a model: :class:`RecordedReplies` answers each ``say`` to her with the
+next recorded ``reply`` row of the transcript.
+
+Talking from a window without blocking it: :meth:`Castroom.ask_async` writes the reply
+off the window's thread (the model runs in the worker process) and then submits the
+turn, which takes the prepared reply at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from game.cast.card import CharacterCard, load_card, substitute
+from game.cast.dialogue import (
+    AuthoredAnswer,
+    AuthoredKnowledge,
+    AuthoredMatch,
+    DialoguePipeline,
+    DialogueSettings,
+    Reply,
+    Sentence,
+    facts_from_card,
+    facts_from_memory,
+    pipeline_for,
+)
+from game.cast.guard import PersonaFacts
+from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
+from game.cast.prompt import PromptBuilder
+from game.cast.relationships import RelationshipHook, Relationships
+from game.errors import CardError, InputError, SaveError, WorldloomError
+from game.models.llm import DialogueModel, Message, ModelError
+from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
+from game.state import Choose, Event, GameState, Give, Say
+from game.state.intents import AddReference, Instruct
+from game.world.protocol import Backend, Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart
+
+if TYPE_CHECKING:  # pragma: no cover
+    from game.audio.tts import TextToSpeech, VoiceSettings
+    from game.errorbank.store import ErrorStore
+    from game.models.worker import ModelWorker
+    from game.session import Session, TurnResult
+
+#: Name of the extension in saves (``extra["cast"]``).
+EXTENSION = "cast"
+#: Largest context the prompt is built for, tokens (a small CPU model slows down on more).
+MAX_CONTEXT = 4096
+#: Speech estimate: pause between sentences and after the last one, seconds.
+SENTENCE_GAP_S = 0.15
+SPEECH_TAIL_S = 0.5
+#: Memory snapshots kept for rollbacks (one per checkpoint, as ``Session.MAX_CHECKPOINTS``).
+MAX_SNAPSHOTS = 200
+#: Retrieved memories recorded per reply (in ``data.memories``), and their length.
+RECORDED_MEMORIES = 5
+MEMORY_CHARS = 200
+
+#: Called with each spoken sentence's audio (``(N,)`` float32 mono) and its rate (Hz).
+VoiceOutput = Callable[[np.ndarray, int], None]
+
+
+# -- dialogue model specs ----------------------------------------------------------------
+
+def dialogue_spec(text: str, base: str | Path | None = None) -> ModelSpec:
+    """The model a ``--dialogue`` value names.
+
+    ``transformers`` (the embedded SmolLM2-135M-Instruct), ``transformers:<folder or hub
+    id>[#file.gguf]``, ``openai`` / ``openai:<model>`` (endpoint from
+    ``$WORLDLOOM_OPENAI_BASE_URL``), ``scripted:<file>`` (a YAML or JSON file:
+    ``answers: [[regex, answer or [variants]], ...]`` and ``default:``), or a bare model
+    folder / hub id (a transformers causal LM). ``base``: folder that relative
+    ``scripted:`` paths are tried against when not found as given.
+
+    Raises:
+        ModelError: a scripted file that cannot be read or has the wrong shape.
+    """
+    text = text.strip() or "transformers"
+    kind, _, rest = text.partition(":")
+    if kind.lower() not in KINDS:
+        return ModelSpec("transformers", source=text)
+    if kind.lower() != "scripted" or not rest:
+        return parse_model_spec(text)
+    path = Path(rest).expanduser()
+    if not path.is_file() and base is not None and (Path(base) / path).is_file():
+        path = Path(base) / path
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"cannot read scripted answers: {exc}", where=str(path)) from exc
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            from game.story.yamlio import compose_marked
+
+            data = compose_marked(raw, str(path)).value
+    except (json.JSONDecodeError, WorldloomError) as exc:
+        raise ModelError(f"scripted answers are not valid: {exc}", where=str(path)) from exc
+    if not isinstance(data, dict):
+        raise ModelError("scripted answers must be a mapping with answers: and default:", where=str(path))
+    answers = data.get("answers", [])
+    if isinstance(answers, dict):
+        answers = [[k, v] for k, v in answers.items()]
+    options = {"answers": answers, "default": data.get("default", "..."),
+               "name": str(data.get("name", f"scripted:{path.name}"))}
+    try:
+        json.dumps(options)
+    except TypeError as exc:
+        raise ModelError(f"scripted answers must be plain text: {exc}", where=str(path)) from exc
+    spec = ModelSpec("scripted", source=str(path), options=options)
+    build_model(spec)  # fail now, naming the file, rather than at the first question
+    return spec
+
+
+# -- authored answers with the player's name ------------------------------------------------
+
+_OWNED = re.compile(r"\b(my|your|our)\s+(?:own\s+|old\s+|dear\s+|late\s+)?([a-z][a-z'-]+)", re.IGNORECASE)
+
+
+def owners_differ(line: str, question: str) -> bool:
+    """Whether ``line`` and ``question`` name the same thing with different owners ("my
+    grandmother" / "your grandmother"): then they are not the same question."""
+    mine = {(n.lower(), o.lower()) for o, n in ((m.group(1), m.group(2)) for m in _OWNED.finditer(line))}
+    theirs = {(n.lower(), o.lower()) for o, n in ((m.group(1), m.group(2)) for m in _OWNED.finditer(question))}
+    return any(noun == n and owner != o for noun, owner in mine for n, o in theirs)
+
+
+class PlayerKnowledge(AuthoredKnowledge):
+    """Authored answers (card ``answers`` and example exchanges) whose ``{{user}}`` is the
+    player's name at the moment she answers.
+
+    Args:
+        card: her card.
+        player: ``player() -> name`` (``""`` while she does not know it).
+        embedder: as :class:`AuthoredKnowledge`.
+    """
+
+    def __init__(self, card: CharacterCard, player: Callable[[], str], embedder: Any = None) -> None:
+        me = card.display_name
+        answers = [AuthoredAnswer(f"answer.{a.id}", tuple(substitute(q, me, "the player") for q in a.questions),
+                                  substitute(a.answer, me, "{{user}}"))
+                   for a in card.answers]
+        answers += AuthoredKnowledge.from_card(card, embedder).answers
+        super().__init__(answers, embedder)
+        self._unknown = {f"answer.{a.id}": substitute(a.unknown, me, "walker") for a in card.answers}
+        self._me = me
+        self._player = player
+
+    def match(self, text: str) -> AuthoredMatch | None:
+        """The best authored answer for ``text``, with the player's name filled in (``None``:
+        none; one whose question is about *your* X while the line is about *my* X, or the
+        other way round ("What did I tell you about my grandmother?" is not "Tell me about
+        your grandmother."); or one that names the player while she does not know the
+        name and has no ``unknown`` line)."""
+        m = super().match(text)
+        if m is None or owners_differ(text, m.question):
+            return None
+        if "{{user}}" not in m.answer.answer:
+            return m
+        name = self._player()
+        if name:
+            said = substitute(m.answer.answer, self._me, name)
+        else:
+            said = self._unknown.get(m.answer.id, "")
+            if not said:
+                return None
+        return AuthoredMatch(AuthoredAnswer(m.answer.id, m.answer.questions, said), m.question, m.score)
+
+
+# -- recorded replies (replays) --------------------------------------------------------------
+
+class RecordedReplies:
+    """The ``reply`` rows of a transcript, handed out in order per character (replays)."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self._rows: dict[str, list[Mapping[str, Any]]] = {}
+        for r in rows:
+            if r.get("type") == "reply":
+                self._rows.setdefault(str(r.get("speaker", "")), []).append(r)
+        self._next: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._rows.values())
+
+    def take(self, character: str, said: str) -> Mapping[str, Any]:
+        """The next recorded reply of ``character``.
+
+        Raises:
+            InputError: the transcript has no more replies of hers.
+        """
+        rows = self._rows.get(character, [])
+        i = self._next[character]
+        if i >= len(rows):
+            raise InputError(f"the transcript has no recorded reply of {character!r} to {said[:60]!r}",
+                             hint="replays answer only with recorded replies; the model is never run")
+        self._next[character] = i + 1
+        return rows[i]
+
+
+# -- voice ------------------------------------------------------------------------------------
+
+class VoiceTrack:
+    """Her voice: sentences spoken on a background thread, then mixed into chunk audio
+    (headless) or handed to an output (a window's mixer).
+
+    Args:
+        rate: audio rate of the chunks, Hz.
+        realtime: do not wait for speech still being synthesised when mixing (a window);
+            headless runs wait, so the recording is the same on every run.
+        tts: the engine (default :class:`~game.audio.tts.TextToSpeech` at ``rate``).
+    """
+
+    def __init__(self, rate: int, realtime: bool = False, tts: TextToSpeech | None = None) -> None:
+        from game.audio.tts import TextToSpeech, VoiceMixer
+
+        self.rate = int(rate)
+        self.realtime = realtime
+        self.tts = tts or TextToSpeech(rate=self.rate)
+        self.mixer = VoiceMixer(self.rate)
+        #: When set, speech goes here as it is ready instead of into chunk audio.
+        self.output: VoiceOutput | None = None
+        #: ``(sentence, seconds)`` of everything spoken.
+        self.spoken: list[tuple[str, float]] = []
+        #: Why sentences could not be spoken (the game goes on without the voice).
+        self.errors: list[str] = []
+        self._queue: queue.Queue[tuple[int, str, VoiceSettings]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition()
+        self._pending = 0
+        self._generation = 0
+        self._thread = threading.Thread(target=self._run, name="worldloom-voice", daemon=True)
+        self._thread.start()
+
+    def say(self, text: str, voice: VoiceSettings) -> None:
+        """Queue one sentence (spoken after the ones queued before)."""
+        if not text.strip():
+            return
+        with self._idle:
+            self._pending += 1
+        self._queue.put((self._generation, text, voice))
+
+    def interrupt(self) -> None:
+        """Drop what is queued and not yet heard (she was cut short)."""
+        with self._lock:
+            self._generation += 1
+            self.mixer.clear()
+
+    def wait(self, timeout: float = 120.0) -> bool:
+        """Block until every queued sentence is synthesised (headless determinism); ``False`` on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def _run(self) -> None:
+        while True:
+            generation, text, voice = self._queue.get()
+            try:
+                self._speak(generation, text, voice)
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
+
+    def _speak(self, generation: int, text: str, voice: VoiceSettings) -> None:
+        if generation != self._generation:
+            return
+        try:
+            audio = self.tts.synthesise(text, voice)
+        except Exception as exc:  # no voice is better than no game
+            self.errors.append(f"{text[:40]!r}: {exc}")
+            return
+        if len(audio) == 0:
+            return
+        with self._lock:
+            if generation != self._generation:
+                return
+            self.spoken.append((text, len(audio) / self.rate))
+            out = self.output
+            if out is None:
+                self.mixer.add(audio)
+        if out is not None:
+            try:
+                out(audio, self.rate)
+            except Exception as exc:  # a window's sound failing must not stop the voice
+                self.errors.append(f"voice output: {exc}")
+
+    def mix(self, chunk: FrameChunk) -> FrameChunk:
+        """``chunk`` with queued speech added to its audio (silence made when it has none)."""
+        if self.output is not None:
+            return chunk
+        if not self.realtime:
+            self.wait()
+        with self._lock:
+            if self.mixer.pending_samples == 0:
+                return chunk
+            n = round(chunk.n_frames * chunk.audio_rate / chunk.fps)
+            track = chunk.audio
+            if chunk.audio_rate != self.rate and track is not None:
+                from game.audio.tts import resample
+
+                track = resample(np.asarray(track, np.float32), chunk.audio_rate, self.rate)
+            mixed = self.mixer.mix(track, round(chunk.n_frames * self.rate / chunk.fps) if track is None else None)
+        if chunk.audio_rate != self.rate:
+            from game.audio.tts import resample
+
+            mixed = resample(mixed, self.rate, chunk.audio_rate)
+        if len(mixed) != n:
+            mixed = np.pad(mixed, (0, max(0, n - len(mixed))))[:n]
+        return replace(chunk, audio=mixed.astype(np.float32))
+
+    def close(self) -> None:
+        """Stop speaking (queued sentences are dropped)."""
+        self.interrupt()
+
+
+class CastBackend:
+    """The session's backend with her voice mixed into each chunk's audio; closing it
+    closes the cast (the model worker) too. Everything else goes to the wrapped backend."""
+
+    def __init__(self, inner: Backend, room: Castroom) -> None:
+        self.inner = inner
+        self.room = room
+
+    def capabilities(self) -> Capabilities:
+        """The wrapped backend's."""
+        return self.inner.capabilities()
+
+    def start(self, start: SessionStart) -> None:
+        """Start the wrapped backend."""
+        self.inner.start(start)
+
+    def generate(self, request: Any) -> Iterator[FrameChunk]:
+        """The wrapped backend's chunks, with speech mixed in."""
+        voice = self.room.voice
+        for chunk in self.inner.generate(request):
+            yield voice.mix(chunk) if voice is not None else chunk
+
+    def memory(self, op: MemoryOp) -> MemoryResult:
+        """The wrapped backend's memory operation."""
+        return self.inner.memory(op)
+
+    def close(self) -> None:
+        """Close the wrapped backend, then the cast."""
+        try:
+            close = getattr(self.inner, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.room.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+# -- one character -------------------------------------------------------------------------
+
+@dataclass
+class Character:
+    """One living character of the session: card, relationship rules, memory, dialogue.
+
+    Attributes:
+        id: her id.
+        card: her card.
+        rel: her relationship rules.
+        memory: her memory (replaced on load).
+        pipeline: her reply pipeline (``None`` in replays).
+        builder: prompt assembly over :attr:`memory`.
+        lock: guards :attr:`memory` (the window's thread and the reply's thread both use it).
+        talk: one reply at a time.
+    """
+
+    id: str
+    card: CharacterCard
+    rel: Relationships
+    memory: Memory
+    pipeline: DialoguePipeline | None = None
+    builder: PromptBuilder | None = None
+    base_facts: PersonaFacts | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    talk: threading.Lock = field(default_factory=threading.Lock)
+    retrieved: list[str] = field(default_factory=list)
+
+    def player_name(self) -> str:
+        """The player's name as she knows it (``""`` when not told)."""
+        return self.memory.player_name
+
+    def identity(self) -> tuple[str, str]:
+        """``(look description, first reference image path)`` of her card."""
+        images = self.card.image_paths()
+        return self.card.look.description, str(images[0].resolve()) if images else ""
+
+
+class _View:
+    """The director's view of one character (:class:`game.world.director.CastView`)."""
+
+    def __init__(self, character: Character) -> None:
+        self.character = character
+
+    def identity(self) -> tuple[str, str]:
+        return self.character.identity()
+
+    def expression(self, state: GameState) -> str:
+        return self.character.rel.expression(state)
+
+
+def speech_estimate(text: str, rate_wpm: int, sentences: int) -> float:
+    """Seconds ``text`` takes to say at ``rate_wpm`` words per minute, with pauses between
+    ``sentences`` and after the last (an estimate; deterministic, so transcripts are too)."""
+    words = len(text.split())
+    if not words:
+        return 0.0
+    return round(words * 60.0 / max(60, rate_wpm) + SENTENCE_GAP_S * max(0, sentences - 1) + SPEECH_TAIL_S, 2)
+
+
+_SELF_NAME = re.compile(r"\b(?i:my name is|my name's|call me|i am|i'm)\s+([A-Z][\w'-]+)(?=[\s.,!?;:]|$)")
+_NOT_A_NAME = frozenset({"I", "Not", "Just", "Here", "Glad", "Sure", "Sorry", "Fine", "Afraid", "Aye", "No",
+                         "Yes", "A", "An", "The", "So", "Still", "Only", "Always", "Never", "Quite"})
+
+
+def names_claimed(text: str) -> list[str]:
+    """Names a reply gives herself ("my name is X", "I'm X", "call me X")."""
+    return [m.group(1).removesuffix("'s") for m in _SELF_NAME.finditer(text)
+            if m.group(1) not in _NOT_A_NAME]
+
+
+# -- the turn hooks ----------------------------------------------------------------------------
+
+class CastHook:
+    """A :class:`game.session.TurnHook` that makes one character answer what the player says to her.
+
+    Like :class:`~game.cast.dialogue.DialogueHook`, for each ``say`` event of the player
+    addressed to her (``data.target`` is her id, or no target while she is present in the
+    scene) and not an authored action, it adds her ``reply`` event: the reply written
+    ahead by :meth:`Castroom.prepare`, the next recorded one (replays), or one written now
+    (its sentences spoken as they come). The event also carries her expression, voice,
+    the memories her prompt retrieved and ``speech_s``. The memory is fed by the
+    :class:`Castroom`'s event listener, not here.
+    """
+
+    def __init__(self, room: Castroom, character: Character) -> None:
+        self.room = room
+        self.character = character
+        #: ``(player's line, reply, retrieved memories)`` written ahead by :meth:`Castroom.prepare`.
+        self.prepared: tuple[str, Reply, list[str]] | None = None
+        #: The replies written in this session, in order.
+        self.replies: list[Reply] = []
+
+    def addressed(self, session: Any, event: Event) -> bool:
+        """Whether ``event`` is the player speaking to her."""
+        if event.kind != "say" or event.speaker != "player" or "unhandled" in event.data or not event.text.strip():
+            return False
+        if event.ids.get("action"):
+            return False
+        target = str(event.data.get("target", ""))
+        if target:
+            return target == self.character.id
+        scene = session.story.model.scenes.get(session.state.scene)
+        return scene is not None and self.character.id in scene.present
+
+    def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
+        """Her ``reply`` events for this turn's lines addressed to her."""
+        out: list[Event] = []
+        state: GameState = session.state
+        for e in events:
+            if not self.addressed(session, e):
+                continue
+            if self.room.recorded is not None:
+                row = self.room.recorded.take(self.character.id, e.text)
+                out.append(Event(kind="reply", turn=state.turn, frame=state.frame, scene=state.scene,
+                                 speaker=str(row.get("speaker", self.character.id)), text=str(row.get("text", "")),
+                                 ids=dict(row.get("ids") or {}), data=dict(row.get("data") or {})))
+                continue
+            prepared, self.prepared = self.prepared, None
+            if prepared is not None and prepared[0] == e.text:
+                reply, memories = prepared[1], prepared[2]
+            else:
+                reply, memories = self.room.write_reply(self.character, e.text, state.turn)
+            self.replies.append(reply)
+            out.append(self.room.reply_event(self.character, reply, memories, state))
+        return out
+
+
+class _PathHook:
+    """The last hook of a turn: records every character's relationship values (the summary's
+    path) and, when the turn takes a checkpoint, a snapshot of the memories as they were
+    before it (they take in this turn's events only after the hooks)."""
+
+    def __init__(self, room: Castroom) -> None:
+        self.room = room
+
+    def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
+        checkpoint = isinstance(intent, Choose | Give | Instruct | AddReference)
+        if checkpoint or (isinstance(intent, Say) and intent.action_id):
+            self.room.snapshot(session.state.turn - 1)
+        self.room.note_path(session.state)
+        return []
+
+
+# -- the cast of a session ---------------------------------------------------------------------
+
+class Castroom:
+    """A session's living characters; also the session extension that saves their memories.
+
+    Made by :func:`install_cast`; reach it from a session with :func:`cast_of`.
+
+    Attributes:
+        session: the session.
+        characters: id -> :class:`Character`.
+        model: the dialogue model (``None``: authored answers and fallbacks only, or a replay).
+        worker: the model worker process, when the model runs in one.
+        voice: her voice (``None``: silent).
+        recorded: recorded replies (replays), or ``None``.
+        names: ids (characters, items, scenes, locations) -> display names.
+        path: ``(turn, {character: {axis: value}})`` after every turn.
+    """
+
+    def __init__(self, session: Session, characters: dict[str, Character], *, model: DialogueModel | None,
+                 worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
+                 store: ErrorStore | None, embedder: Any, settings: DialogueSettings) -> None:
+        self.session = session
+        self.characters = characters
+        self.model = model
+        self.worker = worker
+        self.voice = voice
+        self.recorded = recorded
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.hooks: dict[str, CastHook] = {}
+        m = session.story.model
+        self.names: dict[str, str] = {**{k: v.name for k, v in m.locations.items()},
+                                      **{k: v.title or k.replace("_", " ") for k, v in m.scenes.items()},
+                                      **{k: v.name for k, v in m.items.items()},
+                                      **{k: v.name for k, v in m.cast.items()}}
+        self.path: list[tuple[int, dict[str, dict[str, float]]]] = []
+        self._snapshots: dict[int, dict[str, dict[str, Any]]] = {}
+        self._closed = False
+
+    # -- the extension ------------------------------------------------------------------
+    def save_extra(self) -> dict[str, Any]:
+        """Every character's memory (``Memory.to_json``: no embeddings)."""
+        out: dict[str, Any] = {}
+        for cid, ch in self.characters.items():
+            with ch.lock:
+                out[cid] = ch.memory.to_json()
+        return {"format": "worldloom-cast", "version": 1, "memories": out}
+
+    def load_extra(self, data: dict[str, Any] | None) -> None:
+        """Restore the memories saved by :meth:`save_extra` (a save without them: fresh memories).
+
+        Raises:
+            SaveError: the saved memories are malformed.
+        """
+        saved = (data or {}).get("memories", {})
+        if not isinstance(saved, dict):
+            raise SaveError("extra.cast.memories must be a mapping")
+        for cid, ch in self.characters.items():
+            with ch.lock:
+                config, count = ch.memory.config, ch.memory.count_tokens
+                if cid in saved:
+                    memory = Memory.from_json(saved[cid], ch.card, config, count_tokens=count,
+                                              embedder=self.embedder)
+                else:
+                    memory = Memory(ch.card, config, count_tokens=count, embedder=self.embedder)
+                ch.memory = memory
+                ch.builder = PromptBuilder(memory)
+
+    def on_rollback(self, turn: int) -> None:
+        """Put each character's memory back as it was at ``turn``: the snapshot taken when that
+        checkpoint was made (so beliefs overwritten since come back), else
+        :meth:`Memory.forget_after` (a checkpoint from a loaded save)."""
+        for cid, ch in self.characters.items():
+            with ch.lock:
+                snap = self._snapshots.get(turn, {}).get(cid)
+                if snap is not None:
+                    ch.memory = Memory.from_json(snap, ch.card, ch.memory.config, count_tokens=ch.memory.count_tokens,
+                                                 embedder=self.embedder)
+                    ch.builder = PromptBuilder(ch.memory)
+                else:
+                    ch.memory.forget_after(turn)
+        self._snapshots = {t: v for t, v in self._snapshots.items() if t < turn}
+        self.path = [p for p in self.path if p[0] <= turn]
+
+    def snapshot(self, turn: int) -> None:
+        """Remember every memory as it is now, as of ``turn`` (a checkpoint is being taken)."""
+        snap: dict[str, dict[str, Any]] = {}
+        for cid, ch in self.characters.items():
+            with ch.lock:
+                snap[cid] = ch.memory.to_json()
+        self._snapshots[turn] = snap
+        for old in sorted(self._snapshots)[:-MAX_SNAPSHOTS]:
+            del self._snapshots[old]
+
+    # -- events -----------------------------------------------------------------------------
+    def observe(self, event: Event) -> None:
+        """Feed one recorded event to every character's memory (``Session.on_event``)."""
+        for ch in self.characters.values():
+            with ch.lock:
+                ch.memory.observe(event, self.names)
+
+    def note_path(self, state: GameState) -> None:
+        """Record the relationship values now."""
+        values = {cid: {k: round(v, 4) for k, v in ch.rel.values(state).items()}
+                  for cid, ch in self.characters.items()}
+        if self.path and self.path[-1][0] == state.turn:
+            self.path[-1] = (state.turn, values)
+        else:
+            self.path.append((state.turn, values))
+
+    # -- replies ------------------------------------------------------------------------------
+    def _prompt(self, ch: Character) -> Callable[[str], list[Message]]:
+        def prompt(text: str) -> list[Message]:
+            with ch.lock:
+                assert ch.builder is not None
+                state = self.session.state
+                mood = ch.rel.describe(state, ch.memory.player_name or "the player")
+                parts = ch.builder.build(text, mood=mood, names=self.names)
+            best = sorted((b for b in parts.blocks if b.section == "memories"), key=lambda b: -b.score)
+            ch.retrieved = [b.text[:MEMORY_CHARS] for b in best]
+            return parts.to_messages()
+
+        return prompt
+
+    def _facts(self, ch: Character) -> Callable[[str], PersonaFacts]:
+        def facts(text: str) -> PersonaFacts:
+            assert ch.base_facts is not None
+            with ch.lock:
+                return facts_from_memory(ch.base_facts, ch.memory, text)
+
+        return facts
+
+    def write_reply(self, ch: Character, text: str, turn: int, speak: bool = True,
+                    on_sentence: Callable[[Sentence], None] | None = None) -> tuple[Reply, list[str]]:
+        """Her reply to ``text`` at ``turn`` (its sentences spoken as they come), and the
+        memories her prompt retrieved. Rejections go to the error bank."""
+        if ch.pipeline is None:
+            raise InputError(f"{ch.card.display_name} cannot answer in this session (no dialogue pipeline)")
+        with ch.talk:
+            ch.retrieved = []
+            voice_settings = self._voice_settings(ch, ch.rel.voice_style(self.session.state))
+            if speak and self.voice is not None and self.voice.realtime:
+                self.voice.interrupt()
+
+            def sentence(s: Sentence) -> None:
+                if speak and self.voice is not None:
+                    self.voice.say(s.text, voice_settings)
+                if on_sentence is not None:
+                    on_sentence(s)
+
+            reply = ch.pipeline.reply(text, turn, sentence)
+            memories = list(ch.retrieved[:RECORDED_MEMORIES])
+        self._bank(ch, reply)
+        return reply, memories
+
+    @staticmethod
+    def _voice_settings(ch: Character, style: Any) -> VoiceSettings:
+        from game.audio.tts import VoiceSettings
+
+        return VoiceSettings.from_card(ch.card.voice, style)
+
+    def _bank(self, ch: Character, reply: Reply) -> None:
+        """Out-of-character rejections: a ``reply.persona`` case each, and a negative example."""
+        bad = [r for r in reply.rejected if r.kind in ("ooc", "never_say", "leak") and r.text.strip()]
+        if not bad or ch.pipeline is None:
+            return
+        for r in bad:
+            ch.pipeline.guard.add_negative(r.text)
+        if self.store is None:
+            return
+        from game.errorbank.store import Case
+
+        state = self.session.state
+        for r in bad:
+            with contextlib.suppress(Exception):  # the error bank must never end a turn
+                self.store.add(Case(kind="reply.persona", session=self.session.director.session_id,
+                                    story=self.session.story.id, scene=state.scene, frame=state.frame,
+                                    frame_time=state.frame / self.session.caps.fps, character=ch.id,
+                                    bad_reply=r.text, fixed_reply=reply.text,
+                                    request={"player_text": reply.player_text},
+                                    metrics={"key": f"reply.{r.kind}", "score": 1.0},
+                                    correction="regenerate_reply" if reply.source == "model" else "authored_line",
+                                    worked=True, note="; ".join(r.reasons)))
+
+    def reply_event(self, ch: Character, reply: Reply, memories: list[str], state: GameState) -> Event:
+        """The ``reply`` event: the pipeline's record plus expression, voice, memories and ``speech_s``."""
+        event = reply.to_event(state.turn, state.frame, state.scene)
+        style = ch.rel.voice_style(state)
+        data = dict(event.data)
+        data.update(expression=style.expression, voice=style.to_json(), memories=memories,
+                    speech_s=speech_estimate(reply.text, style.rate, len(reply.sentences)))
+        return event.model_copy(update={"data": data})
+
+    # -- talking from a window or a script ------------------------------------------------------
+    def character(self, character: str) -> Character:
+        """The living character ``character``.
+
+        Raises:
+            InputError: no such character with a card in this story.
+        """
+        ch = self.characters.get(character)
+        if ch is None:
+            known = ", ".join(self.characters) or "none"
+            raise InputError(f"{character!r} is not a character you can talk to", hint=f"characters: {known}")
+        return ch
+
+    def speakers(self) -> list[str]:
+        """Ids of the characters present in the current scene who can answer."""
+        scene = self.session.story.model.scenes.get(self.session.state.scene)
+        return [cid for cid in (scene.present if scene else {}) if cid in self.characters]
+
+    def addressee(self, text: str) -> str:
+        """Whom a typed line speaks to: a leading name (``"Eve, ..."``/``"eve: ..."``), else the
+        only character present who can answer; ``""`` when unclear."""
+        low = text.strip().lower()
+        for cid, ch in self.characters.items():
+            for name in {cid, ch.card.display_name.lower(), ch.card.name.lower()}:
+                if low.startswith(name) and low[len(name):len(name) + 1] in (",", ":", " ", ""):
+                    return cid
+        present = self.speakers()
+        return present[0] if len(present) == 1 else ""
+
+    def ask(self, character: str, text: str) -> TurnResult:
+        """Say ``text`` to ``character`` and wait for her reply (the turn's events include it).
+
+        Raises:
+            InputError: no such character, or the story refuses the line now.
+        """
+        self.character(character)
+        return self.session.submit(Say(text=text, target=character))
+
+    def prepare(self, character: str, text: str,
+                on_sentence: Callable[[Sentence], None] | None = None) -> Reply:
+        """Write her reply to ``text`` now, off the session's lock (the model runs in its
+        worker; sentences are spoken as they come); the next :meth:`ask` with the same text
+        uses it. Call from a background thread (see :meth:`ask_async`).
+
+        Raises:
+            InputError: no such character.
+        """
+        ch = self.character(character)
+        hook = self.hooks[character]
+        turn = self.session.state.turn + 1
+        reply, memories = self.write_reply(ch, text, turn, speak=True, on_sentence=on_sentence)
+        hook.prepared = (text, reply, memories)
+        return reply
+
+    def ask_async(self, character: str, text: str,
+                  done: Callable[[TurnResult | WorldloomError], None] | None = None,
+                  on_sentence: Callable[[Sentence], None] | None = None) -> threading.Thread:
+        """:meth:`prepare` then :meth:`ask` on a background thread, so the window's thread never
+        waits for the model. ``on_sentence(sentence)`` runs (on that thread) as each sentence is
+        accepted; ``done(result or error)`` runs (on that thread) when the turn is in the
+        session: the window then picks up the new request and the reply's events (its
+        ``Session.on_event`` listener already received them).
+
+        Returns:
+            The started thread.
+        """
+
+        def run() -> None:
+            outcome: TurnResult | WorldloomError
+            try:
+                self.prepare(character, text, on_sentence)
+                outcome = self.ask(character, text)
+            except WorldloomError as exc:
+                outcome = exc
+            if done is not None:
+                done(outcome)
+
+        thread = threading.Thread(target=run, name=f"worldloom-ask-{character}", daemon=True)
+        thread.start()
+        return thread
+
+    def set_voice_output(self, output: VoiceOutput | None) -> None:
+        """Send each spoken sentence to ``output(audio, rate)`` as soon as it is ready (a window
+        plays it on its own mixer channel) instead of mixing it into the chunks' audio."""
+        if self.voice is not None:
+            self.voice.output = output
+            self.voice.realtime = output is not None or self.voice.realtime
+
+    # -- the closing note ---------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """What the session showed of each character (see :func:`summarise`)."""
+        return summarise(self, list(self.session.log.since(0)))
+
+    def close(self) -> None:
+        """Stop the voice and the model worker (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.voice is not None:
+            self.voice.close()
+        if self.worker is not None:
+            self.worker.close()
+
+
+def cast_of(session: Session) -> Castroom | None:
+    """The :class:`Castroom` installed on ``session``, if any."""
+    room = session.extensions.get(EXTENSION)
+    return room if isinstance(room, Castroom) else None
+
+
+# -- the summary -----------------------------------------------------------------------------
+
+_PROPER = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][a-z\u00c0-\u024f'-]{2,})\b")
+
+
+def key_terms(text: str) -> list[str]:
+    """Proper nouns of a player's line ("my grandmother kept a lighthouse in Finnmark" -> ``["Finnmark"]``)."""
+    return list(dict.fromkeys(m.group(1) for m in _PROPER.finditer(text.strip())))
+
+
+def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
+    """The closing note of a session, per character.
+
+    * ``replies``: how many, by source (``authored``, ``model``, ``fallback``);
+    * ``identity``: replies delivered (every one passed the persona guard when it was said),
+      how many still pass it re-checked at the end, model attempts the guard rejected (by
+      kind), the names she gave herself (``name_kept``: only her own), and her identity
+      anchor (constant: from her card);
+    * ``player_name``: the name she holds, where it was told, and the later replies that say it;
+    * ``facts``: each thing the player told her about themselves (a disclosure with proper
+      nouns), when, and the later exchanges whose reply says it or whose prompt retrieved it;
+    * ``path``: trust/affinity (every axis) after each turn, and first/min/max/last.
+    """
+    out: dict[str, Any] = {}
+    for cid, ch in room.characters.items():
+        replies = [e for e in events if e.kind == "reply" and e.speaker == cid]
+        said = [e for e in events if e.kind == "say" and e.speaker == "player"
+                and str(e.data.get("target", "")) in ("", cid)]
+        sources = Counter(str(e.data.get("source", "")) for e in replies)
+        rejected = Counter(str(r.get("kind", "")) for e in replies for r in e.data.get("rejected", []))
+        guard = ch.pipeline.guard if ch.pipeline is not None else None
+        still_ok = sum(1 for e in replies if guard is None or guard.check(e.text).ok)
+        claimed = sorted({n for e in replies for n in names_claimed(e.text)})
+        mine = {ch.card.name, ch.card.display_name, *ch.card.name.split()}
+        exchange_of = {e.turn: i + 1 for i, e in enumerate(replies)}
+        name = ch.memory.player_name
+        told_at = next((e.turn for e in said if extract_player_name(e.text)), -1)
+        named = {e.turn for e in said if name and re.search(rf"\b{re.escape(name)}\b", e.text)}
+        name_said = [exchange_of[e.turn] for e in replies if name and 0 <= told_at < e.turn and e.turn not in named
+                     and re.search(rf"\b{re.escape(name)}\b", e.text)]
+        facts = []
+        for s in said:
+            terms = [t for t in key_terms(s.text) if t not in mine and t != name]
+            if not is_disclosure(s.text) or not terms or extract_player_name(s.text):
+                continue
+            later = [e for e in replies if e.turn > s.turn]
+            asked = {e.turn: e.text.lower() for e in said}  # a reply that echoes the question does not count
+            in_reply = [exchange_of[e.turn] for e in later
+                        if any(t.lower() in e.text.lower() and t.lower() not in asked.get(e.turn, "") for t in terms)]
+            in_memory = [exchange_of[e.turn] for e in later
+                         if any(t.lower() in m.lower() for m in e.data.get("memories", []) for t in terms)]
+            facts.append({"told": s.text, "terms": terms, "told_at_exchange": exchange_of.get(s.turn, 0),
+                          "said_in_replies": in_reply, "retrieved_in_prompts": in_memory})
+        path = [(turn, values[cid]) for turn, values in room.path if cid in values]
+        axes = sorted({a for _, v in path for a in v})
+        stats = {a: {"first": path[0][1][a], "min": min(v[a] for _, v in path), "max": max(v[a] for _, v in path),
+                     "last": path[-1][1][a]} for a in axes} if path else {}
+        look, image = ch.identity()
+        out[cid] = {
+            "name": ch.card.name,
+            "replies": {"total": len(replies), **{k: sources.get(k, 0) for k in ("authored", "model", "fallback")}},
+            "identity": {"delivered": len(replies), "pass_guard_now": still_ok, "rejected_attempts": dict(rejected),
+                         "names_given": claimed, "name_kept": all(n in mine for n in claimed),
+                         "anchor_image": Path(image).name if image else "", "anchor_look": look[:80]},
+            "player_name": {"name": name, "told_at_exchange": exchange_of.get(told_at, 0),
+                            "said_in_replies": name_said, "pinned": [t for t, _ in ch.memory.pinned.values()]},
+            "facts": facts,
+            "path": [{"turn": t, **v} for t, v in path],
+            "path_stats": stats,
+        }
+    return out
+
+
+def format_summary(summary: Mapping[str, Any]) -> list[str]:
+    """The closing note as lines of text (for the CLI)."""
+    lines: list[str] = []
+    for cid, s in summary.items():
+        r, ident, pn = s["replies"], s["identity"], s["player_name"]
+        lines.append(f"{s['name']} ({cid}): {r['total']} replies: {r['authored']} authored, {r['model']} model, "
+                     f"{r['fallback']} fallback")
+        rej = ", ".join(f"{k} {v}" for k, v in sorted(ident["rejected_attempts"].items())) or "none"
+        lines.append(f"  identity kept: {ident['delivered']}/{ident['delivered']} replies passed the persona guard "
+                     f"when said, {ident['pass_guard_now']} re-checked at the end; model attempts rejected: {rej}; "
+                     f"names she gave herself: {', '.join(ident['names_given']) or 'none'} "
+                     f"({'never changed' if ident['name_kept'] else 'CHANGED'}); "
+                     f"anchor {ident['anchor_image'] or '(text only)'}")
+        if pn["name"]:
+            lines.append(f"  player's name: {pn['name']} (told at exchange {pn['told_at_exchange']}, pinned); "
+                         f"said back in replies at exchanges {pn['said_in_replies'] or 'none'}")
+        else:
+            lines.append("  player's name: never told")
+        for f in s["facts"]:
+            lines.append(f"  fact told at exchange {f['told_at_exchange']}: {f['told']!r} -> "
+                         f"said back at {f['said_in_replies'] or 'none'}, retrieved into her prompt at "
+                         f"{f['retrieved_in_prompts'] or 'none'}")
+        stats = s["path_stats"]
+        if stats:
+            lines.append("  relationship: " + "; ".join(
+                f"{a} {v['first']:+.2f} -> {v['last']:+.2f} (min {v['min']:+.2f}, max {v['max']:+.2f})"
+                for a, v in stats.items()) + f" over {len(s['path'])} turns")
+    return lines
+
+
+# -- installing ---------------------------------------------------------------------------------
+
+def story_cards(session: Session) -> dict[str, CharacterCard]:
+    """The cards the story's cast names (``cast.<id>.card``, relative to the story folder).
+
+    Raises:
+        CardError: a card is missing or malformed, or its id differs from the cast id.
+    """
+    out: dict[str, CharacterCard] = {}
+    story = session.story
+    for cid, member in story.model.cast.items():
+        if not member.card:
+            continue
+        path = Path(member.card)
+        if not path.is_absolute():
+            path = story.folder / path
+        card = load_card(path)
+        if card.id != cid:
+            raise CardError(f"cast.{cid}.card is the card of {card.id!r}", where=str(path),
+                            hint=f"use the card of {cid!r} or rename the cast entry")
+        out[cid] = card
+    return out
+
+
+def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
+                show_progress: bool) -> tuple[DialogueModel | None, ModelWorker | None]:
+    if spec is None:
+        return None, None
+    if isinstance(spec, str):
+        spec = dialogue_spec(spec, base)
+    if not isinstance(spec, ModelSpec):
+        return spec, None
+    if spec.kind == "scripted":
+        return build_model(spec), None
+    from game.models.worker import ModelWorker
+
+    worker = ModelWorker({"dialogue": spec}, show_progress=show_progress).start()
+    try:
+        return worker.model("dialogue"), worker
+    except Exception:
+        worker.close()
+        raise
+
+
+def install_cast(session: Session, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
+                 voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
+                 errorbank: ErrorStore | None = None, embedder: Any = None,
+                 settings: DialogueSettings | None = None, show_progress: bool = True,
+                 tts: TextToSpeech | None = None) -> Castroom | None:
+    """Bring the story's living characters into ``session`` (call before ``session.start()``).
+
+    Args:
+        session: the session (not yet started).
+        dialogue: the dialogue model: a spec string (:func:`dialogue_spec`), a
+            :class:`ModelSpec`, a model object, or ``None`` (authored answers and fallbacks only).
+        voice: speak her replies (pyttsx3/espeak-ng).
+        realtime: the voice does not wait for synthesis when mixing (a window).
+        recorded: answer with these recorded replies and never build a model (replays).
+        errorbank: where rejected replies are recorded and read back as negative examples
+            (default: the store of the session's guarded backend, if any).
+        embedder: text encoder for memories and authored answers (default: the shared MiniLM).
+        settings: generation settings (default: :class:`DialogueSettings` seeded with the session's seed).
+        show_progress: show the model's loading progress.
+        tts: the speech engine (tests pass one; default :class:`~game.audio.tts.TextToSpeech`).
+
+    Returns:
+        The :class:`Castroom` (also ``cast_of(session)``), or ``None`` when no cast member has a card.
+
+    Raises:
+        CardError: a card is missing or malformed.
+        ModelError: the dialogue model cannot be loaded.
+    """
+    cards = story_cards(session)
+    if not cards:
+        return None
+    settings = settings or DialogueSettings(seed=session.seed)
+    store = errorbank if errorbank is not None else getattr(session.backend, "store", None)
+    model, worker = (None, None) if recorded is not None else _load_model(dialogue, session.story.folder,
+                                                                          show_progress)
+    try:
+        context = min(model.context_size, MAX_CONTEXT) if model is not None else MAX_CONTEXT
+        characters: dict[str, Character] = {}
+        for cid, card in cards.items():
+            memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
+            rel = Relationships(card)
+            rel.ensure(session.state)
+            characters[cid] = Character(cid, card, rel, memory, builder=PromptBuilder(memory),
+                                        base_facts=facts_from_card(card, card.home))
+        voice_track = None
+        if voice and recorded is None:
+            voice_track = VoiceTrack(session.caps.audio_rate, realtime=realtime, tts=tts)
+        room = Castroom(session, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
+                        store=store, embedder=embedder, settings=settings)
+        for cid, ch in characters.items():
+            if recorded is None:
+                enc = embedder if embedder is not None else ch.memory.embedder
+                pipe = pipeline_for(ch.card, ch.memory, model, settings=settings, embedder=enc, home=ch.card.home)
+                pipe.prompt = room._prompt(ch)
+                pipe.facts = room._facts(ch)
+                pipe.knowledge = PlayerKnowledge(ch.card, ch.player_name, enc)
+                if store is not None:
+                    with contextlib.suppress(Exception):
+                        pipe.guard.add_negatives(store.rejected_replies(cid))
+                ch.pipeline = pipe
+            session.add_hook(RelationshipHook(ch.card, ch.rel))
+        for cid, ch in characters.items():
+            hook = CastHook(room, ch)
+            room.hooks[cid] = hook
+            session.add_hook(hook)
+            session.director.cast[cid] = _View(ch)
+        session.add_hook(_PathHook(room))
+        session.on_event(room.observe)
+        session.extend(EXTENSION, room)
+        session.backend = CastBackend(session.backend, room)
+        room.note_path(session.state)
+        return room
+    except BaseException:
+        if worker is not None:
+            worker.close()
+        raise
+
+
+__all__ = [
+    "EXTENSION",
+    "CastBackend",
+    "CastHook",
+    "Castroom",
+    "Character",
+    "PlayerKnowledge",
+    "RecordedReplies",
+    "VoiceTrack",
+    "cast_of",
+    "dialogue_spec",
+    "format_summary",
+    "install_cast",
+    "key_terms",
+    "names_claimed",
+    "owners_differ",
+    "speech_estimate",
+    "story_cards",
+    "summarise",
+]
