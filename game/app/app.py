@@ -157,10 +157,22 @@ class App:
         self._fresh = False
         self._view: View | None = None
         self._frame_seq = -1
+        #: From the input worker while a line is said to someone: ``(kind, speaker id, text)``.
+        self._stream_in: deque[tuple[str, str, str]] = deque()
+        self._skip: deque[Line] = deque()
+        self._streamed: Line | None = None
+        self._echoed = False
+        #: Her voice, sentence by sentence, from the cast room's speech thread: ``(audio, rate)``.
+        self._voice_in: deque[tuple[np.ndarray, int]] = deque()
+        self._voice_out = getattr(session.extensions.get("cast"), "set_voice_output", None)
+        if callable(self._voice_out) and self.audio.on:
+            self._voice_out(lambda audio, rate: self._voice_in.append((audio, rate)))
         self.reloader = Reloader(session, watch=watch)
         #: The first diagnostic of a story that did not reload (shown until a reload works).
         self.reload_error = ""
         self._banner_rect = pygame.Rect(0, 0, 0, 0)
+        #: Lines as said -> as a hot reload rewrote them on screen.
+        self._rewritten: dict[Line, Line] = {}
         session.on_event(self._events.append)
 
     # -- display ---------------------------------------------------------------------
@@ -220,12 +232,14 @@ class App:
         self.worker.stop()
         self.feed.stop()
         self.mic.stop()
+        if callable(self._voice_out) and self.audio.on:
+            self._voice_out(None)
         self.audio.close()
 
     def preload(self) -> None:
         """Load the free-text model on the input worker now, so the first typed line is quick."""
         channels = self.channels
-        self.worker.submit("", lambda: channels.resolver.embedder, lambda _: None, lambda _: None)
+        self.worker.submit("", lambda: channels.resolver.embedder, lambda _: None, lambda _: None, quiet=True)
 
     # -- notices -------------------------------------------------------------------------
     def notify(self, message: str) -> None:
@@ -253,13 +267,40 @@ class App:
         while self._events:
             e = self._events.popleft()
             if e.kind in LINE_KINDS and e.text:
-                lines.append((self.session.speaker_name(e.speaker), e.text))
+                line = (self.session.speaker_name(e.speaker), e.text)
+                if self._skip and line == self._skip[0]:
+                    self._skip.popleft()  # the player's own line, shown when it was sent
+                elif e.kind == "reply" and self._streamed is not None and self._streamed[0] == line[0]:
+                    self.reader.grow(self._streamed, line)  # her reply, streamed in already: the whole of it
+                    self._streamed = None
+                else:
+                    lines.append(line)
             elif e.kind in ("not_understood", "warning") and e.text:
                 self.notify(e.text)
         if lines and self._fresh:
             replace, self._fresh = True, False
         self.reader.push(lines, replace=replace)
         return lines
+
+    def _take_stream(self) -> None:
+        """Show what the input worker streamed: the player's line said to someone, at once,
+        then her reply growing sentence by sentence."""
+        while self._stream_in:
+            kind, who, text = self._stream_in.popleft()
+            line = (self.session.speaker_name(who), text)
+            if kind == "echo":
+                self.reader.push([line], replace=True)
+                self._skip.append(line)
+                self._fresh = False
+                self._echoed = True
+                self._streamed = None
+            elif self._streamed is None or self._streamed[0] != line[0]:
+                self._streamed = line
+                self.reader.push([line], replace=False)
+            else:
+                grown = (line[0], f"{self._streamed[1]} {text}")
+                self.reader.grow(self._streamed, grown)
+                self._streamed = grown
 
     def _last_line(self) -> Line | None:
         past = self.session.history(1)
@@ -349,7 +390,6 @@ class App:
         names = {cid: c.name for cid, c in model.cast.items()}
         present = dict(self._present())
         who, rest = parse_address(text, names)
-        target, fallback = "", ""
         if who:
             if who not in present:
                 self.notify(f"{names.get(who, who).capitalize()} is not here.")
@@ -357,17 +397,26 @@ class App:
             if not rest:
                 self.address(who)
                 return False
-            target, text = who, rest
-        elif self.addressee in present:
-            if self._can_talk(self.addressee):
-                target = self.addressee
-            else:
-                fallback = self.addressee
+            target, fallback, text = who, "", rest
         else:
-            fallback = next((c for c in present if self._can_talk(c)), "")
-        label = f"{present[target]} …" if target else "…"
-        self._send(label, text, lambda channels: run_line(channels, text, target, fallback))
+            target, fallback = self._listener(present)
+        label = f"{present[target]} is thinking" if target else "…"
+        stream = self._stream_in.append
+
+        def run(channels: Channels) -> Reply:
+            return run_line(channels, text, target, fallback, lambda *record: stream(record))
+
+        self._send(label, text, run)
         return True
+
+    def _listener(self, present: dict[str, str]) -> tuple[str, str]:
+        """``(target, fallback)`` of a line that names no one (see :func:`game.app.inputs.run_line`):
+        the clicked character (said to her if she can talk, else her answer when nothing
+        else understands it), else a character with a card who is here answers what
+        nothing else understands."""
+        if self.addressee in present:
+            return (self.addressee, "") if self._can_talk(self.addressee) else ("", self.addressee)
+        return "", next((c for c in present if self._can_talk(c)), "")
 
     def _present(self) -> list[tuple[str, str]]:
         """``(id, name)`` of the characters in the scene now."""
@@ -413,15 +462,20 @@ class App:
         channels = self.channels
         self._sent = shown
         self._fresh = True
+        self._echoed = False
         self.worker.submit(label, lambda: run(channels), self._replied, self._input_failed)
 
     def _input_failed(self, exc: BaseException) -> None:
         self._sent = ""
+        self._take_stream()
+        self._skip.clear()
+        self._streamed = None
         self._refused(exc)
 
     def _replied(self, reply: Reply) -> None:
         """A channel's answer is back (UI thread): lines, a question, or a notice."""
         self._sent = "" if not self.worker.busy else self._sent
+        self._take_stream()
         if reply.result is not None:
             request = reply.result.request
             self._after_request(request.seq if request is not None else None)
@@ -438,12 +492,15 @@ class App:
         if isinstance(outcome, NotUnderstood) and outcome.reason == "undo" and reply.acted:
             self._rolled_back(reply.events)
             return
-        lines = self._drain(replace=True)
+        lines = self._drain(replace=False)
         self._fresh = False
+        self._skip.clear()
+        self._streamed = None
         if reply.line and not isinstance(outcome, Clarify) and not reply.acted:
             self.notify(reply.line)
-        elif reply.acted and not lines:
+        elif reply.acted and not lines and not self._echoed:
             self.reader.settle()
+        self._echoed = False
 
     def rollback(self) -> bool:
         """Undo the last choice (a notice if there is none)."""
@@ -543,6 +600,7 @@ class App:
     def _show(self, f: QueuedFrame) -> None:
         self.frame = f.image
         self.frame_index = f.index
+        self._frame_seq = f.seq
         self._world = None
         self.frames_shown += 1
         if f.audio is not None:
@@ -581,6 +639,9 @@ class App:
                 self.talk_stop()
         elif e.type == pygame.DROPFILE:
             self.drop_file(str(e.file), self.mouse)
+        elif e.type == pygame.WINDOWFOCUSLOST and self.mic.recording:
+            self.mic.stop()  # V's release will not come: drop the clip rather than act on half of it
+            self.toast("Voice input cancelled")
         elif e.type == pygame.TEXTINPUT:
             skip = bool(self._ignore_text) and e.text == self._ignore_text
             self._ignore_text = ""
@@ -836,26 +897,33 @@ class App:
         if samples.size < MIN_CLIP * rate:
             self.notify("Hold V while you speak.")
             return False
-        self._send("listening …", "(voice)", lambda channels: run_voice(channels, samples, rate))
+        target, fallback = self._listener(dict(self._present()))
+        stream = self._stream_in.append
+
+        def run(channels: Channels) -> Reply:
+            return run_voice(channels, samples, rate, target, fallback, lambda *record: stream(record))
+
+        self._send("hearing", "(voice)", run)
         return True
 
-    def reload(self) -> bool:
+    def reload(self, changed: list[Path] | None = None) -> bool:
         """F6: reload the story from disk, keeping the state (on the input worker).
 
-        A broken file leaves the old story playing and shows its first diagnostic.
+        Args:
+            changed: the files ``watch`` saw change (``None``: the story, as F6 does).
+
+        A broken file leaves the old story playing and shows its first error until a
+        reload works.
         """
         if not self.reloader.available:
             self.notify("Hot reload is not available in this build.")
             return False
         reloader = self.reloader
-        self._fresh = True
-        self.worker.submit("reloading …", reloader.reload, self._reloaded, self._reload_failed)
+        self.worker.submit("reloading", lambda: reloader.reload(changed), self._reloaded, self._reload_failed)
         return True
 
     def _reloaded(self, result: Reloaded) -> None:
         if not result.ok:
-            self._fresh = False
-            self._events.clear()
             self.reload_error = result.message
             return
         self.reload_error = ""
@@ -864,15 +932,41 @@ class App:
             self.addressee = ""
         pending = self.session.pending
         self._after_request(pending.seq if pending else None)
-        self._events.extend(e for e in result.events if e not in self._events)
-        if not self._drain(replace=True):
-            self.reader.reset_to(self._last_line())
-        self._fresh = False
-        self.toast("Story reloaded")
+        self._drain(replace=False)  # a warning, or a restart's lines when the scene is gone
+        if not any(e.kind == "scene" for e in result.events):
+            rewritten = self._lines_as_written_now()
+            if self.reader.current is None:
+                last = self._last_line()
+                self.reader.reset_to(rewritten.get(last, last) if last else None)
+            else:
+                self.reader.rewrite(rewritten)
+        self._world = None
+        self.toast(f"Reloaded {', '.join(result.names) or 'the story'}")
 
     def _reload_failed(self, exc: BaseException) -> None:
-        self._fresh = False
         self.reload_error = str(exc) or type(exc).__name__
+
+    def _lines_as_written_now(self) -> dict[Line, Line]:
+        """Recent lines as the (reloaded) story writes them now, ``{as shown: as written}``: a
+        scene's entry line is found by its stable id and filled in with the current state;
+        other lines (choices' reactions, replies) stay as they were said."""
+        story, session = self.session.story, self.session
+        out: dict[Line, Line] = {}
+        for e in session.log.since(max(0, len(session.log) - 60)):
+            scene = story.model.scenes.get(e.scene)
+            line_id = e.ids.get("line", "")
+            if e.kind != "line" or not e.text or scene is None or not line_id:
+                continue
+            for i, line in enumerate(scene.lines):
+                if story.line_id(e.scene, i, line) == line_id:
+                    said = (session.speaker_name(e.speaker), e.text)
+                    shown = self._rewritten.get(said, said)  # as an earlier reload rewrote it
+                    now = (session.speaker_name(line.speaker), session.runtime.interpolate(session.state, line.text))
+                    if now != shown:
+                        out[shown] = now
+                        self._rewritten[said] = now
+                    break
+        return out
 
     def _wheel(self, dy: int) -> None:
         if self.save_screen.open:
@@ -900,13 +994,17 @@ class App:
         self._toast = (self._toast[0], self._toast[1] + dt)
         for err in self.feed.take_errors():
             self.notify(err)
+        self._take_stream()
         self.worker.collect()
+        while self._voice_in:
+            self.audio.voice(*self._voice_in.popleft())
         if self._events:
             self._drain(replace=False)
         if self.addressee and self.session.state.scene != self._addressee_scene:
             self.addressee = ""  # she stays behind when the scene changes
-        if self.reloader.poll(self.time):
-            self.reload()
+        changed = self.reloader.poll(self.time)
+        if changed:
+            self.reload(changed)
         for d in list(self._held):
             self._held[d] += dt
             if self._held[d] >= MOVE_STEP:
@@ -966,7 +1064,8 @@ class App:
                                           self.reader.more, self.reader.complete, blink,
                                           self.settings.subtitles)
         if self.clarify is not None:  # the question asked back: its options stand in for the choices
-            items = [(i + 1, f"answer:{i + 1}", o.label) for i, o in enumerate(self.clarify.options)]
+            items = [(i + 1, f"answer:{i + 1}", o.label[:1].upper() + o.label[1:])
+                     for i, o in enumerate(self.clarify.options)]
         else:
             items = [(c.number, c.id, c.text) for c in view.choices]
         self.choice_hits = panels.choices(surf, lay, fonts, items,
@@ -1012,6 +1111,8 @@ class App:
                 ("subtitles", "on" if s.subtitles else "off"),
                 ("volume", f"{int(round(s.volume * 100))}%" + ("" if self.audio.on else " (no sound)")),
                 ("world", f"{self.frame_size[0]}×{self.frame_size[1]} @ {self.fps:g} fps"),
+                ("voice input", "off (no microphone)" if self.mic.error else "hold V"),
+                ("reload", "watching the story's files" if self.reloader.watch else "F6"),
             ])
         elif self.history.open:
             self.history.draw(surf, lay, fonts, self.session.history(200))

@@ -49,6 +49,7 @@ class AudioOut:
         self.volume = volume
         self.error = ""
         self._channel: pygame.mixer.Channel | None = None
+        self._voice: pygame.mixer.Channel | None = None
         self._freq = 0
         self._channels = 0
         if not enabled:
@@ -63,6 +64,8 @@ class AudioOut:
                 raise pygame.error("mixer did not start")
             self._freq, _, self._channels = init
             self._channel = pygame.mixer.Channel(0)
+            if pygame.mixer.get_num_channels() > 1:
+                self._voice = pygame.mixer.Channel(1)
         except (pygame.error, NotImplementedError, OSError) as exc:
             self.error = f"sound off ({exc})"
             self._channel = None
@@ -112,6 +115,21 @@ class AudioOut:
         except (pygame.error, ValueError):
             self.play(audio, rate)
 
+    def voice(self, audio: np.ndarray, rate: int) -> None:
+        """Play a character's spoken sentence (float32 mono at ``rate`` Hz) on its own channel,
+        after the sentences before it; world sound goes on under it."""
+        if self._voice is None or self._channel is None or audio.size == 0:
+            return
+        try:
+            sound = pygame.sndarray.make_sound(self.to_samples(audio, rate))
+            self._voice.set_volume(min(1.0, self.volume * 1.25))
+            if self._voice.get_busy():
+                self._voice.queue(sound)
+            else:
+                self._voice.play(sound)
+        except (pygame.error, ValueError):
+            pass  # a sentence lost is not a reason to stop the game
+
     def stop(self) -> None:
         """Silence (a newer request cut the old sound short)."""
         if self._channel is not None:
@@ -123,3 +141,4 @@ class AudioOut:
         if self._channel is not None and pygame.mixer.get_init():
             pygame.mixer.quit()
         self._channel = None
+        self._voice = None

@@ -43,6 +43,29 @@ class LineReader:
         if self.current is None:
             self._next()
 
+    def grow(self, old: Line, new: Line) -> None:
+        """Line ``old`` goes on as ``new`` (a reply streaming in, sentence by sentence): the
+        typewriter keeps its place; if ``old`` is no longer shown or queued, ``new`` queues."""
+        if self.current == old:
+            self.current = new
+            self.version += 1
+            return
+        for i, line in enumerate(self.queue):
+            if line == old:
+                self.queue[i] = new
+                return
+        self.push([new], replace=False)
+
+    def rewrite(self, new: dict[Line, Line]) -> None:
+        """Lines the author changed (a hot reload): shown and queued lines become their new
+        text in place; a changed current line shows whole."""
+        if self.current in new:
+            self.current = new[self.current]
+            self.shown = float(len(self.current[1]))
+            self.seen.add(self.current)
+        self.queue = deque(new.get(line, line) for line in self.queue)
+        self.version += 1
+
     def settle(self) -> None:
         """A turn passed with no new line: finish the current one and drop stale queued ones."""
         if self.queue or not self.complete:

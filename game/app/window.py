@@ -24,12 +24,30 @@ DRAW_HZ = 60
 STALL_GIVE_UP = 60.0
 
 
+def _install_cast(session: Any, dialogue: Any, voice: bool) -> None:
+    """Bring the story's characters with a card alive (her replies, memory, voice)."""
+    from game.models.embedder import ModelError
+
+    try:
+        from game.cast.castroom import install_cast
+    except ImportError:  # a build without the cast room: lines to her get no answer
+        return
+    try:
+        install_cast(session, dialogue, voice=voice, realtime=True)
+    except ModelError as exc:
+        if dialogue is None:
+            raise
+        print(f"worldloom: {exc}; characters answer with their authored lines only", file=sys.stderr)
+        install_cast(session, None, voice=voice, realtime=True)
+
+
 def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 0,
                save_dir: str | Path | None = None, size: tuple[int, int] | None = None,
                fullscreen: bool = False, screenshot: str | Path | None = None,
                max_frames: int = 0, window_size: tuple[int, int] = DEFAULT_WINDOW,
                threaded: bool = True, backend_options: dict[str, Any] | None = None,
-               errorbank: str | Path | None = None) -> int:
+               errorbank: str | Path | None = None, watch: bool = False, dialogue: Any = "transformers",
+               voice: bool = True) -> int:
     """Play the story at ``story_path`` in a window.
 
     Args:
@@ -45,6 +63,11 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         threaded: make frames on a worker thread (``False`` only for debugging).
         backend_options: extra keyword arguments for the backend (``model``, ``url``).
         errorbank: error-bank database: guard the backend and record failures there.
+        watch: reload the story when its files change on disk (F6 reloads by hand).
+        dialogue: the dialogue model of the characters with a card (see
+            :func:`game.cast.castroom.dialogue_spec`; ``None``: authored lines only). If it
+            cannot load, they answer with their authored lines and the reason is printed.
+        voice: characters speak their replies aloud (on the window's mixer).
 
     Returns:
         The exit code: 0, or 1 if ``max_frames`` were asked for and the world
@@ -67,15 +90,25 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
     story = load_story(story_path)
     session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir,
                       errorbank=errorbank)
+    from game.story.reload import remember_source
+
+    remember_source(session, story_path)  # F6 and --watch reload this very file
+    try:
+        _install_cast(session, dialogue, voice)
+    except BaseException:
+        session.close()
+        raise
     code = 0
     pygame.display.init()
     pygame.font.init()
     app: App | None = None
     try:
-        app = App(session, window_size, fullscreen=fullscreen, threaded=threaded)
+        app = App(session, window_size, fullscreen=fullscreen, threaded=threaded, watch=watch)
         if app.audio.error and app.audio.error != "sound off":
             print(f"worldloom: {app.audio.error}", file=sys.stderr)
         app.start()
+        if not max_frames:  # playing, not a screenshot run: load the free-text model meanwhile
+            app.preload()
         clock = pygame.time.Clock()
         # draw at a whole multiple of the world's rate, so every frame stays up equally long
         hz = app.fps * max(1, round(DRAW_HZ / app.fps))
