@@ -33,7 +33,9 @@ from game.world.backends.sprites import (
     figure,
     from_image,
     kite,
+    lantern,
     leaf,
+    scarf,
     transform,
     trinket,
 )
@@ -261,6 +263,10 @@ class Painter:
                 kind = "kite"
             elif "leaf" in text or "leaves" in text:
                 kind = "leaf"
+            elif any(w in text for w in ("lantern", "lamp")):
+                kind = "lantern"
+            elif "scarf" in text:
+                kind = "scarf"
             elif any(w in text for w in ("gem", "crystal", "jewel", "stone")):
                 kind = "gem"
             elif any(w in text for w in ("box", "gift", "present", "parcel")):
@@ -271,7 +277,8 @@ class Painter:
                 height = ITEM_H * self.height * (1.4 if kind == "kite" else 1.0)
             else:
                 height = holder.height * (HELD_KITE_H if kind == "kite" else HELD_H)
-        default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0)}.get(kind)
+        default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
+                   "lantern": (246.0, 196.0, 92.0)}.get(kind)
         colour = colour_word(f"{e.look} {e.name}") or default or colour_from_text("", e.id)
         return Actor(
             entity=e,
@@ -322,6 +329,10 @@ class Painter:
             return kite(h, actor.colour)
         if actor.kind == "leaf":
             return leaf(h, actor.colour)
+        if actor.kind == "lantern":
+            return lantern(h, actor.colour)
+        if actor.kind == "scarf":
+            return scarf(h, actor.colour)
         return trinket(h, actor.colour, box=actor.kind == "box")
 
     # ------------------------------------------------------------------ painting
@@ -407,6 +418,9 @@ class Painter:
             draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
             return blit(out, spr.rgb, spr.alpha, int(round(gx - spr.hold[0])),
                         int(round(gy - spr.hold[1])))
+        if item.kind == "scarf":  # worn: looped under the head
+            return blit(out, spr.rgb, spr.alpha, int(round(hand[0] - spr.hold[0])),
+                        int(round(hand[1] + 0.02 * holder_h - spr.hold[1])))
         # Other gifts rest beside the holder, low and to the side, so they never hide its face.
         dx = (0.42 + index * 0.22) * holder_h * face
         dy = 0.38 * holder_h

@@ -340,6 +340,39 @@ def leaf(height: int, colour: RGB = (94, 174, 74)) -> Sprite:
     return pen.finish(foot=(0.36, 1.0), hold=(0.08, 0.98), light=0.1)
 
 
+def lantern(height: int, colour: RGB = (246, 196, 92)) -> Sprite:
+    """A hand lantern lit from inside, with a soft halo, ``height`` px tall; ``hold`` is its handle."""
+    pen = _Pen(height, 0.9, 1.0)
+    for r, a in ((0.44, 34), (0.32, 56), (0.22, 90)):  # the halo, brightest at the flame
+        pen.circle(0.45, 0.58, r, _mix(colour, (255, 250, 220), 0.5), alpha=a)
+    metal, dark = (58, 52, 48), (30, 26, 24)
+    pen.arc((0.3, 0.04, 0.6, 0.3), 180, 360, metal, 0.03)
+    pen.polygon(((0.28, 0.2), (0.62, 0.2), (0.56, 0.3), (0.34, 0.3)), metal, dark, 0.015)
+    pen.polygon(((0.32, 0.3), (0.58, 0.3), (0.58, 0.84), (0.32, 0.84)), _mix(colour, (255, 255, 255), 0.25),
+                dark, 0.02)
+    pen.ellipse((0.39, 0.5, 0.51, 0.74), (255, 244, 200))
+    pen.ellipse((0.42, 0.58, 0.48, 0.72), (255, 255, 240))
+    pen.line(((0.45, 0.3), (0.45, 0.84)), metal, 0.02)
+    pen.polygon(((0.26, 0.84), (0.64, 0.84), (0.6, 0.96), (0.3, 0.96)), metal, dark, 0.015)
+    return pen.finish(foot=(0.45, 1.0), hold=(0.45, 0.06))
+
+
+def scarf(height: int, colour: RGB = (200, 48, 52)) -> Sprite:
+    """A knitted scarf looped once with two fringed ends, ``height`` px tall; ``hold`` is the knot."""
+    pen = _Pen(height, 1.2, 1.0)
+    light, dark = _mix(colour, (255, 255, 255), 0.3), _mix(colour, (10, 0, 20), 0.35)
+    pen.ellipse((0.08, 0.05, 1.12, 0.45), colour, dark, 0.03)
+    pen.ellipse((0.24, 0.15, 0.96, 0.35), (0, 0, 0), alpha=0)
+    for k in range(6):  # knit stripes across the loop
+        x = 0.2 + 0.16 * k
+        pen.line(((x, 0.1), (x + 0.04, 0.4)), light, 0.02)
+    pen.polygon(((0.42, 0.3), (0.62, 0.3), (0.58, 0.92), (0.4, 0.9)), colour, dark, 0.02)
+    pen.polygon(((0.6, 0.32), (0.78, 0.34), (0.8, 0.86), (0.64, 0.88)), dark, dark, 0.02)
+    for x in (0.43, 0.49, 0.55, 0.66, 0.72, 0.78):
+        pen.line(((x, 0.88), (x, 0.99)), light, 0.015)
+    return pen.finish(foot=(0.6, 1.0), hold=(0.6, 0.25))
+
+
 def trinket(height: int, colour: RGB, box: bool) -> Sprite:
     """A faceted gem (or, with ``box``, a ribboned box) in ``colour``, ``height`` px tall."""
     pen = _Pen(height, 0.9, 1.0)
