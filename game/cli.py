@@ -19,12 +19,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 
 from game.errors import WorldloomError
 
-console = Console(stderr=True, highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -109,6 +110,15 @@ def _errorbank(args: argparse.Namespace) -> str | None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from game.errors import InputError
+
+    if not args.headless:
+        headless_only = [f"--{n}" for n in ("inputs", "record", "transcript") if getattr(args, n)]
+        if headless_only:
+            raise InputError(f"{', '.join(headless_only)} work with --headless only",
+                             hint="add --headless, or drop them to play in the window")
+        if args.screenshot and (Path(args.screenshot).is_dir() or not args.screenshot.lower().endswith(".png")):
+            raise InputError("--screenshot needs a .png file name", where=args.screenshot)
     if args.headless:
         from game.headless import play_headless
         from game.inputs.script import read_script
@@ -159,7 +169,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     diags = lint_story(args.story)
     if args.format == "json":
-        print(json.dumps(diagnostics_json(diags), indent=2))
+        try:
+            print(json.dumps(diagnostics_json(diags), indent=2))
+        except BrokenPipeError:  # `| head` closed the pipe: not an error of ours
+            sys.stderr.close()
     else:
         for d in diags:
             print(d.format())

@@ -183,7 +183,7 @@ class HeadlessRunner:
                                    "time": round(s.state.frame / s.caps.fps, 4)})
             return
         if v == "load":
-            self._events(s.load(a[0]))
+            self._events(s.load(a[0], previous=len(a) > 1))
         elif v == "rollback":
             self._events(s.rollback(int(a[0]) if a else 1))
         elif v == "choose":
@@ -245,6 +245,22 @@ class HeadlessRunner:
         return str(p)
 
 
+def _open_output(path: str | Path) -> IO[str]:
+    """Open a transcript for writing, creating its folder.
+
+    Raises:
+        game.errors.InputError: the path is a folder or cannot be written.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a folder, not a file", where=str(p), hint="give a file name such as out.jsonl")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return open(p, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", where=str(p)) from exc
+
+
 def play_headless(story_path: str, commands: list[Command], *, backend: str = "procedural",
                   seed: int = 0, save_dir: str | Path | None = None, record: str | Path | None = None,
                   transcript: str | Path | None = None, size: tuple[int, int] | None = None,
@@ -289,7 +305,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     out = None
     try:
         rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
-        out = open(transcript, "w", encoding="utf-8") if transcript else None  # noqa: SIM115
+        out = _open_output(transcript) if transcript else None
         runner = HeadlessRunner(session, out, rec)
         runner.header(str(story_path))
         runner.start()

@@ -227,12 +227,22 @@ class Session:
             if self._started:
                 raise InputError("session already started")
             self._started = True
-            events = self._record(self.runtime.begin(self.state))
+            events = self._record(self._missing_assets() + self.runtime.begin(self.state))
             self.backend.start(self.director.session_start(self.state, self.seed))
             request = _audio_cue(self.director.build(self.state, events, self.director.cause(events, "start")),
                                  events)
             self._pending = request
             return TurnResult(events, request)
+
+    def _missing_assets(self) -> list[Event]:
+        """A warning event for each image the story names that is not there (play goes on)."""
+        m = self.story.model
+        named = [*m.world.anchors, *(i.image for i in m.items.values()), *(c.image for c in m.cast.values())]
+        missing = sorted({p for p in named if p and not (self.story.folder / p).is_file()})
+        if missing:
+            self.notice = f"missing image(s): {', '.join(missing)} (drawn as placeholders; see worldloom lint)"
+        return [Event(kind="warning", text=f"missing image {p!r} (relative to {self.story.folder}); "
+                      "a placeholder is drawn", ids={"asset": p}) for p in missing]
 
     def submit(self, intent: AnyIntent, *, audio: str = "") -> TurnResult:
         """Apply one intent and queue the world request it causes.
@@ -465,6 +475,8 @@ class Session:
             state = data.state
             if data.story_hash != self.story.digest:
                 state, notes = self._adapt(state, data.events)
+            else:
+                self._check_loaded(state, str(path))
             state.frame = frame
             self.state = state
             self.log = EventLog(data.events[: state.log_offset])
@@ -475,6 +487,26 @@ class Session:
             self._pending = self.director.build(self.state, [], self.director.cause([], "load"))
             ev = Event(kind="load", turn=state.turn, frame=frame, scene=state.scene, text=slot)
             return [ev, *notes]
+
+    def _check_loaded(self, state: GameState, where: str) -> None:
+        """A save made with this very story must name its scenes, items and typed variables.
+
+        Raises:
+            game.errors.SaveError: the save was edited or damaged into a state the story cannot have.
+        """
+        m = self.story.model
+        hint = "load the previous copy instead"
+        if state.scene not in m.scenes:
+            raise SaveError(f"save is corrupt (scene {state.scene!r} is not in this story)", where=where, hint=hint)
+        for item in [*state.inventory, *state.holders]:
+            if item not in m.items and item not in state.objects:
+                raise SaveError(f"save is corrupt (item {item!r} is not in this story)", where=where, hint=hint)
+        kinds: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool, "str": str}
+        for name, decl in m.variables.items():
+            value = state.variables.get(name, decl.default)
+            if not isinstance(value, kinds[decl.type]) or (decl.type != "bool" and isinstance(value, bool)):
+                raise SaveError(f"save is corrupt (variable {name} is {value!r}, not {decl.type})", where=where,
+                                hint=hint)
 
     def _adapt(self, state: GameState, events: list[Event]) -> tuple[GameState, list[Event]]:
         """Fit a save made with an older version of the story to this one."""

@@ -107,3 +107,22 @@ def test_cli_reports_an_unavailable_choice_with_the_options(mini_path: Path, tmp
                  "--save-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "play.txt:2" in err and "finish_bad" in err
+
+
+def test_bad_output_paths_are_clear_errors(mini_path: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "play.txt"
+    script.write_text("save s1\n")
+    base = ["play", str(mini_path), "--headless", "--inputs", str(script), "--backend", "null", "--no-errorbank"]
+    assert main([*base, "--transcript", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main([*base, "--record", str(tmp_path)]) == 2
+    assert ".mp4" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main([*base, "--save-dir", str(blocker)]) == 2
+    assert "cannot write saves here" in capsys.readouterr().err
+    assert main(["play", str(mini_path), "--inputs", str(script)]) == 2
+    assert "--headless only" in capsys.readouterr().err
+    nested = tmp_path / "new" / "dir" / "t.jsonl"
+    assert main([*base, "--transcript", str(nested)]) == 0 and nested.is_file()

@@ -220,3 +220,45 @@ def test_extensions_save_load_and_roll_back(mini_path: Path, tmp_path: Path) -> 
     assert book.notes == [(0, "arrived")]
     s.load("a")
     assert book.notes == [(0, "arrived"), (1, "gave the kite")]
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("scene", "nowhere", "scene 'nowhere'"),
+    ("variables", {"courage": "lots", "name": "Ada"}, "variable courage"),
+    ("inventory", ["ghost"], "item 'ghost'"),
+])
+def test_a_hand_edited_save_is_refused(mini_path: Path, tmp_path: Path, field: str, value: object,
+                                       match: str) -> None:
+    s = new_session(mini_path, tmp_path)
+    path = s.save("a")
+    doc = json.loads(path.read_text())
+    doc["state"][field] = value
+    path.write_text(json.dumps(doc))
+    scene = s.state.scene
+    with pytest.raises(SaveError, match=match):
+        s.load("a")
+    assert s.state.scene == scene
+
+
+def test_the_previous_copy_loads_from_a_script(mini_path: Path, tmp_path: Path) -> None:
+    from game.headless import play_headless
+    from game.inputs.script import parse_script
+
+    runner = play_headless(str(mini_path), parse_script("save a\nchoose offer_kite\nsave a\nload a previous\n"),
+                           backend="null", save_dir=tmp_path)
+    assert runner.session.state.scene == "meadow"
+
+
+def test_a_missing_image_warns_at_start_and_play_goes_on(mini_path: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(mini_path, tmp_path / "s")
+    path = tmp_path / "s" / "story.yaml"
+    text = path.read_text().replace("look: \"a red diamond kite\"}", "look: \"a red diamond kite\", image: gone.png}")
+    path.write_text(text)
+    s = Session(load_story(tmp_path / "s"), NullBackend(), save_dir=tmp_path / "saves")
+    events = s.start().events
+    assert [e.ids["asset"] for e in events if e.kind == "warning"] == ["gone.png"]
+    assert "gone.png" in s.view().notice
+    s.submit(Choose(choice_id="offer_kite"))
+    assert s.state.scene == "after"

@@ -11,7 +11,7 @@ Grammar (``#`` starts a comment; blank lines are skipped)::
     image <path> [character]  # a dropped PNG/JPEG: placed in view, or given to the character
     voice <path.wav>          # a voice clip: recognised, then understood like ``say``
     save <slot>
-    load <slot>
+    load <slot> [previous]   # "previous": the copy kept before the last save
     rollback [n]
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from game.errors import InputError
 
 COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None), "ask": (2, 2),
-            "save": (1, 1), "load": (1, 1), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
+            "save": (1, 1), "load": (1, 2), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ def parse_line(text: str, where: str) -> Command | None:
     if len(args) < lo or (hi is not None and len(args) > hi):
         want = str(lo) if hi == lo else f"{lo}..{hi if hi is not None else 'n'}"
         raise InputError(f"{verb} takes {want} argument(s)", where=where)
+    if verb == "load" and len(args) == 2 and args[1] != "previous":
+        raise InputError(f"load takes a slot and optionally 'previous', not {args[1]!r}", where=where)
     if verb == "move" and args[0] not in ("w", "a", "s", "d"):
         raise InputError(f"move direction must be w, a, s or d, not {args[0]!r}", where=where)
     for a in args[1:] if verb == "move" else (args if verb == "wait" else ()):

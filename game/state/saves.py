@@ -85,8 +85,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     Raises:
         SaveError: the folder is not writable or the disk is full (the old file is intact).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise SaveError(f"cannot write saves here: {exc.strerror or exc}", where=str(path.parent)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -58,6 +58,9 @@ Path_ = tuple[str | int, ...]
 
 #: Largest story file we read, bytes (a guard against a huge or binary file).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Most values (mapping keys, list items, scalars) one file may expand to: a 5,000-scene
+#: story has about 200,000; this stops YAML alias bombs before they eat the memory.
+MAX_VALUES = 2_000_000
 
 
 @dataclass
@@ -85,6 +88,9 @@ _SCALARS = yaml.constructor.SafeConstructor()
 
 
 def _build(node: yaml.Node, path: Path_, fname: str, marks: dict[Path_, tuple[str, int, int]]) -> Any:
+    if len(marks) > MAX_VALUES:
+        raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
+                         hint="YAML aliases that expand exponentially (an alias bomb) are refused")
     marks[path] = (fname, node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and node.tag not in _COLLECTION_TAGS:
         raise StoryError(f"YAML tag {node.tag!r} is not allowed in story data",

@@ -34,6 +34,8 @@ class Recorder:
 
     def __init__(self, path: str | Path, width: int, height: int, fps: float, audio_rate: int = 22050) -> None:
         self.path = Path(path)
+        if self.path.is_dir() or self.path.suffix.lower() != ".mp4":
+            raise InputError("a recording is an .mp4 file", where=str(path), hint="give a file name such as out.mp4")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
