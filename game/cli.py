@@ -137,6 +137,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
+        if s.notice:
+            console.print(f"note: {s.notice}")
         if args.record:
             console.print(f"recording: {args.record}")
         if args.transcript:

@@ -460,3 +460,31 @@ def test_a_killed_server_falls_back_and_then_resumes() -> None:
             if p.poll() is None:
                 p.kill()
                 p.wait(10)
+
+
+def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from game.errors import BackendError
+    from game.session import Session
+    from game.state import Choose
+    from game.story import load_story
+    from game.world.backends.remote import RemoteBackend
+
+    with socket.socket() as sock:  # a free port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("WORLDLOOM_TOKEN", "t")
+    remote = RemoteBackend(f"ws://127.0.0.1:{port}", connect_timeout_s=0.5, reconnect_attempts=1)
+    assert "unreachable" in remote.notice
+    with pytest.raises(BackendError, match="unreachable"):
+        remote.capabilities()
+    s = Session(load_story(Path(__file__).parent / "data" / "mini"), remote, save_dir=tmp_path,
+                errorbank=tmp_path / "bank.db")
+    s.start()
+    frames = sum(c.n_frames for c in s.stream())
+    s.submit(Choose(choice_id="offer_kite"))
+    frames += sum(c.n_frames for c in s.stream())
+    assert frames > 0 and s.state.scene == "after"
+    assert "procedural" in s.view().notice

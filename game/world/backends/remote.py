@@ -144,13 +144,30 @@ class RemoteBackend:
         self.resumed = True
         #: A sentence for the player when something about the world changed (server restarted).
         self.notice = ""
-        self._connect()
+        try:
+            self._connect()
+        except BackendError as exc:
+            cause = exc.__cause__
+            down = isinstance(cause, ConnectionRefusedError | TimeoutError) or (
+                isinstance(cause, ConnectionError) and not isinstance(cause, ssl.SSLError))
+            if not down:
+                raise  # refused, bad token, TLS trouble, wrong version: the user must fix something
+            # Down at start: the error bank's guard shows the procedural world meanwhile and
+            # connects when the server answers (capabilities() and start() try again).
+            self.notice = f"world server unreachable ({self.url}): showing the procedural world"
 
     # -- protocol ------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
-        """The served backend's capabilities (from the ``hello`` answer), named ``remote:<served backend>``."""
-        assert self._public is not None
-        return self._public
+        """The served backend's capabilities (from the ``hello`` answer), named ``remote:<served backend>``.
+
+        Raises:
+            BackendError: the server was unreachable when this client was made and still is.
+        """
+        with self._lock:
+            if self._public is None:
+                self._connect()
+            assert self._public is not None
+            return self._public
 
     def start(self, start: SessionStart) -> None:
         """Open the session on the server's backend.
