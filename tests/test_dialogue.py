@@ -556,3 +556,25 @@ def test_dialogue_hook_answers_in_a_session(mini_path: Path, tmp_path: Path, emb
     assert [m.role for m in memory.history] == ["user", "assistant"] and hook.replies[0].source == "model"
     session.submit(Say(text="hello, creature", target="someone_else"))
     assert len(hook.replies) == 1
+
+
+def test_only_lines_meant_for_her_are_addressed_to_her() -> None:
+    from types import SimpleNamespace
+
+    from game.cast.dialogue import addressed_to
+    from game.state import Event
+
+    scene = SimpleNamespace(present={"eve": 0.5})
+    session = SimpleNamespace(story=SimpleNamespace(model=SimpleNamespace(scenes={"kitchen": scene})),
+                              state=SimpleNamespace(scene="kitchen"))
+
+    def say(text: str, **data: object) -> Event:
+        return Event(kind="say", speaker="player", text=text, data=dict(data))
+
+    assert addressed_to(session, say("How old is the light?"), "eve")
+    assert addressed_to(session, say("Hello", target="eve"), "eve")
+    assert not addressed_to(session, say("Hello", target="creature"), "eve")
+    assert not addressed_to(session, say("make it rain", to_world=True), "eve")  # a world edit, not a question
+    assert not addressed_to(session, Event(kind="say", speaker="player", text="sing", ids={"action": "sing"}), "eve")
+    session.state.scene = "elsewhere"
+    assert not addressed_to(session, say("How old is the light?"), "eve")

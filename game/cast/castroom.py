@@ -70,6 +70,7 @@ from game.cast.dialogue import (
     DialogueSettings,
     Reply,
     Sentence,
+    addressed_to,
     facts_from_card,
     facts_from_memory,
     pipeline_for,
@@ -494,16 +495,8 @@ class CastHook:
         self.replies: list[Reply] = []
 
     def addressed(self, session: Any, event: Event) -> bool:
-        """Whether ``event`` is the player speaking to her."""
-        if event.kind != "say" or event.speaker != "player" or "unhandled" in event.data or not event.text.strip():
-            return False
-        if event.ids.get("action"):
-            return False
-        target = str(event.data.get("target", ""))
-        if target:
-            return target == self.character.id
-        scene = session.story.model.scenes.get(session.state.scene)
-        return scene is not None and self.character.id in scene.present
+        """Whether ``event`` is the player speaking to her (see :func:`addressed_to`)."""
+        return addressed_to(session, event, self.character.id)
 
     def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
         """Her ``reply`` events for this turn's lines addressed to her."""

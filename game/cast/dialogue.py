@@ -673,6 +673,23 @@ def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0
     return [say, event], reply
 
 
+def addressed_to(session: Any, event: Event, character: str) -> bool:
+    """Whether ``event`` is the player speaking to ``character``.
+
+    A ``say`` aimed at her, or aimed at no one while she is in the scene; never a
+    world instruction (``data.to_world``), an authored action or an unhandled intent.
+    """
+    if event.kind != "say" or event.speaker != "player" or not event.text.strip():
+        return False
+    if "unhandled" in event.data or event.data.get("to_world") or event.ids.get("action"):
+        return False
+    target = str(event.data.get("target", ""))
+    if target:
+        return target == character
+    scene = session.story.model.scenes.get(session.state.scene)
+    return scene is not None and character in scene.present
+
+
 class DialogueHook:
     """A :class:`game.session.TurnHook` that makes a character answer what the player says to her.
 
@@ -702,16 +719,8 @@ class DialogueHook:
         self.replies: list[Reply] = []
 
     def addressed(self, session: Any, event: Event) -> bool:
-        """Whether ``event`` is the player speaking to her."""
-        if event.kind != "say" or event.speaker != "player" or "unhandled" in event.data or not event.text.strip():
-            return False
-        if event.ids.get("action"):
-            return False
-        target = str(event.data.get("target", ""))
-        if target:
-            return target == self.pipeline.character
-        scene = session.story.model.scenes.get(session.state.scene)
-        return scene is not None and self.pipeline.character in scene.present
+        """Whether ``event`` is the player speaking to her (see :func:`addressed_to`)."""
+        return addressed_to(session, event, self.pipeline.character)
 
     def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
         """Her reply events for this turn's lines addressed to her."""

@@ -137,7 +137,7 @@ def refuse(host: EditHost, edit: str, why: str, text: str = "", params: dict[str
 
 
 def _said(host: EditHost, text: str) -> list[Event]:
-    return [_ev(host, "say", speaker="player", text=text)] if text else []
+    return [_ev(host, "say", speaker="player", text=text, data={"to_world": True})] if text else []
 
 
 def _world_value(host: EditHost, key: str) -> str:
