@@ -57,6 +57,16 @@ PALETTES: dict[str, Palette] = {
         accent=(252, 228, 152),
         water=(96, 162, 204),
     ),
+    "coast": Palette(  # a rocky shore: grey-blue sea for hills, wet black rock, wrack, no trees
+        far=(150, 170, 186),
+        near=(70, 98, 122),
+        ground=(52, 58, 66),
+        grass=(104, 110, 64),
+        tree=(40, 48, 58),
+        accent=(236, 232, 214),
+        water=(92, 128, 156),
+        trees=0.0,
+    ),
     "hollow": Palette(
         far=(106, 128, 118),
         near=(64, 90, 78),
