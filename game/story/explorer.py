@@ -69,7 +69,7 @@ from game.story.story import Story
 from game.story.yamlio import Path_
 
 #: Default bound on distinct states for the breadth-first pass.
-DEFAULT_MAX_STATES = 20_000
+DEFAULT_MAX_STATES = 50_000
 #: Default number of random playthroughs.
 DEFAULT_RANDOM = 100
 #: Default longest random playthrough, moves.
