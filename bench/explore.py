@@ -42,7 +42,6 @@ from game.state import Choose  # noqa: E402
 from game.story.explorer import Coverage, Explorer, breadth_first  # noqa: E402
 from game.story.lint import lint_story  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
-from game.story.runtime import StoryRuntime  # noqa: E402
 from game.story.story import Story  # noqa: E402
 
 
@@ -98,8 +97,14 @@ def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool,
 
 
 def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
-    """Random choices with a checkpoint (``copy_state()``) before each: ``(choices/s, restarts)``."""
-    rt = StoryRuntime(story)
+    """Random choices with a checkpoint (``copy_state()``) before each: ``(choices/s, restarts)``.
+
+    The story's own runtime plays it: :class:`StoryRuntime` for YAML, ``InkRuntime`` for Ink
+    (events, variables, bink state in ``GameState``).
+    """
+    from game.story.ink_runtime import runtime_for
+
+    rt = runtime_for(story)
     rng = random.Random(seed)
     state = rt.new_state(seed)
     rt.begin(state)
@@ -184,31 +189,6 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[
     return n / (time.perf_counter() - t0), restarts
 
 
-def ink_runtime_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
-    """worldloom's ``InkRuntime`` (events, variables, bink state in ``GameState``), with a
-    ``copy_state()`` checkpoint before each choice: ``(choices/s, restarts)``."""
-    from game.story.ink_runtime import runtime_for
-
-    rt = runtime_for(story)
-    rng = random.Random(seed)
-    state = rt.new_state(seed)
-    rt.begin(state)
-    checkpoints = []
-    restarts = 0
-    t0 = time.perf_counter()
-    for _ in range(n):
-        options = rt.available_choices(state)
-        if not options:
-            state = rt.new_state(seed)
-            rt.begin(state)
-            restarts += 1
-            options = rt.available_choices(state)
-        checkpoints.append(state.copy_state())
-        del checkpoints[:-200]
-        rt.apply(state, Choose(choice_id=rng.choice(options).id))
-    return n / (time.perf_counter() - t0), restarts
-
-
 def ink_section(scenes: int, choices: int) -> None:
     """Print the Ink figures for the generated story of ``scenes`` knots."""
     name = f"generated-{scenes}"
@@ -235,7 +215,7 @@ def ink_section(scenes: int, choices: int) -> None:
         print(f"bink      {name:<18} {rate:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
         rate, restarts = bink_rate(raw, choices, checkpoint=True)
         print(f"bink      {name:<18} {rate:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
-        rate, restarts = ink_runtime_rate(story, choices)
+        rate, restarts = choices_rate(story, choices)
         print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint each "
               f"({choices} choices, {restarts} restarts)")
 
