@@ -1446,24 +1446,22 @@ def explore_path(path: str | Path, **kw: Any) -> Report:
 
 # -- command line --------------------------------------------------------------------------------
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
-    if v < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return v
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for whole numbers ``>= minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}")
+        return v
+
+    return parse
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
-    if v < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return v
+_positive, _count = _at_least(1), _at_least(0)
 
 
 def add_parser(subparsers: Any) -> None:
