@@ -498,6 +498,20 @@ def _parse_json(raw: bytes, where: str, what: str) -> Any:
         raise CardError(f"{what}: JSON nested too deeply", where=where) from exc
 
 
+def _check_size(p: Path, limit: int, what: str) -> None:
+    """Refuse a missing file or one over ``limit`` bytes before reading it.
+
+    Raises:
+        CardError: naming the file.
+    """
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise CardError(f"{what} file not found", where=str(p)) from exc
+    if size > limit:
+        raise CardError(f"{what} is {size} bytes, over the {limit} byte limit", where=str(p))
+
+
 def read_card_json(path: str | Path) -> CharacterCard:
     """Read a V1/V2/V3 JSON card.
 
@@ -505,12 +519,7 @@ def read_card_json(path: str | Path) -> CharacterCard:
         CardError: missing, too large, not UTF-8 JSON, or a bad field.
     """
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise CardError("card file not found", where=str(p)) from exc
-    if size > MAX_CARD_BYTES:
-        raise CardError(f"card is {size} bytes, over the {MAX_CARD_BYTES} byte limit", where=str(p))
+    _check_size(p, MAX_CARD_BYTES, "card")
     return card_from_tavern(_parse_json(p.read_bytes(), str(p), "card"), str(p))
 
 
@@ -523,12 +532,7 @@ def png_card_chunks(path: str | Path) -> dict[str, str]:
     from PIL import Image, UnidentifiedImageError
 
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise CardError("card image not found", where=str(p)) from exc
-    if size > MAX_PNG_BYTES:
-        raise CardError(f"PNG is {size} bytes, over the {MAX_PNG_BYTES} byte limit", where=str(p))
+    _check_size(p, MAX_PNG_BYTES, "PNG")
     try:
         with Image.open(p) as im:
             if im.format != "PNG":
