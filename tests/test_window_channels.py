@@ -444,17 +444,21 @@ def test_v_without_a_microphone_is_a_notice(mini_path: Path, tmp_path: Path, fai
     app.close()
 
 
-def test_push_to_talk_hears_and_acts(mini_path: Path, tmp_path: Path) -> None:
+def spoken(tmp_path: Path, text: str) -> FakeRecorder:
+    """A microphone recorder that will hand back ``text`` spoken by espeak-ng."""
     exe = shutil.which("espeak-ng")
     if exe is None:
         pytest.skip("espeak-ng is not installed")
     pytest.importorskip("pocketsphinx")
     from game.inputs.voice import read_wav
 
-    wav = tmp_path / "rain.wav"
-    subprocess.run([exe, "-w", str(wav), "make it rain"], check=True, capture_output=True, timeout=30)
-    samples, rate = read_wav(wav)
-    rec = FakeRecorder(samples, rate)
+    wav = tmp_path / "spoken.wav"
+    subprocess.run([exe, "-w", str(wav), text], check=True, capture_output=True, timeout=30)
+    return FakeRecorder(*read_wav(wav))
+
+
+def test_push_to_talk_hears_and_acts(mini_path: Path, tmp_path: Path) -> None:
+    rec = spoken(tmp_path, "make it rain")
     app, session = make_app(mini_path, tmp_path, microphone=Microphone(lambda: rec))
     app.step([key(pygame.K_v, "v")])
     assert app.mic.recording and "listening" in app._entry_status()[0]
@@ -468,15 +472,7 @@ def test_push_to_talk_hears_and_acts(mini_path: Path, tmp_path: Path) -> None:
 
 
 def test_push_to_talk_to_the_character_clicked(mini_path: Path, tmp_path: Path) -> None:
-    exe = shutil.which("espeak-ng")
-    if exe is None:
-        pytest.skip("espeak-ng is not installed")
-    pytest.importorskip("pocketsphinx")
-    from game.inputs.voice import read_wav
-
-    wav = tmp_path / "rain.wav"
-    subprocess.run([exe, "-w", str(wav), "make it rain"], check=True, capture_output=True, timeout=30)
-    rec = FakeRecorder(*read_wav(wav))
+    rec = spoken(tmp_path, "make it rain")
     app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, microphone=Microphone(lambda: rec))
     eve = EveHook()
     session.add_hook(eve)
