@@ -57,8 +57,8 @@ class _Env:
             return s.relationship(args[0], fn)
         if fn == "rel":
             return s.relationship(args[0], args[1])
-        if fn == "holds":
-            return s.holders.get(args[1]) == args[0]
+        if fn == "holds":  # an item given, or an object the player added that she wears or holds
+            return s.holders.get(args[1]) == args[0] or s.objects.get(args[1], {}).get("on") == args[0]
         if fn == "gave":
             return args[1] in s.gifts.get(args[0], [])
         if fn == "world":
@@ -279,8 +279,16 @@ class StoryRuntime:
             raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=where,
                                     hint=exc.hint) from exc
 
-    def _react(self, state: GameState, r: Reaction, path: tuple[Any, ...], base_id: str,
-               extra: dict[str, str] | None = None) -> list[Event]:
+    def react(self, state: GameState, r: Reaction, path: tuple[Any, ...], base_id: str,
+              extra: dict[str, str] | None = None) -> list[Event]:
+        """Apply an authored reaction: effects, reactions, lines (``{item}``-style ``extra``), goto.
+
+        ``path`` is its place in the story source (for error locations); ``base_id`` prefixes
+        the stable ids of its lines.
+
+        Raises:
+            game.errors.StoryRuntimeError: an effect or the goto fails, naming where.
+        """
         events: list[Event] = []
         env = _Env(self, state, events)
         for i, src in enumerate(r.do):
@@ -332,7 +340,7 @@ class StoryRuntime:
         events = [self.event(state, "choice", text=choice.text,
                              ids={"choice": choice_id, "scene": state.scene},
                              data={"chunk": choice.chunk})]
-        return events + self._react(state, choice, ("scenes", state.scene, "choices", index), choice_id)
+        return events + self.react(state, choice, ("scenes", state.scene, "choices", index), choice_id)
 
     def move(self, state: GameState, intent: Move) -> list[Event]:
         scene = self.story.model.scenes[state.scene]
@@ -341,11 +349,29 @@ class StoryRuntime:
         if exit_ is not None and self.check(state, exit_.if_, self.story.where((*path, "if"))):
             events = [self.event(state, "exit", text=exit_.label,
                                  ids={"direction": intent.direction, "scene": state.scene})]
-            return events + self._react(state, exit_, path, f"{state.scene}.exit_{intent.direction}")
+            return events + self.react(state, exit_, path, f"{state.scene}.exit_{intent.direction}")
         dx = {"a": -PAN_SPEED, "d": PAN_SPEED}.get(intent.direction, 0.0) * intent.seconds
         state.camera_x = max(-PAN_LIMIT, min(PAN_LIMIT, state.camera_x + dx))
         return [self.event(state, "move", ids={"direction": intent.direction},
                            data={"seconds": intent.seconds, "camera_x": round(state.camera_x, 4)})]
+
+    def give_reaction(self, state: GameState, character_id: str,
+                      keys: list[str]) -> tuple[Reaction, tuple[Any, ...]] | None:
+        """The authored ``on_give`` reaction for a gift to ``character_id``, with its source path.
+
+        Looks in the scene's table, then the story's; for the character, then ``any``;
+        for each of ``keys`` in order (item id, its tags, ``default``); the first whose
+        condition holds wins. ``None`` when the author foresaw nothing.
+        """
+        m = self.story.model
+        scene = m.scenes[state.scene]
+        for table, base in ((scene.on_give, ("scenes", state.scene, "on_give")), (m.on_give, ("on_give",))):
+            for who in (character_id, "any"):
+                for key in keys:
+                    r = table.get(who, {}).get(key)
+                    if r is not None and self.check(state, r.if_, self.story.where((*base, who, key, "if"))):
+                        return r, (*base, who, key)
+        return None
 
     def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:
         m = self.story.model
@@ -357,19 +383,7 @@ class StoryRuntime:
         if character_id not in scene.present:
             raise InputError(f"{character_id!r} is not here")
         item = m.items[item_id]
-        keys = [item_id, *item.tags, "default"]
-        found: tuple[Reaction, tuple[Any, ...]] | None = None
-        for table, base in ((scene.on_give, ("scenes", state.scene, "on_give")), (m.on_give, ("on_give",))):
-            for who in (character_id, "any"):
-                for key in keys:
-                    r = table.get(who, {}).get(key)
-                    if r is not None and self.check(state, r.if_, self.story.where((*base, who, key, "if"))):
-                        found = (r, (*base, who, key))
-                        break
-                if found:
-                    break
-            if found:
-                break
+        found = self.give_reaction(state, character_id, [item_id, *item.tags, "default"])
         who_name = m.cast[character_id].name if character_id in m.cast else character_id
         extra = {"item": item.name, "character": who_name}
         events = [self.event(state, "give", ids={"item": item_id, "to": character_id},
@@ -387,7 +401,7 @@ class StoryRuntime:
             self.set_reaction(state, character_id, "tilt", events)
             return events
         r, path = found
-        return events + self._react(state, r, path, f"give.{character_id}.{path[-1]}", extra)
+        return events + self.react(state, r, path, f"give.{character_id}.{path[-1]}", extra)
 
     def say(self, state: GameState, intent: Say) -> list[Event]:
         events = [self.event(state, "say", speaker="player", text=intent.text,
@@ -407,4 +421,4 @@ class StoryRuntime:
             return events + [self.event(state, "not_understood", text="Nothing happens.")]
         state.chosen[action.id] = state.chosen.get(action.id, 0) + 1
         events.append(self.event(state, "action", ids={"action": action.id}))
-        return events + self._react(state, action, path, action.id)
+        return events + self.react(state, action, path, action.id)

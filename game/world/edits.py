@@ -33,11 +33,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from game.errors import ExpressionError, InputError, StoryRuntimeError
+from game.errors import InputError
 from game.state import AddReference, Event, GameState, Instruct
-from game.story.expr import WORLD_KEYS, Target
 from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
-from game.story.schema import Reaction, Scene
+from game.story.schema import Scene
 from game.story.story import Story
 
 #: Every world edit a scene may allow.
@@ -480,7 +479,6 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
         game.errors.StoryRuntimeError: the matching reaction is broken (bad effect or goto).
     """
     st = host.state
-    m = host.story.model
     scene = _scene(host)
     kind, oid = _find(host, ident)
     if kind != "object":
@@ -490,22 +488,11 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
     obj = st.objects[oid]
     if obj.get("on") == who:
         return refuse(host, "give", "already", f"{_cap(_name(host, who))} already has the {obj.get('name')}.")
-    keys = [oid, str(obj.get("noun", "")), str(obj.get("kind", "object")), "default"]
-    found: tuple[Reaction, str] | None = None
-    for table, base in ((scene.on_give, f"scenes.{st.scene}.on_give"), (m.on_give, "on_give")):
-        for person in (who, "any"):
-            for key in keys:
-                r = table.get(person, {}).get(key)
-                if r is not None and host.runtime.check(st, r.if_, f"{base}.{person}.{key}.if"):
-                    found = (r, key)
-                    break
-            if found:
-                break
-        if found:
-            break
+    found = host.runtime.give_reaction(st, who, [oid, str(obj.get("noun", "")), str(obj.get("kind", "object")),
+                                                  "default"])
     item, cname = str(obj.get("name", oid)), _name(host, who)
     extra = {"item": item, "character": cname}
-    events = [_ev(host, "give", ids={"item": oid, "to": who}, data={"matched": found[1] if found else "builtin",
+    events = [_ev(host, "give", ids={"item": oid, "to": who}, data={"matched": found[1][-1] if found else "builtin",
                                                                     "object": True})]
     st.gifts.setdefault(who, []).append(oid)
     keep = found[0].keep if found else True
@@ -515,110 +502,9 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
         events.append(_line(host, host.runtime.interpolate(st, DEFAULT_GIVE_LINE, extra), "builtin.give"))
         host.runtime.set_reaction(st, who, "tilt", events)
         return events
-    return events + _react(host, found[0], f"give.{who}.{found[1]}", extra)
+    r, path = found
+    return events + host.runtime.react(st, r, path, f"give.{who}.{path[-1]}", extra)
 
-
-def _react(host: EditHost, r: Reaction, base_id: str, extra: dict[str, str]) -> list[Event]:
-    """Apply an authored reaction (effects, reactions, lines, goto) through the runtime's public API."""
-    st = host.state
-    events: list[Event] = []
-    env = _Env(host, events)
-    for i, src in enumerate(r.do):
-        try:
-            host.story.effect(src, base_id).apply(env)
-        except ExpressionError as exc:
-            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=f"{base_id}.do[{i}]") from exc
-    for who, reaction in r.react.items():
-        host.runtime.set_reaction(st, who, reaction, events)
-    for i, line in enumerate(r.say):
-        events.append(_ev(host, "line", speaker=line.speaker, text=host.runtime.interpolate(st, line.text, extra),
-                          ids={"line": line.id or f"{base_id}.say{i}"}))
-    if r.goto:
-        events += host.runtime.enter(st, r.goto, base_id)
-    return events
-
-
-class _Env:
-    """Expression environment for object gifts (``game.story.expr.ExprEnv``), the same rules as the runtime's."""
-
-    def __init__(self, host: EditHost, events: list[Event]) -> None:
-        self.host = host
-        self.events = events
-
-    def name(self, key: str) -> Any:
-        st = self.host.state
-        if key in st.variables:
-            return st.variables[key]
-        if key in WORLD_KEYS:
-            return st.world.get(key, self.host.runtime.world_default(st, key))
-        raise ExpressionError(f"unknown name {key!r}")
-
-    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
-        st = self.host.state
-        table: dict[str, Callable[[], Any]] = {
-            "has": lambda: args[0] in st.inventory, "count": lambda: st.inventory.count(args[0]),
-            "visited": lambda: st.visits.get(args[0], 0), "chosen": lambda: st.chosen.get(args[0], 0),
-            "trust": lambda: st.relationship(args[0], "trust"),
-            "affinity": lambda: st.relationship(args[0], "affinity"),
-            "rel": lambda: st.relationship(args[0], args[1]),
-            "holds": lambda: st.holders.get(args[1]) == args[0] or st.objects.get(args[1], {}).get("on") == args[0],
-            "gave": lambda: args[1] in st.gifts.get(args[0], []),
-            "world": lambda: self.name(args[0]) if args[0] in WORLD_KEYS else st.world.get(args[0], ""),
-            "random": st.random, "turn": lambda: st.turn,
-        }
-        if fn not in table:
-            raise ExpressionError(f"unknown function {fn!r}")
-        return table[fn]()
-
-    def assign(self, target: Target, op: str, value: Any) -> None:
-        st = self.host.state
-        if target.kind == "relation":
-            rel = st.relationships.setdefault(target.name, {})
-            old = rel.get(target.axis, 0.0)
-            rel[target.axis] = float(_combine(old, op, value))
-            self.events.append(_ev(self.host, "effect", ids={"target": f"{target.axis}({target.name})"},
-                                   data={"old": old, "new": rel[target.axis]}))
-            return
-        if target.name in st.variables:
-            old_v: Any = st.variables[target.name]
-            st.variables[target.name] = _combine(old_v, op, value)
-        elif target.name in WORLD_KEYS:
-            old_v = st.world.get(target.name, self.host.runtime.world_default(st, target.name))
-            st.world[target.name] = _combine(old_v, op, value)
-        else:
-            raise ExpressionError(f"assignment to undeclared variable {target.name!r}")
-        self.events.append(_ev(self.host, "effect", ids={"target": target.name},
-                               data={"old": old_v, "new": st.variables.get(target.name,
-                                                                           st.world.get(target.name))}))
-
-    def effect_call(self, fn: str, args: tuple[Any, ...]) -> None:
-        st = self.host.state
-        if fn == "react":
-            self.host.runtime.set_reaction(st, str(args[0]), str(args[1]), self.events)
-        elif fn == "take" and args[0] in self.host.story.model.items:
-            st.inventory.append(str(args[0]))
-            st.holders.pop(str(args[0]), None)
-        elif fn == "drop" and args[0] in st.inventory:
-            st.inventory.remove(str(args[0]))
-        elif fn == "give" and args[0] in self.host.story.model.items:
-            if args[0] in st.inventory:
-                st.inventory.remove(str(args[0]))
-            st.holders[str(args[0])] = str(args[1])
-            st.gifts.setdefault(str(args[1]), []).append(str(args[0]))
-        else:
-            raise ExpressionError(f"{fn}{args!r} cannot be applied here")
-
-
-def _combine(old: Any, op: str, value: Any) -> Any:
-    if op == "=":
-        return value
-    if op == "+=":
-        return old + value
-    if op == "-=":
-        return old - value
-    if op == "*=":
-        return old * value
-    raise ExpressionError(f"unknown operator {op}")
 
 
 # -- wiring -----------------------------------------------------------------------------------
