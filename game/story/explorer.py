@@ -712,22 +712,11 @@ class Explorer:
         if item_id not in m.items or state.scene not in m.scenes:
             return None
         probe = _copy(state) if self.spec.uses_random else state
-        keys = [item_id, *m.items[item_id].tags, "default"]
-        scene = m.scenes[state.scene]
-        base: Path_
-        for table, base in ((scene.on_give, ("scenes", state.scene, "on_give")), (m.on_give, ("on_give",))):
-            for who in (character_id, "any"):
-                for k in keys:
-                    r = table.get(who, {}).get(k)
-                    if r is None:
-                        continue
-                    try:
-                        ok = self.rt.check(probe, r.if_, self.story.where((*base, who, k, "if")))
-                    except (StoryRuntimeError, ExpressionError):
-                        return None
-                    if ok:
-                        return (*base, who, k)
-        return None
+        try:
+            found = self.rt.give_reaction(probe, character_id, [item_id, *m.items[item_id].tags, "default"])
+        except (StoryRuntimeError, ExpressionError):
+            return None
+        return found[1] if found else None
 
     def attempted(self, cov: Coverage, state: GameState, step: Step) -> None:
         """Count the choice, action or exit of ``step`` as reached although it raised (its lines are not)."""
