@@ -65,6 +65,21 @@ def severity_overrides(folder: Path) -> dict[str, Severity]:
     return out
 
 
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Scenes reachable from ``start`` in ``graph`` (scene -> scenes it leads to), start included.
+
+    Breadth-first; conditions are ignored (every edge may be taken).
+    """
+    seen = {start} if start in graph else set()
+    queue = deque(seen)
+    while queue:
+        for nxt in graph[queue.popleft()]:
+            if nxt in graph and nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return seen
+
+
 class Linter:
     """Runs every check over one story and collects diagnostics."""
 
@@ -222,13 +237,7 @@ class Linter:
     def check_graph(self) -> None:
         g = self.edges()
         start = self.m.start
-        seen = {start} if start in g else set()
-        queue = deque(seen)
-        while queue:
-            for nxt in g[queue.popleft()]:
-                if nxt in g and nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
+        seen = reachable(g, start)
         targets = {t for ts in g.values() for t in ts}
         for sid, sc in self.m.scenes.items():
             if sid not in seen:

@@ -33,6 +33,7 @@ from xml.sax.saxutils import quoteattr
 from PIL import Image, ImageDraw, ImageFont
 
 from game.errors import WorldloomError
+from game.story.lint import reachable
 from game.story.loader import load_story
 from game.story.story import Story
 from game.story.yamlio import Path_
@@ -170,13 +171,7 @@ def build_map(story: Story, coverage: Any | None = None) -> StoryMap:
     graph: dict[str, set[str]] = {sid: set() for sid in m.scenes}
     for e in edges:
         graph[e.src].add(e.dst)
-    seen = {m.start} if m.start in graph else set()
-    queue = deque(seen)
-    while queue:
-        for nxt in graph[queue.popleft()]:
-            if nxt in graph and nxt not in seen:
-                seen.add(nxt)
-                queue.append(nxt)
+    seen = reachable(graph, m.start)
     reached_scenes: set[str] = set(coverage.scenes) if coverage is not None else set()
     nodes = [MapNode(sid, sc.title, sc.ending, sid == m.start, sid not in seen, False,
                      (sid in reached_scenes) if coverage is not None else None)
