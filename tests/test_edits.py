@@ -1,9 +1,10 @@
 """World edits: state, conditions, refusals in the world, locked things, unforeseen gifts,
-and the procedural backend showing every edit (screenshots in /tmp/wl_edits_*.png)."""
+and the procedural backend showing every edit (set WORLDLOOM_SHOTS=DIR to keep screenshots)."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import numpy as np
@@ -144,7 +145,9 @@ def render(s: Session, tag: str, size: tuple[int, int] = (320, 180)) -> np.ndarr
     b = ProceduralBackend(width=size[0], height=size[1], frames_per_block=12)
     b.start(SessionStart("main", 5, "p"))
     frame = next(iter(b.generate(req))).frames[6]
-    Image.fromarray(frame).save(f"/tmp/wl_edits_{tag}.png")
+    shots = os.environ.get("WORLDLOOM_SHOTS")
+    if shots:  # pictures to look at, only when asked for
+        Image.fromarray(frame).save(Path(shots) / f"wl_edits_{tag}.png")
     return frame
 
 
