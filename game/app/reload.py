@@ -2,7 +2,7 @@
 
 :class:`Reloader` asks the session to reload its story (:meth:`game.session.Session.reload`:
 the state is kept and resumes by stable ids) and, with ``watch``, polls a
-:class:`game.story.reload.StoryWatcher` over the story's files (the main file, its
+:class:`game.session.reload.StoryWatcher` over the story's files (the main file, its
 includes, ``worldloom.toml``, character cards) every :data:`POLL_SECONDS` of window
 time. A broken file is not a crash: the old story keeps playing and the window
 shows the first error as ``file:line:col: CODE message`` until a reload succeeds.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from game.errors import WorldloomError
 from game.session import Session
+from game.session.reload import ReloadResult, StoryWatcher, story_source, watch_paths
 from game.state import Event
 from game.story.lint import Diagnostic
-from game.story.reload import ReloadResult, StoryWatcher, story_source, watch_paths
 
 #: How often ``watch`` looks at the story's files, seconds of window time.
 POLL_SECONDS = 0.5

@@ -90,7 +90,7 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
     story = load_story(story_path)
     session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir,
                       errorbank=errorbank)
-    from game.story.reload import remember_source
+    from game.session.reload import remember_source
 
     remember_source(session, story_path)  # F6 and --watch reload this very file
     try:

@@ -29,7 +29,7 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
   :data:`PAPER_WEIGHTS` and :data:`GA_CODE_WEIGHTS` are the presets.
 - Relevance mixes the MiniLM cosine with Okapi BM25 over words and word pairs
   (:class:`LexicalIndex`), half and half (:data:`DEFAULT_LEXICAL`). The paper uses
-  the cosine alone. Measured on the test in ``tests/test_memory.py`` (a fact told
+  the cosine alone. Measured on the test in ``tests/cast/test_memory.py`` (a fact told
   once, 24 near-paraphrases told after it, 500 turns of small talk): MiniLM alone
   ranks "My sister's name is Maren..." 4th to 12th among the paraphrases for
   "what's my sister's name?" and the fact falls out of the top 40 overall; with the

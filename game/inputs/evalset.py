@@ -11,7 +11,7 @@ Each line is one input::
 ``clarify`` (the game must ask back), ``none`` (nothing may happen), or
 ``none:<reason>`` (``negated``, ``undo``). ``params`` must be a subset of the
 accepted edit's parameters. A *false accept* is an accepted intent where
-``none...`` was expected. Used by ``tests/test_intents.py`` and ``bench/intents.py``.
+``none...`` was expected. Used by ``tests/inputs/test_intents.py`` and ``bench/intents.py``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ character replies gets a chunk long enough for her to say it (``data.speech_s`` 
 
 Every field is bounded by the story (scene size, a fixed rolling window, capped
 objects per place), so a request after 10,000 turns is the size of one after 100
-(``tests/test_tiers.py``).
+(``tests/world/test_tiers.py``).
 """
 
 from __future__ import annotations

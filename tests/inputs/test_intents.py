@@ -27,7 +27,7 @@ MAX_FALSE_ACCEPTS = 2
 
 @pytest.fixture(scope="module")
 def mini() -> Story:
-    return load_story(Path(__file__).parent / "data" / "mini")
+    return load_story(Path(__file__).parents[1] / "data" / "mini")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from game.world.backends.procedural import ProceduralBackend
 from game.world.director import Cause
 from game.world.protocol import SessionStart
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def picture(path: Path) -> Path:

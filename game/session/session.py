@@ -35,7 +35,7 @@ from game.world.director import Director
 from game.world.protocol import Backend, FrameChunk, WorldRequest
 
 if TYPE_CHECKING:
-    from game.story.reload import ReloadResult
+    from game.session.reload import ReloadResult
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
@@ -533,14 +533,14 @@ class Session:
         and variables by id; a scene that is gone restarts at the start scene. A new
         file that does not load or has a lint error that would break play leaves the
         old story running and comes back as ``ok=False`` with its diagnostics. See
-        :mod:`game.story.reload`.
+        :mod:`game.session.reload`.
 
         Args:
             path: the story folder or file, an included file, ``worldloom.toml``, a
                 ``.ink.json``, or a card file; ``None`` reloads the story's own file.
             strict: refuse on any lint error, not only on those that break play.
         """
-        from game.story.reload import fit_session, prepare_reload
+        from game.session.reload import fit_session, prepare_reload
 
         prepared = prepare_reload(self, path, strict)  # reads and lints the new file; changes nothing
         if not prepared.result.ok:

@@ -24,7 +24,7 @@ from game.story.ink_runtime import INK_STATE, InkRuntime
 from game.story.loader import load_story
 from game.world.chunking import ChunkPolicy
 
-INK = Path(__file__).parent / "data" / "ink"
+INK = Path(__file__).parents[1] / "data" / "ink"
 
 
 def npm_cache() -> Path:

@@ -29,7 +29,7 @@ from game.models.llm_scripted import ScriptedDialogueModel
 from game.models.registry import ModelRegistry, ModelSpec, parse_model_spec
 from game.models.worker import ModelWorker
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 #: The user's real weight cache, read before the per-test isolation of conftest applies.
 REAL_CACHE = cache_root()
 

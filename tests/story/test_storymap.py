@@ -17,7 +17,7 @@ from game.story.explorer import explore_path
 from game.story.loader import load_story, story_from_dict
 from game.story.storymap import COLOURS, build_map, dot_quote, to_dot, write_map
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 MAZE = DATA / "explore_maze"
 HAS_DOT = shutil.which("dot") is not None
 
@@ -130,6 +130,6 @@ def test_bad_suffix_is_a_named_error(mini_path: Path, tmp_path: Path) -> None:
 def test_authoring_docs_list_every_lint_code() -> None:
     from game.story.diagnostics import CODES
 
-    text = (Path(__file__).parent.parent / "docs" / "authoring-tools.md").read_text()
+    text = (Path(__file__).parents[2] / "docs" / "authoring-tools.md").read_text()
     for code, c in CODES.items():
         assert f"| `{code}` | {c.severity} |" in text, f"docs/authoring-tools.md: add {code} to the codes table"

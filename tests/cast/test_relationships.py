@@ -16,7 +16,7 @@ from game.story.loader import story_from_dict
 from game.story.story import Story
 from game.world.backends.null import NullBackend
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")

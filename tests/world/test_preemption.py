@@ -15,7 +15,7 @@ from game.world.backends.null import NullBackend
 from game.world.chunking import ChunkPolicy
 from game.world.protocol import Capabilities
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture

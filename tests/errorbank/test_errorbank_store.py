@@ -24,7 +24,7 @@ from game.errorbank.metrics import thumbnail
 from game.errorbank.scenarios import make_request
 from game.world.protocol import Scene
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 WRITER = """
 import sys

@@ -63,7 +63,7 @@ from game.world.wire import (  # noqa: E402
     request_json,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "test-token-0123456789abcdef"
 W, H = 96, 54
 SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
@@ -480,7 +480,7 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     assert "unreachable" in remote.notice
     with pytest.raises(BackendError, match="unreachable"):
         remote.capabilities()
-    s = Session(load_story(Path(__file__).parent / "data" / "mini"), remote, save_dir=tmp_path,
+    s = Session(load_story(Path(__file__).parents[1] / "data" / "mini"), remote, save_dir=tmp_path,
                 errorbank=tmp_path / "bank.db")
     s.start()
     frames = sum(c.n_frames for c in s.stream())

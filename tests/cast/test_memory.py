@@ -24,7 +24,7 @@ from game.cast.retrieval import EpisodicStore, HashEmbedder, recency, score_loop
 from game.errors import CardError, SaveError
 from game.state import Event
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")

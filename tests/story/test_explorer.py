@@ -17,7 +17,7 @@ from game.story.explorer import Report, explore, explore_path, key_spec
 from game.story.loader import story_from_dict
 from game.world.backends import BACKENDS
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 MAZE = DATA / "explore_maze"
 ERRORS = DATA / "explore_error"
 BACKEND = "null" if "null" in BACKENDS else "procedural"

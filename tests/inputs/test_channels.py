@@ -27,7 +27,7 @@ from game.state import Choose, Give, Move
 from game.story import load_story
 from game.world.backends.null import NullBackend
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture

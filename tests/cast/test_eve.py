@@ -38,7 +38,7 @@ from game.session import Session
 from game.state import Choose, Say
 from game.story.loader import load_story
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 EVE = ROOT / "stories" / "eve"
 SCRIPTED = f"scripted:{EVE / 'scripted.yaml'}"
 

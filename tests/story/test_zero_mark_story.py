@@ -21,7 +21,7 @@ from game.state import Choose, Event, GameState, Give, Move, Say
 from game.story import Story, load_story
 from game.story.runtime import StoryRuntime
 
-STORY_DIR = Path(__file__).resolve().parents[1] / "stories" / "zero_mark"
+STORY_DIR = Path(__file__).resolve().parents[2] / "stories" / "zero_mark"
 REACTIONS = {"leap", "recoil", "nuzzle", "tilt", "idle", "sleep", "flee"}
 CHUNK_HINTS = {"step", "short", "medium", "long", "cut"}
 
@@ -367,7 +367,7 @@ def test_interpolated_lines_show_values(story: Story) -> None:
 
 # -- the author's guide's example stays true ------------------------------------------------
 def test_story_format_guide_example_loads_and_plays(tmp_path: Path) -> None:
-    guide = (Path(__file__).resolve().parents[1] / "docs" / "story-format.md").read_text(encoding="utf-8")
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "story-format.md").read_text(encoding="utf-8")
     blocks = [b.split("```", 1)[0] for b in guide.split("```yaml\n")[1:]]
     files = {b.splitlines()[0].removeprefix("# stories/meadow/"): b for b in blocks
              if b.startswith("# stories/meadow/")}

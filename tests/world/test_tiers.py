@@ -14,7 +14,7 @@ from game.world.backends.null import NullBackend
 from game.world.objects import ObjectMemory
 from game.world.protocol import Entity, WorldRequest
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def make(tmp_path: Path) -> Session:

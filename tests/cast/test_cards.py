@@ -14,7 +14,7 @@ from game.cast import card_io
 from game.cast.card import CharacterCard, find_card, load_card, substitute
 from game.errors import CardError
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 EVE = ROOT / "characters" / "eve.yaml"
 
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from game.session import Session
+from game.session.reload import StoryWatcher, watch_paths
 from game.state import Choose
-from game.story.reload import StoryWatcher, watch_paths
 
 STORY: dict[str, Any] = {
     "id": "hall",

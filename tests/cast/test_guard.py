@@ -13,7 +13,7 @@ from game.cast.guard import EntityFact, PersonaFacts, PersonaGuard, overlap
 from game.models.llm import Message
 from game.models.llm_scripted import ScriptedDialogueModel
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 ATTACKS = [line.replace("\\n", "\n") for line in (ROOT / "tests" / "data" / "guard_attacks.txt").read_text(
     "utf-8").splitlines() if line.strip() and not line.startswith("#")]
 

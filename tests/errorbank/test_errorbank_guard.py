@@ -114,7 +114,7 @@ def test_a_backend_down_from_the_start_still_plays() -> None:
 
 
 def test_the_story_state_is_never_touched(tmp_path: Path) -> None:
-    story = load_story(Path(__file__).parent.parent / "stories" / "zero_mark")
+    story = load_story(Path(__file__).parents[2] / "stories" / "zero_mark")
     inner = faulty(lambda i: {2: "raise", 3: "raise", 4: "raise", 6: "hang", 9: "garbage"}.get(i, "ok"), hang_s=5.0)
     g = GuardedBackend(inner, timeout_s=0.3, backoff_s=0.001, probe_every_s=0.5)
     s = Session(story, g, seed=4, save_dir=tmp_path / "a")

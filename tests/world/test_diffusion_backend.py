@@ -40,7 +40,7 @@ from game.world.protocol import (  # noqa: E402
     check_frames,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Small settings: 16 x 16 frames, 4 frames per block (one latent frame), 5 overlap frames, 2 steps.
 TINY: dict[str, Any] = dict(fps=8.0, frames_per_block=4, overlap_frames=5, steps=2, guidance_scale=1.0)
 
