@@ -28,9 +28,9 @@ some with ``--only``):
   model worker process, her voice synthesised: frames shown per second (the world runs at
   24), stalls (a frame slot with no new frame) and the longest gap between two loop
   iterations, first with nobody talking, then for ``--questions`` questions asked the
-  way the window should (``Castroom.ask_async``: the reply is written off the window's
-  thread), then for one question submitted on the window's thread (``Session.submit``:
-  the loop waits for the whole reply).
+  way the window should (``Session.submit`` on another thread: the reply is written in
+  the turn's prepare phase, off the session's lock), then for one question submitted on
+  the window's thread (``Session.submit``: the loop waits for the whole reply).
 
 The first start of the embedded model converts its GGUF once (~45 s) into
 ``$WORLDLOOM_CACHE/models``; these two sections use the real cache, not the temporary one
@@ -48,6 +48,7 @@ import argparse  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -304,16 +305,15 @@ def window(args: argparse.Namespace) -> None:
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from game.app.app import App
-    from game.cast.castroom import install_cast
-    from game.session import Session
+    from game.session import open_game
     from game.state import Choose, Say
-    from game.story.loader import load_story
 
-    session = Session(load_story(ROOT / "stories" / "eve"), "procedural", seed=0, save_dir=tempfile.mkdtemp())
     with real_cache():
         t0 = time.perf_counter()
-        room = install_cast(session, "transformers", voice=True, realtime=True, show_progress=False)
+        game = open_game(ROOT / "stories" / "eve", seed=0, save_dir=tempfile.mkdtemp(), dialogue="transformers",
+                         realtime=True, cast_options={"show_progress": False})
         load_s = time.perf_counter() - t0
+    session, room = game.session, game.cast
     assert room is not None
     spoken: list[float] = []
     room.set_voice_output(lambda audio, rate: spoken.append(len(audio) / rate))  # a window plays it on its mixer
@@ -327,12 +327,13 @@ def window(args: argparse.Namespace) -> None:
         for q in qs:
             done: list[Any] = []
             t = time.perf_counter()
-            room.ask_async("eve", q, done=done.append)
+            threading.Thread(target=lambda q=q, done=done: done.append(  # type: ignore[misc]
+                session.submit(Say(text=q, target="eve"))), daemon=True).start()  # off the loop: prepared ahead
             stats = _window_phase(app, lambda done=done: not done, 120.0)  # type: ignore[misc]
             result = done[0] if done else None
             if result is not None and getattr(result, "request", None) is not None:
                 app.feed.flush(result.request.seq)  # what App.act does for a new request
-            rows.append(("ask_async (off the loop)", stats, time.perf_counter() - t, _source(result)))
+            rows.append(("submit off the loop", stats, time.perf_counter() - t, _source(result)))
         t = time.perf_counter()
         stalls0, frames0 = app.stalls, app.frames_shown
         result = session.submit(Say(text=WINDOW_QUESTIONS[-1], target="eve"))  # on the loop's own thread
@@ -343,13 +344,13 @@ def window(args: argparse.Namespace) -> None:
         rows.append(("submit on the loop's thread", blocked, wait, _source(result)))
     finally:
         app.close()
-        session.close()
+        game.close()
     print(f"window: App (SDL dummy, 1280x720, procedural world {session.caps.width}x{session.caps.height} at "
           f"{session.caps.fps:g} fps), model worker ready in {load_s:.1f} s; voice: {len(spoken)} sentences")
     print(f"  {'while':<30}{'source':>9}{'reply s':>8}{'frames/s':>10}{'stalls':>8}{'longest gap ms':>16}")
     for name, st, secs, source in rows:
         print(f"  {name:<30}{source:>9}{secs:>8.1f}{st['fps']:>10.1f}{st['stalls']:>8.0f}{st['gap_ms']:>16.0f}")
-    async_rows = [st for name, st, _, _ in rows if name.startswith("ask_async")]
+    async_rows = [st for name, st, _, _ in rows if name.startswith("submit off")]
     if async_rows:
         fps = statistics.median(st["fps"] for st in async_rows)
         print(f"  median while she answers off the loop: {fps:.1f} frames/s of {session.caps.fps:g}, "

@@ -13,9 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from game.cast.castroom import cast_of
 from game.errors import InputError, WorldloomError
+from game.inputs.channels import Channels
+from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
-from game.session import Session
+from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
@@ -78,15 +81,11 @@ class HeadlessRunner:
     def channels(self) -> Any:
         """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then)."""
         if self._channels is None:
-            from game.inputs.channels import Channels
-
             self._channels = Channels(self.session)
         return self._channels
 
     def _said(self, cmd: Command, reply: Any) -> None:
         """Write what ``say``/``voice`` did: the events, or the answer when nothing happened."""
-        from game.inputs.meaning import Clarify, NotUnderstood
-
         s = self.session
         if reply.heard is not None:
             self.transcript.write({"frame": s.state.frame, "type": "heard", "text": reply.heard.text,
@@ -116,8 +115,6 @@ class HeadlessRunner:
                                **self._cast_header()})
 
     def _cast_header(self) -> dict[str, Any]:
-        from game.cast.castroom import cast_of
-
         room = cast_of(self.session)
         if room is None:
             return {}
@@ -213,8 +210,6 @@ class HeadlessRunner:
     def _ask(self, character: str, text: str, where: str) -> None:
         """``ask <character> <text>``: say it to her; her reply comes back as a ``reply`` event."""
         s = self.session
-        from game.cast.castroom import cast_of
-
         room = cast_of(s)
         if room is None or character not in room.characters:
             talk = ", ".join(room.characters) if room is not None else "none (no cast member has a card)"
@@ -223,12 +218,10 @@ class HeadlessRunner:
 
     def finish(self) -> dict[str, Any] | None:
         """Write the cast's closing note as the transcript's last row (``cast_summary``); returns it."""
-        from game.cast.castroom import cast_of
-
         room = cast_of(self.session)
         if room is None:
             return None
-        summary = room.summary()
+        summary = room.summary(self.session.log.since(0))
         s = self.session
         self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
                                "type": "cast_summary", "cast": summary})
@@ -266,16 +259,18 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   transcript: str | Path | None = None, size: tuple[int, int] | None = None,
                   backend_options: dict[str, Any] | None = None,
                   errorbank: str | Path | None = None, dialogue: Any = "transformers",
-                  voice: bool = True, cast_options: dict[str, Any] | None = None) -> HeadlessRunner:
+                  voice: bool = True, cast_options: dict[str, Any] | None = None,
+                  on_warning: Callable[[str], None] | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
 
+    The game is built by :func:`game.session.open_game` (as in the window):
     ``backend_options`` are extra keyword arguments for the backend (``model=``,
-    ``url=``); ``errorbank`` guards the backend and records failures in that database.
-    When the story's cast has cards, the characters come alive
-    (:func:`game.cast.castroom.install_cast`): ``dialogue`` names their dialogue model
-    (see :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored
-    lines only), ``voice`` mixes her speech into the recording, ``cast_options`` are more
-    keyword arguments for ``install_cast``; the transcript then ends with a
+    ``url=``); ``errorbank`` guards the backend and records failures in that database;
+    ``dialogue`` names the dialogue model of the characters with a card (see
+    :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored lines
+    only; one that cannot load falls back to authored lines, said to ``on_warning``),
+    ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
+    arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``).
 
     Returns:
@@ -284,22 +279,13 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     Raises:
         game.errors.WorldloomError: a bad story, command or backend, naming where.
     """
-    from game.story.loader import load_story
-    from game.world.backends import make_backend
-
-    kwargs: dict[str, Any] = {}
-    if size is not None:
-        kwargs = {"width": size[0], "height": size[1]}
-    kwargs.update(backend_options or {})
-    session = Session(load_story(story_path), make_backend(backend, **kwargs), seed=seed,
-                      save_dir=save_dir, errorbank=errorbank)
-    try:
-        from game.cast.castroom import install_cast
-
-        install_cast(session, dialogue, voice=voice, **(cast_options or {}))
-    except BaseException:
-        session.close()
-        raise
+    game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
+                     save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
+                     cast_options=cast_options)
+    for text in game.warnings:
+        if on_warning is not None:
+            on_warning(text)
+    session = game.session
     caps = session.caps
     rec = None
     out = None
@@ -317,5 +303,5 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
             out.close()
         if rec is not None:
             rec.close()
-        session.close()
+        game.close()
     return runner

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from game.cast.castroom import RecordedReplies
 from game.errors import InputError
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
-from game.session import Session
-from game.story.loader import load_story
+from game.session import open_game
 from game.world.backends.null import NullBackend
 
 _COMPARED = ("type", "frame", "scene", "speaker", "text", "ids")
@@ -83,29 +84,29 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     Raises:
         game.errors.WorldloomError: unreadable transcript or story.
     """
-    import tempfile
-
     rows = read_transcript(path)
     head = rows[0]
-    story = load_story(story_path or head["story"])
     backend = NullBackend(fps=float(head["fps"]), frames_per_block=int(head.get("block", 12)))
     tmp = tempfile.mkdtemp(prefix="worldloom-replay-") if save_dir is None else save_dir
-    session = Session(story, backend, seed=int(head["seed"]), save_dir=tmp)
-    from game.cast.castroom import RecordedReplies, install_cast
-
-    install_cast(session, None, voice=False, recorded=RecordedReplies(rows), show_progress=False)
-    out = io.StringIO()
-    runner = HeadlessRunner(session, out)
-    runner.header(str(head["story"]))
-    runner.start()
-    for r in rows:
-        if r.get("type") == "input":
-            cmd = parse_line(r["input"], r.get("where", "transcript"))
-            if cmd is not None:
-                try:
-                    runner.run(cmd)
-                except Exception as exc:  # record where replay diverged
-                    runner.transcript.write({"type": "error", "text": str(exc)})
+    game = open_game(story_path or head["story"], backend=backend, seed=int(head["seed"]), save_dir=tmp,
+                     dialogue=None, voice=False, recorded=RecordedReplies(rows),
+                     cast_options={"show_progress": False})
+    session = game.session
+    try:
+        out = io.StringIO()
+        runner = HeadlessRunner(session, out)
+        runner.header(str(head["story"]))
+        runner.start()
+        for r in rows:
+            if r.get("type") == "input":
+                cmd = parse_line(r["input"], r.get("where", "transcript"))
+                if cmd is not None:
+                    try:
+                        runner.run(cmd)
+                    except Exception as exc:  # record where replay diverged
+                        runner.transcript.write({"type": "error", "text": str(exc)})
+    finally:
+        game.close()
     mine = _event_rows(runner.transcript.rows[1:])
     theirs = _event_rows(rows)
     result = ReplayResult()

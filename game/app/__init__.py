@@ -14,3 +14,8 @@ One job per file:
 * ``panels`` and ``overlays``: drawing the pieces; ``paint``: colours and primitives;
 * ``fonts``: a font stack that shows Latin (æøå) and CJK; ``settings``: player settings.
 """
+
+import os
+
+# before any module of this package imports pygame: no greeting on the terminal
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")

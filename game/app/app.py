@@ -40,8 +40,7 @@ from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import Clarify, NotUnderstood
 from game.session import Session, TurnResult, View
-from game.state import Choose, Event, Give, Move, Wait
-from game.story.runtime import AnyIntent
+from game.state import AnyIntent, Choose, Event, Give, Move, Wait
 
 Direction = Literal["w", "a", "s", "d"]
 #: Keys that move, and the direction each stands for.
@@ -164,7 +163,7 @@ class App:
         self._echoed = False
         #: Her voice, sentence by sentence, from the cast room's speech thread: ``(audio, rate)``.
         self._voice_in: deque[tuple[np.ndarray, int]] = deque()
-        self._voice_out = getattr(session.extensions.get("cast"), "set_voice_output", None)
+        self._voice_out = getattr(session.extension("cast"), "set_voice_output", None)
         if callable(self._voice_out) and self.audio.on:
             self._voice_out(lambda audio, rate: self._voice_in.append((audio, rate)))
         self.reloader = Reloader(session, watch=watch)

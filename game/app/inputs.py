@@ -19,7 +19,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -208,23 +208,14 @@ def refresh_resolver(channels: Channels) -> None:
 def say_to(channels: Channels, text: str, target: str, stream: Stream | None = None) -> Reply:
     """Submit ``text`` said to character ``target``; her reply comes as a ``reply`` event.
 
-    When the session has a cast room that can write a reply ahead (``prepare``, see
-    :mod:`game.cast.castroom`), it is written first, off the session's lock, its
-    sentences going to ``stream`` as they come; the turn then takes it at once.
+    The session's cast writes the reply in the turn's prepare phase, off the session's
+    lock, its sentences going to ``stream`` as they come (``Session.submit(progress=)``).
     """
     channels.pending = None
     session = channels.session
     if stream is not None:
         stream("echo", "player", text)
-    room = getattr(session, "extensions", {}).get("cast")
-    prepare = getattr(room, "prepare", None)
-    if callable(prepare):
-        def sentence(s: Any) -> None:
-            if stream is not None:
-                stream("sentence", target, str(getattr(s, "text", s)))
-
-        prepare(target, text, on_sentence=sentence)
-    result = session.submit(Say(text=text, target=target))
+    result = session.submit(Say(text=text, target=target), progress=stream)
     return Reply(text, None, list(result.events), result=result)
 
 

@@ -10,11 +10,15 @@ on the app's worker thread. Runs under ``SDL_VIDEODRIVER=dummy`` and
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pygame
+
+from game.app.app import App
+from game.session import open_game
 
 #: Window size when none is given.
 DEFAULT_WINDOW = (1280, 720)
@@ -22,23 +26,6 @@ DEFAULT_WINDOW = (1280, 720)
 DRAW_HZ = 60
 #: With ``max_frames``, give up after this many seconds without a new frame.
 STALL_GIVE_UP = 60.0
-
-
-def _install_cast(session: Any, dialogue: Any, voice: bool) -> None:
-    """Bring the story's characters with a card alive (her replies, memory, voice)."""
-    from game.models.embedder import ModelError
-
-    try:
-        from game.cast.castroom import install_cast
-    except ImportError:  # a build without the cast room: lines to her get no answer
-        return
-    try:
-        install_cast(session, dialogue, voice=voice, realtime=True)
-    except ModelError as exc:
-        if dialogue is None:
-            raise
-        print(f"worldloom: {exc}; characters answer with their authored lines only", file=sys.stderr)
-        install_cast(session, None, voice=voice, realtime=True)
 
 
 def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 0,
@@ -77,27 +64,11 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         game.errors.WorldloomError: the story cannot be loaded or the backend
             cannot start (the CLI prints it in one line).
     """
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    import pygame
-
-    from game.app.app import App
-    from game.session import Session
-    from game.story.loader import load_story
-    from game.world.backends import make_backend
-
-    kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
-    kwargs.update(backend_options or {})
-    story = load_story(story_path)
-    session = Session(story, make_backend(backend, **kwargs), seed=seed, save_dir=save_dir,
-                      errorbank=errorbank)
-    from game.session.reload import remember_source
-
-    remember_source(session, story_path)  # F6 and --watch reload this very file
-    try:
-        _install_cast(session, dialogue, voice)
-    except BaseException:
-        session.close()
-        raise
+    game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
+                     save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice, realtime=True)
+    for text in game.warnings:
+        print(f"worldloom: {text}", file=sys.stderr)
+    session = game.session
     code = 0
     pygame.display.init()
     pygame.font.init()
@@ -135,6 +106,6 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
     finally:
         if app is not None:
             app.close()
-        session.close()
+        game.close()
         pygame.quit()
     return code

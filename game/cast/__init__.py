@@ -8,7 +8,7 @@
 - :mod:`game.cast.relationships`: axes in ``GameState``, tone, gifts, decay, the turn hook.
 
 - :mod:`game.cast.dialogue` and :mod:`game.cast.guard`: the reply pipeline and the persona guard;
-- :mod:`game.cast.castroom`: :func:`~game.cast.castroom.install_cast` wires all of it (and her
+- :mod:`game.cast.castroom`: :func:`~game.cast.castroom.build_cast` makes all of it (and her
   voice, and the director's identity anchors) into a :class:`game.session.Session`.
 
 See ``docs/characters.md``.

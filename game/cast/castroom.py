@@ -1,7 +1,10 @@
-"""Wire a session's cast: cards, memories, relationships, dialogue, voice and identity anchors.
+"""A session's cast: cards, memories, relationships, dialogue, voice and identity anchors.
 
-:func:`install_cast` is the one call that brings a story's living characters (the
-``cast.<id>`` entries with a ``card:``) into a :class:`game.session.Session`:
+:func:`build_cast` brings a story's living characters (the ``cast.<id>`` entries with a
+``card:``) to life; :func:`game.session.assembly.open_game` gives the resulting
+:class:`Castroom` to the :class:`game.session.Session` it builds, as one typed step of
+the turn, the ``"cast"`` extension, an event observer and the director's cast views.
+Nothing here imports ``game.session`` or assigns to a session.
 
 1. **cards**: each ``card:`` path is read relative to the story folder
    (:func:`game.cast.card.load_card`);
@@ -9,10 +12,9 @@
    character (the story's ``relationship`` start values win; the hook only fills the
    axes the story does not name);
 3. **memory**: one :class:`~game.cast.memory.Memory` per character, fed every event the
-   session records (``Session.on_event``, with ids -> display names), saved into the
+   session records (:meth:`Castroom.observe`, with ids -> display names), saved into the
    save's ``extra["cast"]``, restored on load with :meth:`Memory.from_json`, and cut back
-   with :meth:`Memory.forget_after` on rollback: the :class:`Castroom` is a session
-   *extension* (``Session.extend``);
+   on rollback (the snapshot taken with the checkpoint, else :meth:`Memory.forget_after`);
 4. **dialogue**: one dialogue model for the cast, named by a spec (:func:`dialogue_spec`:
    ``transformers`` (default: the embedded SmolLM2), ``transformers:<path or hub id>``,
    ``openai[:model]``, ``scripted:<file>``, or a bare model path / hub id). Real models load
@@ -20,7 +22,7 @@
    ``scripted`` model runs in this process. Each character's
    :class:`~game.cast.dialogue.DialoguePipeline` answers ``say`` events addressed to her
    (``Say(text, target=<id>)``, the ``ask <id> <text>`` script verb) through
-   :class:`CastHook`, after the relationship hook. Her card's ``answers`` (``{{user}}``
+   :class:`CastHook`, after the relationship hooks. Her card's ``answers`` (``{{user}}``
    becomes the player's name) and example exchanges come first; her ``fallbacks`` last.
    Every reply is a ``reply`` event whose ``data`` records its source, the guard's
    rejections, her expression and voice, the memories her prompt retrieved and
@@ -31,19 +33,20 @@
 5. **voice**: each accepted sentence is spoken with pyttsx3/espeak-ng
    (:class:`~game.audio.tts.TextToSpeech`, the card's voice with the relationship's
    style on top) on a background thread. Headless, the speech is mixed into the audio
-   of the chunks that follow the reply (:class:`VoiceTrack`, waiting for the synthesis
-   so the recording is the same on every run); in a window, :meth:`Castroom.set_voice_output`
-   sends each sentence to the player's mixer as soon as it is spoken;
+   of the chunks that follow the reply (:class:`VoiceTrack` behind :class:`game.session.voice.VoiceLayer`,
+   waiting for the synthesis so the recording is the same on every run); in a window,
+   :meth:`Castroom.set_voice_output` sends each sentence to the player's mixer as soon
+   as it is spoken;
 6. **identity anchors**: the director sends each character's card look and first
    reference image as her identity anchor, her expression every turn and what she says
-   (:class:`game.world.director.CastView`).
+   (:meth:`Castroom.views`, :class:`game.world.director.CastView`).
 
 Replays never run a model: :class:`RecordedReplies` answers each ``say`` to her with the
 next recorded ``reply`` row of the transcript.
 
-Talking from a window without blocking it: :meth:`Castroom.ask_async` writes the reply
-off the window's thread (the model runs in the worker process) and then submits the
-turn, which takes the prepared reply at once.
+Talking from a window without blocking it: the turn's prepare phase
+(:meth:`Castroom.prepare`, called by ``Session.submit`` off the session's lock) writes
+the reply on a copy of the state, sentence by sentence; the turn then takes it at once.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ import queue
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from game.audio.tts import TextToSpeech, VoiceMixer, VoiceSettings, resample
 from game.cast.card import CharacterCard, load_card, substitute
 from game.cast.dialogue import (
     AuthoredAnswer,
@@ -79,18 +83,15 @@ from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
 from game.cast.prompt import PromptBuilder
 from game.cast.relationships import RelationshipHook, Relationships
+from game.errorbank.store import Case, ErrorStore
 from game.errors import CardError, InputError, SaveError, WorldloomError
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
-from game.state import Choose, Event, GameState, Give, Say
-from game.state.intents import AddReference, Instruct
-from game.world.protocol import Backend, Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart
-
-if TYPE_CHECKING:  # pragma: no cover
-    from game.audio.tts import TextToSpeech, VoiceSettings
-    from game.errorbank.store import ErrorStore
-    from game.models.worker import ModelWorker
-    from game.session import Session, TurnResult
+from game.models.worker import ModelWorker
+from game.state import AnyIntent, Event, GameState, Say, takes_checkpoint
+from game.story.host import TurnHost
+from game.story.story import Story
+from game.story.yamlio import compose_marked
 
 #: Name of the extension in saves (``extra["cast"]``).
 EXTENSION = "cast"
@@ -141,7 +142,6 @@ def dialogue_spec(text: str, base: str | Path | None = None) -> ModelSpec:
         if path.suffix.lower() == ".json":
             data = json.loads(raw)
         else:
-            from game.story.yamlio import compose_marked
 
             data = compose_marked(raw, str(path)).value
     except (json.JSONDecodeError, WorldloomError) as exc:
@@ -261,7 +261,6 @@ class VoiceTrack:
     """
 
     def __init__(self, rate: int, realtime: bool = False, tts: TextToSpeech | None = None) -> None:
-        from game.audio.tts import TextToSpeech, VoiceMixer
 
         self.rate = int(rate)
         self.realtime = realtime
@@ -333,72 +332,28 @@ class VoiceTrack:
             except Exception as exc:  # a window's sound failing must not stop the voice
                 self.errors.append(f"voice output: {exc}")
 
-    def mix(self, chunk: FrameChunk) -> FrameChunk:
-        """``chunk`` with queued speech added to its audio (silence made when it has none)."""
+    def mix(self, track: np.ndarray | None, track_rate: int, n: int) -> np.ndarray | None:
+        """Queued speech mixed into ``track`` (``(n,)`` float32 mono at ``track_rate`` Hz, or
+        ``None`` for silence): ``(n,)`` float32 at ``track_rate``, or ``None`` when nothing is
+        to be heard (no speech pending, or speech goes to a window's output instead).
+        Headless (not ``realtime``) it first waits for the synthesis, so recordings repeat."""
         if self.output is not None:
-            return chunk
+            return None
         if not self.realtime:
             self.wait()
         with self._lock:
             if self.mixer.pending_samples == 0:
-                return chunk
-            n = round(chunk.n_frames * chunk.audio_rate / chunk.fps)
-            track = chunk.audio
-            if chunk.audio_rate != self.rate and track is not None:
-                from game.audio.tts import resample
-
-                track = resample(np.asarray(track, np.float32), chunk.audio_rate, self.rate)
-            mixed = self.mixer.mix(track, round(chunk.n_frames * self.rate / chunk.fps) if track is None else None)
-        if chunk.audio_rate != self.rate:
-            from game.audio.tts import resample
-
-            mixed = resample(mixed, self.rate, chunk.audio_rate)
+                return None
+            mine = None if track is None else resample(np.asarray(track, np.float32), track_rate, self.rate)
+            mixed = self.mixer.mix(mine, round(n * self.rate / track_rate) if mine is None else None)
+        mixed = resample(mixed, self.rate, track_rate)
         if len(mixed) != n:
             mixed = np.pad(mixed, (0, max(0, n - len(mixed))))[:n]
-        return replace(chunk, audio=mixed.astype(np.float32))
+        return mixed.astype(np.float32)
 
     def close(self) -> None:
         """Stop speaking (queued sentences are dropped)."""
         self.interrupt()
-
-
-class CastBackend:
-    """The session's backend with her voice mixed into each chunk's audio; closing it
-    closes the cast (the model worker) too. Everything else goes to the wrapped backend."""
-
-    def __init__(self, inner: Backend, room: Castroom) -> None:
-        self.inner = inner
-        self.room = room
-
-    def capabilities(self) -> Capabilities:
-        """The wrapped backend's."""
-        return self.inner.capabilities()
-
-    def start(self, start: SessionStart) -> None:
-        """Start the wrapped backend."""
-        self.inner.start(start)
-
-    def generate(self, request: Any) -> Iterator[FrameChunk]:
-        """The wrapped backend's chunks, with speech mixed in."""
-        voice = self.room.voice
-        for chunk in self.inner.generate(request):
-            yield voice.mix(chunk) if voice is not None else chunk
-
-    def memory(self, op: MemoryOp) -> MemoryResult:
-        """The wrapped backend's memory operation."""
-        return self.inner.memory(op)
-
-    def close(self) -> None:
-        """Close the wrapped backend, then the cast."""
-        try:
-            close = getattr(self.inner, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self.room.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 # -- one character -------------------------------------------------------------------------
@@ -489,21 +444,21 @@ class CastHook:
     def __init__(self, room: Castroom, character: Character) -> None:
         self.room = room
         self.character = character
-        #: ``(player's line, reply, retrieved memories)`` written ahead by :meth:`Castroom.prepare`.
-        self.prepared: tuple[str, Reply, list[str]] | None = None
+        #: ``(turn, player's line, reply, retrieved memories)`` written ahead by :meth:`Castroom.prepare`.
+        self.prepared: tuple[int, str, Reply, list[str]] | None = None
         #: The replies written in this session, in order.
         self.replies: list[Reply] = []
 
-    def addressed(self, session: Any, event: Event) -> bool:
+    def addressed(self, host: TurnHost, event: Event) -> bool:
         """Whether ``event`` is the player speaking to her (see :func:`addressed_to`)."""
-        return addressed_to(session, event, self.character.id)
+        return addressed_to(host, event, self.character.id)
 
-    def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
+    def on_turn(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> list[Event]:
         """Her ``reply`` events for this turn's lines addressed to her."""
         out: list[Event] = []
-        state: GameState = session.state
+        state: GameState = host.state
         for e in events:
-            if not self.addressed(session, e):
+            if not self.addressed(host, e):
                 continue
             if self.room.recorded is not None:
                 row = self.room.recorded.take(self.character.id, e.text)
@@ -512,40 +467,29 @@ class CastHook:
                                  ids=dict(row.get("ids") or {}), data=dict(row.get("data") or {})))
                 continue
             prepared, self.prepared = self.prepared, None
-            if prepared is not None and prepared[0] == e.text:
-                reply, memories = prepared[1], prepared[2]
+            if prepared is not None and prepared[:2] == (state.turn, e.text):
+                reply, memories = prepared[2], prepared[3]
             else:
-                reply, memories = self.room.write_reply(self.character, e.text, state.turn)
+                reply, memories = self.room.write_reply(self.character, e.text, state)
             self.replies.append(reply)
             out.append(self.room.reply_event(self.character, reply, memories, state))
         return out
 
 
-class _PathHook:
-    """The last hook of a turn: records every character's relationship values (the summary's
-    path) and, when the turn takes a checkpoint, a snapshot of the memories as they were
-    before it (they take in this turn's events only after the hooks)."""
-
-    def __init__(self, room: Castroom) -> None:
-        self.room = room
-
-    def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
-        checkpoint = isinstance(intent, Choose | Give | Instruct | AddReference)
-        if checkpoint or (isinstance(intent, Say) and intent.action_id):
-            self.room.snapshot(session.state.turn - 1)
-        self.room.note_path(session.state)
-        return []
-
-
 # -- the cast of a session ---------------------------------------------------------------------
 
 class Castroom:
-    """A session's living characters; also the session extension that saves their memories.
+    """A session's living characters: one turn step, and the extension that saves their memories.
 
-    Made by :func:`install_cast`; reach it from a session with :func:`cast_of`.
+    Made by :func:`build_cast`; a session gets it as a step (``Session(steps=[room])``), as
+    its ``"cast"`` extension, its event observer, and the director's cast views
+    (:meth:`views`); :func:`game.session.assembly.open_game` does all of it. Reach it from
+    a session with :func:`cast_of`. Each turn (:meth:`on_turn`) runs, in order, every
+    character's relationship hook, every character's reply, then the bookkeeping (the
+    relationship path, and a memory snapshot when the turn takes a checkpoint).
 
     Attributes:
-        session: the session.
+        story: the story.
         characters: id -> :class:`Character`.
         model: the dialogue model (``None``: authored answers and fallbacks only, or a replay).
         worker: the model worker process, when the model runs in one.
@@ -555,10 +499,13 @@ class Castroom:
         path: ``(turn, {character: {axis: value}})`` after every turn.
     """
 
-    def __init__(self, session: Session, characters: dict[str, Character], *, model: DialogueModel | None,
+    def __init__(self, story: Story, characters: dict[str, Character], *, model: DialogueModel | None,
                  worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
-                 store: ErrorStore | None, embedder: Any, settings: DialogueSettings) -> None:
-        self.session = session
+                 store: ErrorStore | None, embedder: Any, settings: DialogueSettings,
+                 session_id: str = "main", fps: float = 24.0) -> None:
+        self.story = story
+        self.session_id = session_id
+        self.fps = fps
         self.characters = characters
         self.model = model
         self.worker = worker
@@ -567,8 +514,11 @@ class Castroom:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self.hooks: dict[str, CastHook] = {}
-        m = session.story.model
+        self.hooks: dict[str, CastHook] = {cid: CastHook(self, ch) for cid, ch in characters.items()}
+        self.relationship_hooks = [RelationshipHook(ch.card, ch.rel) for ch in characters.values()]
+        #: the state the turn being applied (or prepared) reads: her mood in the prompt.
+        self._state: GameState | None = None
+        m = story.model
         self.names: dict[str, str] = {**{k: v.name for k, v in m.locations.items()},
                                       **{k: v.title or k.replace("_", " ") for k, v in m.scenes.items()},
                                       **{k: v.name for k, v in m.items.items()},
@@ -632,6 +582,64 @@ class Castroom:
         for old in sorted(self._snapshots)[:-MAX_SNAPSHOTS]:
             del self._snapshots[old]
 
+    # -- the turn step ----------------------------------------------------------------------
+    def on_turn(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> list[Event]:
+        """The cast's part of a turn: relationship effects, then replies, then bookkeeping.
+
+        Raises:
+            InputError: a replay's transcript has no recorded reply left for a line to her.
+        """
+        self._state = host.state
+        out: list[Event] = []
+        for rel_hook in self.relationship_hooks:
+            out += rel_hook.on_turn(host, intent, events + out)
+        for hook in self.hooks.values():
+            out += hook.on_turn(host, intent, events + out)
+        if takes_checkpoint(intent):
+            self.snapshot(host.state.turn - 1)  # memories take in this turn's events only after the steps
+        self.note_path(host.state)
+        return out
+
+    def prepares(self, intent: AnyIntent) -> bool:
+        """Whether :meth:`prepare` has work for ``intent``: a line said, and a model to answer it."""
+        return isinstance(intent, Say) and self.recorded is None and not intent.action_id
+
+    def prepare(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> None:
+        """Write ahead, off the session's lock, the reply to a line said to one of them.
+
+        ``host.state`` is a copy the rules have already been applied to and ``events`` are
+        that turn's events: the relationship hooks run on the copy too, so the reply is the
+        one :meth:`on_turn` would write (it then takes it at once). Sentences go to
+        ``host.progress("sentence", character, text)`` as they are accepted.
+        """
+        if self.recorded is not None or not isinstance(intent, Say):
+            return
+        self._state = host.state
+        for rel_hook in self.relationship_hooks:
+            events = events + rel_hook.on_turn(host, intent, events)
+        progress = getattr(host, "progress", None)
+        for cid, hook in self.hooks.items():
+            said = next((e for e in events if hook.addressed(host, e)), None)
+            if said is None or hook.character.pipeline is None:
+                continue
+
+            def sentence(s: Sentence, who: str = cid) -> None:
+                if progress is not None:
+                    progress("sentence", who, s.text)
+
+            reply, memories = self.write_reply(hook.character, said.text, host.state, on_sentence=sentence)
+            hook.prepared = (host.state.turn, said.text, reply, memories)
+
+    def begin(self, state: GameState) -> None:
+        """Put every character's relationship start values into a new game's ``state``."""
+        for ch in self.characters.values():
+            ch.rel.ensure(state)
+        self.note_path(state)
+
+    def views(self) -> dict[str, _View]:
+        """Character id -> the director's view of her (identity anchor, expression)."""
+        return {cid: _View(ch) for cid, ch in self.characters.items()}
+
     # -- events -----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
         """Feed one recorded event to every character's memory (``Session.on_event``)."""
@@ -652,9 +660,8 @@ class Castroom:
     def _prompt(self, ch: Character) -> Callable[[str], list[Message]]:
         def prompt(text: str) -> list[Message]:
             with ch.lock:
-                assert ch.builder is not None
-                state = self.session.state
-                mood = ch.rel.describe(state, ch.memory.player_name or "the player")
+                assert ch.builder is not None and self._state is not None
+                mood = ch.rel.describe(self._state, ch.memory.player_name or "the player")
                 parts = ch.builder.build(text, mood=mood, names=self.names)
             best = sorted((b for b in parts.blocks if b.section == "memories"), key=lambda b: -b.score)
             ch.retrieved = [b.text[:MEMORY_CHARS] for b in best]
@@ -670,15 +677,17 @@ class Castroom:
 
         return facts
 
-    def write_reply(self, ch: Character, text: str, turn: int, speak: bool = True,
+    def write_reply(self, ch: Character, text: str, state: GameState, speak: bool = True,
                     on_sentence: Callable[[Sentence], None] | None = None) -> tuple[Reply, list[str]]:
-        """Her reply to ``text`` at ``turn`` (its sentences spoken as they come), and the
-        memories her prompt retrieved. Rejections go to the error bank."""
+        """Her reply to ``text`` in ``state`` (its turn; her mood), its sentences spoken as
+        they come, and the memories her prompt retrieved. Rejections go to the error bank."""
         if ch.pipeline is None:
             raise InputError(f"{ch.card.display_name} cannot answer in this session (no dialogue pipeline)")
+        turn = state.turn
         with ch.talk:
+            self._state = state
             ch.retrieved = []
-            voice_settings = self._voice_settings(ch, ch.rel.voice_style(self.session.state))
+            voice_settings = self._voice_settings(ch, ch.rel.voice_style(state))
             if speak and self.voice is not None and self.voice.realtime:
                 self.voice.interrupt()
 
@@ -690,16 +699,15 @@ class Castroom:
 
             reply = ch.pipeline.reply(text, turn, sentence)
             memories = list(ch.retrieved[:RECORDED_MEMORIES])
-        self._bank(ch, reply)
+        self._bank(ch, reply, state)
         return reply, memories
 
     @staticmethod
     def _voice_settings(ch: Character, style: Any) -> VoiceSettings:
-        from game.audio.tts import VoiceSettings
 
         return VoiceSettings.from_card(ch.card.voice, style)
 
-    def _bank(self, ch: Character, reply: Reply) -> None:
+    def _bank(self, ch: Character, reply: Reply, state: GameState) -> None:
         """Out-of-character rejections: a ``reply.persona`` case each, and a negative example."""
         bad = [r for r in reply.rejected if r.kind in ("ooc", "never_say", "leak") and r.text.strip()]
         if not bad or ch.pipeline is None:
@@ -708,14 +716,12 @@ class Castroom:
             ch.pipeline.guard.add_negative(r.text)
         if self.store is None:
             return
-        from game.errorbank.store import Case
 
-        state = self.session.state
         for r in bad:
             with contextlib.suppress(Exception):  # the error bank must never end a turn
-                self.store.add(Case(kind="reply.persona", session=self.session.director.session_id,
-                                    story=self.session.story.id, scene=state.scene, frame=state.frame,
-                                    frame_time=state.frame / self.session.caps.fps, character=ch.id,
+                self.store.add(Case(kind="reply.persona", session=self.session_id,
+                                    story=self.story.id, scene=state.scene, frame=state.frame,
+                                    frame_time=state.frame / self.fps, character=ch.id,
                                     bad_reply=r.text, fixed_reply=reply.text,
                                     request={"player_text": reply.player_text},
                                     metrics={"key": f"reply.{r.kind}", "score": 1.0},
@@ -744,73 +750,16 @@ class Castroom:
             raise InputError(f"{character!r} is not a character you can talk to", hint=f"characters: {known}")
         return ch
 
-    def speakers(self) -> list[str]:
-        """Ids of the characters present in the current scene who can answer."""
-        scene = self.session.story.model.scenes.get(self.session.state.scene)
-        return [cid for cid in (scene.present if scene else {}) if cid in self.characters]
-
-    def addressee(self, text: str) -> str:
+    def addressee(self, text: str, present: Sequence[str] = ()) -> str:
         """Whom a typed line speaks to: a leading name (``"Eve, ..."``/``"eve: ..."``), else the
-        only character present who can answer; ``""`` when unclear."""
+        only character in ``present`` (the scene's cast) who can answer; ``""`` when unclear."""
         low = text.strip().lower()
         for cid, ch in self.characters.items():
             for name in {cid, ch.card.display_name.lower(), ch.card.name.lower()}:
                 if low.startswith(name) and low[len(name):len(name) + 1] in (",", ":", " ", ""):
                     return cid
-        present = self.speakers()
-        return present[0] if len(present) == 1 else ""
-
-    def ask(self, character: str, text: str) -> TurnResult:
-        """Say ``text`` to ``character`` and wait for her reply (the turn's events include it).
-
-        Raises:
-            InputError: no such character, or the story refuses the line now.
-        """
-        self.character(character)
-        return self.session.submit(Say(text=text, target=character))
-
-    def prepare(self, character: str, text: str,
-                on_sentence: Callable[[Sentence], None] | None = None) -> Reply:
-        """Write her reply to ``text`` now, off the session's lock (the model runs in its
-        worker; sentences are spoken as they come); the next :meth:`ask` with the same text
-        uses it. Call from a background thread (see :meth:`ask_async`).
-
-        Raises:
-            InputError: no such character.
-        """
-        ch = self.character(character)
-        hook = self.hooks[character]
-        turn = self.session.state.turn + 1
-        reply, memories = self.write_reply(ch, text, turn, speak=True, on_sentence=on_sentence)
-        hook.prepared = (text, reply, memories)
-        return reply
-
-    def ask_async(self, character: str, text: str,
-                  done: Callable[[TurnResult | WorldloomError], None] | None = None,
-                  on_sentence: Callable[[Sentence], None] | None = None) -> threading.Thread:
-        """:meth:`prepare` then :meth:`ask` on a background thread, so the window's thread never
-        waits for the model. ``on_sentence(sentence)`` runs (on that thread) as each sentence is
-        accepted; ``done(result or error)`` runs (on that thread) when the turn is in the
-        session: the window then picks up the new request and the reply's events (its
-        ``Session.on_event`` listener already received them).
-
-        Returns:
-            The started thread.
-        """
-
-        def run() -> None:
-            outcome: TurnResult | WorldloomError
-            try:
-                self.prepare(character, text, on_sentence)
-                outcome = self.ask(character, text)
-            except WorldloomError as exc:
-                outcome = exc
-            if done is not None:
-                done(outcome)
-
-        thread = threading.Thread(target=run, name=f"worldloom-ask-{character}", daemon=True)
-        thread.start()
-        return thread
+        answer = [cid for cid in present if cid in self.characters]
+        return answer[0] if len(answer) == 1 else ""
 
     def set_voice_output(self, output: VoiceOutput | None) -> None:
         """Send each spoken sentence to ``output(audio, rate)`` as soon as it is ready (a window
@@ -820,9 +769,9 @@ class Castroom:
             self.voice.realtime = output is not None or self.voice.realtime
 
     # -- the closing note ---------------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
-        """What the session showed of each character (see :func:`summarise`)."""
-        return summarise(self, list(self.session.log.since(0)))
+    def summary(self, events: Sequence[Event]) -> dict[str, Any]:
+        """What the session's ``events`` (its whole log) showed of each character (see :func:`summarise`)."""
+        return summarise(self, list(events))
 
     def close(self) -> None:
         """Stop the voice and the model worker (idempotent)."""
@@ -835,9 +784,13 @@ class Castroom:
             self.worker.close()
 
 
-def cast_of(session: Session) -> Castroom | None:
-    """The :class:`Castroom` installed on ``session``, if any."""
-    room = session.extensions.get(EXTENSION)
+class _HasExtensions(Protocol):
+    def extension(self, name: str) -> Any: ...
+
+
+def cast_of(session: _HasExtensions) -> Castroom | None:
+    """The :class:`Castroom` a session was built with (its ``"cast"`` extension), if any."""
+    room = session.extension(EXTENSION)
     return room if isinstance(room, Castroom) else None
 
 
@@ -946,14 +899,13 @@ def format_summary(summary: Mapping[str, Any]) -> list[str]:
 
 # -- installing ---------------------------------------------------------------------------------
 
-def story_cards(session: Session) -> dict[str, CharacterCard]:
+def story_cards(story: Story) -> dict[str, CharacterCard]:
     """The cards the story's cast names (``cast.<id>.card``, relative to the story folder).
 
     Raises:
         CardError: a card is missing or malformed, or its id differs from the cast id.
     """
     out: dict[str, CharacterCard] = {}
-    story = session.story
     for cid, member in story.model.cast.items():
         if not member.card:
             continue
@@ -978,7 +930,6 @@ def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
         return spec, None
     if spec.kind == "scripted":
         return build_model(spec), None
-    from game.models.worker import ModelWorker
 
     worker = ModelWorker({"dialogue": spec}, show_progress=show_progress).start()
     try:
@@ -988,56 +939,56 @@ def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
         raise
 
 
-def install_cast(session: Session, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
-                 voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
-                 errorbank: ErrorStore | None = None, embedder: Any = None,
-                 settings: DialogueSettings | None = None, show_progress: bool = True,
-                 tts: TextToSpeech | None = None) -> Castroom | None:
-    """Bring the story's living characters into ``session`` (call before ``session.start()``).
+def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
+               seed: int = 0, session_id: str = "main", fps: float = 24.0, audio_rate: int = 16000,
+               voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
+               errorbank: ErrorStore | None = None, embedder: Any = None,
+               settings: DialogueSettings | None = None, show_progress: bool = True,
+               tts: TextToSpeech | None = None) -> Castroom | None:
+    """The story's living characters (the ``cast.<id>`` entries with a ``card:``), ready to
+    be given to a session (:func:`game.session.assembly.open_game` does).
 
     Args:
-        session: the session (not yet started).
+        story: the story.
         dialogue: the dialogue model: a spec string (:func:`dialogue_spec`), a
             :class:`ModelSpec`, a model object, or ``None`` (authored answers and fallbacks only).
+        seed: the session's seed (generation settings are seeded with it).
+        session_id: the session id recorded with error-bank cases.
+        fps: frames per second of the session's frame clock (error-bank times).
+        audio_rate: the backend's audio rate, Hz (her voice is made at it).
         voice: speak her replies (pyttsx3/espeak-ng).
         realtime: the voice does not wait for synthesis when mixing (a window).
         recorded: answer with these recorded replies and never build a model (replays).
-        errorbank: where rejected replies are recorded and read back as negative examples
-            (default: the store of the session's guarded backend, if any).
+        errorbank: where rejected replies are recorded and read back as negative examples.
         embedder: text encoder for memories and authored answers (default: the shared MiniLM).
-        settings: generation settings (default: :class:`DialogueSettings` seeded with the session's seed).
+        settings: generation settings (default: :class:`DialogueSettings` seeded with ``seed``).
         show_progress: show the model's loading progress.
         tts: the speech engine (tests pass one; default :class:`~game.audio.tts.TextToSpeech`).
 
     Returns:
-        The :class:`Castroom` (also ``cast_of(session)``), or ``None`` when no cast member has a card.
+        The :class:`Castroom`, or ``None`` when no cast member has a card.
 
     Raises:
         CardError: a card is missing or malformed.
         ModelError: the dialogue model cannot be loaded.
     """
-    cards = story_cards(session)
+    cards = story_cards(story)
     if not cards:
         return None
-    settings = settings or DialogueSettings(seed=session.seed)
-    store = errorbank if errorbank is not None else getattr(session.backend, "store", None)
-    model, worker = (None, None) if recorded is not None else _load_model(dialogue, session.story.folder,
-                                                                          show_progress)
+    settings = settings or DialogueSettings(seed=seed)
+    store = errorbank
+    model, worker = (None, None) if recorded is not None else _load_model(dialogue, story.folder, show_progress)
     try:
         context = min(model.context_size, MAX_CONTEXT) if model is not None else MAX_CONTEXT
         characters: dict[str, Character] = {}
         for cid, card in cards.items():
             memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
-            rel = Relationships(card)
-            rel.ensure(session.state)
-            characters[cid] = Character(cid, card, rel, memory, builder=PromptBuilder(memory),
+            characters[cid] = Character(cid, card, Relationships(card), memory, builder=PromptBuilder(memory),
                                         base_facts=facts_from_card(card, card.home))
-        voice_track = None
-        if voice and recorded is None:
-            voice_track = VoiceTrack(session.caps.audio_rate, realtime=realtime, tts=tts)
-        room = Castroom(session, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
-                        store=store, embedder=embedder, settings=settings)
-        for cid, ch in characters.items():
+        voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
+        room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
+                        store=store, embedder=embedder, settings=settings, session_id=session_id, fps=fps)
+        for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder
                 pipe = pipeline_for(ch.card, ch.memory, model, settings=settings, embedder=enc, home=ch.card.home)
@@ -1046,19 +997,8 @@ def install_cast(session: Session, dialogue: ModelSpec | DialogueModel | str | N
                 pipe.knowledge = PlayerKnowledge(ch.card, ch.player_name, enc)
                 if store is not None:
                     with contextlib.suppress(Exception):
-                        pipe.guard.add_negatives(store.rejected_replies(cid))
+                        pipe.guard.add_negatives(store.rejected_replies(ch.id))
                 ch.pipeline = pipe
-            session.add_hook(RelationshipHook(ch.card, ch.rel))
-        for cid, ch in characters.items():
-            hook = CastHook(room, ch)
-            room.hooks[cid] = hook
-            session.add_hook(hook)
-            session.director.cast[cid] = _View(ch)
-        session.add_hook(_PathHook(room))
-        session.on_event(room.observe)
-        session.extend(EXTENSION, room)
-        session.backend = CastBackend(session.backend, room)
-        room.note_path(session.state)
         return room
     except BaseException:
         if worker is not None:
@@ -1068,7 +1008,6 @@ def install_cast(session: Session, dialogue: ModelSpec | DialogueModel | str | N
 
 __all__ = [
     "EXTENSION",
-    "CastBackend",
     "CastHook",
     "Castroom",
     "Character",
@@ -1078,7 +1017,7 @@ __all__ = [
     "cast_of",
     "dialogue_spec",
     "format_summary",
-    "install_cast",
+    "build_cast",
     "key_terms",
     "names_claimed",
     "owners_differ",

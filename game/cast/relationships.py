@@ -22,7 +22,7 @@ and is clamped to ``[axis.min, axis.max]``. The values map to an expression name
 rule's offsets), sent on with every change.
 
 :class:`RelationshipHook` plugs this into a :class:`game.session.Session` turn
-(``session.add_hook(RelationshipHook(card))``) and emits ``effect`` events.
+(a step of the session's turn: ``Session(steps=[RelationshipHook(card)])``) and emits ``effect`` events.
 """
 
 from __future__ import annotations
@@ -31,13 +31,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from game.cast.card import Axis, CharacterCard, ExpressionRule
 from game.state import Event, GameState
-
-if TYPE_CHECKING:  # pragma: no cover
-    from game.session import Session
+from game.story.host import TurnHost
 
 #: VADER's neutral band: compound scores inside (-0.05, 0.05) move nothing.
 NEUTRAL_BAND = 0.05
@@ -223,7 +221,7 @@ class RelationshipHook:
         self.rel = relationships or Relationships(card)
         self.emit_decay = emit_decay
 
-    def _targeted(self, session: Session, e: Event) -> bool:
+    def _targeted(self, session: TurnHost, e: Event) -> bool:
         if e.kind != "say" or e.speaker != "player" or "unhandled" in e.data or not e.text.strip():
             return False
         target = str(e.data.get("target", ""))
@@ -240,7 +238,7 @@ class RelationshipHook:
         return Event(kind="effect", turn=state.turn, frame=state.frame, scene=state.scene,
                      ids={"target": f"{axis}({self.card.id})"}, data=data)
 
-    def on_turn(self, session: Session, intent: Any, events: list[Event]) -> list[Event]:
+    def on_turn(self, session: TurnHost, intent: Any, events: list[Event]) -> list[Event]:
         """Apply this turn's words and gifts; return the ``effect`` events."""
         state = session.state
         self.rel.ensure(state)

@@ -2,7 +2,7 @@
 
 The order (DESIGN.md, the path of one turn):
 
-1. **Negation and undo first** (:mod:`game.inputs.negation`): "undo", "never
+1. **Negation and undo first** (:mod:`game.story.negation`): "undo", "never
    mind" -> :class:`NotUnderstood` with reason ``undo``; "don't offer the leaf"
    -> reason ``negated``, nothing is done; "not the leaf, the kite" -> only "the
    kite" goes on, and anything the negated clause named is excluded.
@@ -52,9 +52,9 @@ from typing import Literal, Protocol
 import numpy as np
 
 from game.inputs.edits import EDITS, VALUE_EDITS, cued, describe, find_value, params_for
-from game.inputs.negation import Polarity, analyse, normalise
 from game.inputs.slots import COLOURS, SIZES, Lexicon, Slots, parse
 from game.state import Choose, GameState, Give, Instruct, Say
+from game.story.negation import Polarity, analyse, normalise
 from game.story.runtime import StoryRuntime
 from game.story.schema import Action, Choice
 from game.story.story import Story
@@ -81,7 +81,8 @@ _ORDINALS = {"1": 0, "one": 0, "first": 0, "former": 0, "2": 1, "two": 1, "secon
              "3": 2, "three": 2, "third": 2}
 _WORD = re.compile(r"[a-z0-9']+")
 
-AnyIntent = Choose | Give | Say | Instruct
+#: What a line of free text can mean (a subset of :data:`game.state.AnyIntent`).
+TextIntent = Choose | Give | Say | Instruct
 
 
 class Embedder(Protocol):
@@ -152,7 +153,7 @@ class Option:
     """A way a :class:`Clarify` may be answered: its label, the intent, its score."""
 
     label: str
-    intent: AnyIntent | None
+    intent: TextIntent | None
     key: str
     score: float
     things: tuple[str, ...] = ()
@@ -172,7 +173,7 @@ class Understood:
     """
 
     text: str
-    intent: AnyIntent
+    intent: TextIntent
     key: str
     label: str
     score: float
@@ -238,7 +239,7 @@ class _Scored:
     cand: Candidate
     sim: float
     score: float
-    intent: AnyIntent | None
+    intent: TextIntent | None
     complete: bool = True
     notes: list[str] = field(default_factory=list)
 
@@ -480,7 +481,7 @@ class Resolver:
             if c.kind == "edit" and not cued(c.ref, body):
                 score -= NO_CUE
                 notes.append("no cue")
-            intent: AnyIntent | None = None
+            intent: TextIntent | None = None
             complete = True
             if c.kind == "choice":
                 intent = Choose(choice_id=c.ref)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from game.inputs.negation import normalise
+from game.story.negation import normalise
 from game.story.schema import Scene, StoryModel
 
 _WORD = re.compile(r"[a-z0-9']+")

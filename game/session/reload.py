@@ -33,7 +33,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from game.errors import CardError, StoryError, WorldloomError
 from game.state import Event, GameState
@@ -52,7 +51,6 @@ if TYPE_CHECKING:
 FATAL_CODES = frozenset({"WL001", "WL002", "WL003", "WL004", "WL007", "WL014", "WL016", "WL018"})
 CARD_SUFFIXES = (".yaml", ".yml", ".json", ".png")
 #: The file each live session's story was last loaded or reloaded from.
-_SOURCES: WeakKeyDictionary[Session, Path] = WeakKeyDictionary()
 
 
 @dataclass
@@ -138,9 +136,8 @@ def story_source(session: Session) -> Path:
     Raises:
         StoryError: the story was not loaded from a file worldloom can find again.
     """
-    remembered = _SOURCES.get(session)
-    if remembered is not None:
-        return remembered
+    if session.source is not None:
+        return session.source
     path = getattr(session.story, "path", None)
     if isinstance(path, Path):
         return path
@@ -254,18 +251,13 @@ def adapt_state(runtime: StoryRuntime, state: GameState, cause: str = "reload") 
 def _notify(session: Session, method: str, *args: Any) -> list[Event]:
     """Call ``method(*args)`` on every extension and hook that has it; collect returned events."""
     out: list[Event] = []
-    for target in [*session.extensions.values(), *session.hooks]:
+    for target in [*session.extensions.values(), *session.steps]:
         fn = getattr(target, method, None)
         if callable(fn):
             got = fn(*args)
             if isinstance(got, list):
                 out += [e for e in got if isinstance(e, Event)]
     return out
-
-
-def remember_source(session: Session, path: str | Path) -> None:
-    """Record the file ``session``'s story came from (``reload()`` with no path reloads it)."""
-    _SOURCES[session] = Path(path)
 
 
 def _is_card(session: Session, target: Path, story_files: set[Path]) -> bool:
@@ -383,9 +375,8 @@ def fit_session(session: Session, prepared: PreparedReload) -> Fitted:
     head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",
                  ids={"story": story.id}, data={"path": str(path), "digest": story.digest})
     events = [head, *events, *_notify(session, "on_story_reload", story)]
-    _SOURCES[session] = path
     return Fitted(runtime, state, checkpoints, events)
 
 
 __all__ = ["FATAL_CODES", "Fitted", "PreparedReload", "ReloadResult", "StoryWatcher", "adapt_state", "check_story",
-           "fit_session", "prepare_reload", "remember_source", "story_source", "watch_paths"]
+           "fit_session", "prepare_reload", "story_source", "watch_paths"]

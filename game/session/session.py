@@ -13,8 +13,8 @@ stream stops at the next block and the new request goes out at once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,16 +22,19 @@ import numpy as np
 
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
-from game.state import Choose, Event, EventLog, GameState, Give, Move, Say, Wait
-from game.state.intents import AddReference, Instruct
+from game.inputs.images import validate_image
+from game.session.rules import Rules
+from game.session.steps import Begins, Observes, Prepares, Progress, Step, Turn
+from game.state import AnyIntent, Event, EventLog, GameState, Move, Wait, takes_checkpoint
+from game.state.intents import Choose, Give
 from game.state.saves import Checkpoint, SaveData, list_saves, read_save, slot_path, write_save
 from game.story.ink_runtime import runtime_for
 from game.story.loader import load_story
-from game.story.runtime import AnyIntent, StoryRuntime
+from game.story.runtime import StoryRuntime
 from game.story.story import Story
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import Director
+from game.world.director import CastView, Director
 from game.world.protocol import Backend, FrameChunk, WorldRequest
 
 if TYPE_CHECKING:
@@ -39,12 +42,6 @@ if TYPE_CHECKING:
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
-
-
-class IntentHandler(Protocol):
-    """Handles one kind of intent instead of the story runtime."""
-
-    def __call__(self, session: Session, intent: AnyIntent, /) -> list[Event]: ...
 
 
 class Extension(Protocol):
@@ -57,12 +54,6 @@ class Extension(Protocol):
     def load_extra(self, data: dict[str, Any] | None) -> None: ...
 
     def on_rollback(self, turn: int) -> None: ...
-
-
-class TurnHook(Protocol):
-    """Sees every turn's events after the story runtime; returns events to add."""
-
-    def on_turn(self, session: Session, intent: AnyIntent, events: list[Event]) -> list[Event]: ...
 
 
 @dataclass(frozen=True)
@@ -104,34 +95,35 @@ class TurnResult:
     notices: list[str] = field(default_factory=list)
 
 
-def _audio_cue(request: WorldRequest, events: list[Event]) -> WorldRequest:
-    """Fill the request's ``cue`` from an ``audio`` event (an Ink ``# sound:`` / ``# music:`` tag)
-    when no reaction set it."""
-    if request.cue:
-        return request
-    cue = next((f"{e.data.get('channel', 'sound')}:{e.data.get('cue', '')}" for e in events if e.kind == "audio"), "")
-    return replace(request, cue=cue) if cue else request
-
-
 def default_save_dir(story_id: str) -> Path:
     """``~/.local/share/worldloom/saves/<story id>``."""
     return Path.home() / ".local" / "share" / "worldloom" / "saves" / story_id
 
 
 class Session:
-    """One playthrough of one story on one backend.
+    """One playthrough of one story on one backend; the one place a turn happens.
+
+    A turn (:meth:`submit`) is: the steps that prepare do so off the lock
+    (:class:`~game.session.steps.Prepares`), then, under the lock, a checkpoint if the
+    intent takes one, the rules (:class:`~game.session.rules.Rules`), each of ``steps`` in
+    order, the event log (and every :class:`~game.session.steps.Observes` step), and the
+    director's request. Build a whole game with :func:`game.session.assembly.open_game`.
 
     Args:
         story: a loaded :class:`Story`.
-        backend: a backend object, or a registered name (default ``procedural``).
+        backend: the backend stack, or a registered name (default ``procedural``).
         seed: seed of every random draw (story and backend).
         save_dir: where saves go (default :func:`default_save_dir`).
         session_id: backend session id.
         policy: chunk policy (default :class:`ChunkPolicy`).
         errorbank: an error-bank database path (or store): the backend is then
-            wrapped in :class:`game.errorbank.GuardedBackend`, which checks every
-            chunk, corrects drift by re-anchoring, falls back to the procedural world
-            while the backend is down and records every case there.
+            wrapped in :class:`game.errorbank.GuardedBackend` (``open_game`` does this for
+            a whole game; the argument stays for programs that build a bare session).
+        steps: the turn's steps after the rules, in order (:class:`~game.session.steps.Step`).
+        extensions: name -> what saves, loads and rolls back with the game under
+            ``extra[name]`` (:class:`Extension`).
+        cast: character id -> the director's view of her (identity anchor, expression).
+        source: the file the story was loaded from (what :meth:`reload` re-reads).
 
     Raises:
         game.errors.BackendError: the backend could not be started.
@@ -139,7 +131,9 @@ class Session:
 
     def __init__(self, story: Story, backend: Backend | str = "procedural", *, seed: int = 0,
                  save_dir: str | Path | None = None, session_id: str = "main",
-                 policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None) -> None:
+                 policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None,
+                 steps: Sequence[Step] = (), extensions: Mapping[str, Extension] | None = None,
+                 cast: Mapping[str, CastView] | None = None, source: str | Path | None = None) -> None:
         self.story = story
         #: :class:`StoryRuntime`, or :class:`game.story.ink_runtime.InkRuntime` for an Ink story.
         self.runtime: StoryRuntime = runtime_for(story)
@@ -150,62 +144,58 @@ class Session:
             store = errorbank if isinstance(errorbank, ErrorStore) else ErrorStore(errorbank)
             self.backend = GuardedBackend(self.backend, store=store, session=session_id, story=story.id,
                                           scene_of=lambda _request: self.state.scene)
-            self.backend.on_notice = self._on_notice
-            self.notice = self.backend.notice
         self.caps = self.backend.capabilities()
         self.seed = seed
         self.save_dir = Path(save_dir) if save_dir else default_save_dir(story.id)
+        self.steps: tuple[Step, ...] = tuple(steps)
         self.state: GameState = self.runtime.new_state(seed)
+        for step in self.steps:
+            if isinstance(step, Begins):
+                step.begin(self.state)
         self.log = EventLog()
         self.checkpoints: list[Checkpoint] = []
-        self.director = Director(story, self.caps, session_id, policy)
+        self.director = Director(story, self.caps, session_id, policy, cast=cast)
+        self.rules = Rules(lambda path: validate_image(path).path)
+        #: name -> state kept beside GameState (saved in ``extra``).
+        self.extensions: dict[str, Extension] = dict(extensions or {})
+        #: the story file :meth:`reload` re-reads (``None``: the story's own file).
+        self.source = Path(source) if source is not None else None
         self._pending: WorldRequest | None = None
-        self._listeners: list[Callable[[Event], None]] = []
+        self._listeners: list[Callable[[Event], None]] = [s.observe for s in self.steps
+                                                          if isinstance(s, Observes) and callable(s.observe)]
         self._started = False
-        #: intent type (``"instruct"``, ``"add_reference"``...) -> handler used instead of
-        #: the story runtime; see :meth:`handle`.
-        self.handlers: dict[str, IntentHandler] = {}
-        #: called after every turn with its events; may add events (replies, memories).
-        self.hooks: list[TurnHook] = []
-        #: name -> state kept beside GameState (saved in ``extra``); see :meth:`extend`.
-        self.extensions: dict[str, Extension] = {}
         #: seq of the request being streamed now (a submit meanwhile pre-empts it), or None.
         self._streaming: int | None = None
-        # world edits (Instruct) and dropped images (AddReference): game/world/edits.py
-        from game.inputs.images import validate_image
-        from game.world.edits import install as install_world_edits
-
-        install_world_edits(self, lambda path: validate_image(path).path)
+        self._watch_notices()
 
     @classmethod
-    def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: object) -> Session:
+    def from_path(cls, path: str | Path, backend: Backend | str = "procedural", **kw: Any) -> Session:
         """Load the story at ``path`` and make a session (see :class:`Session`)."""
-        return cls(load_story(path), backend, **kw)  # type: ignore[arg-type]
+        return cls(load_story(path), backend, **kw)
 
-    def _on_notice(self, text: str) -> None:
+    def _watch_notices(self) -> None:
+        """Show the notices of every guard in the backend stack (``world model unreachable``...)."""
+        layer: Any = self.backend
+        seen = 0
+        while layer is not None and seen < 8:
+            if isinstance(layer, GuardedBackend):
+                layer.on_notice = self.show_notice
+                self.notice = layer.notice
+            layer = getattr(layer, "inner", None)
+            seen += 1
+
+    def show_notice(self, text: str) -> None:
+        """Show ``text`` as the game's notice line (the guard's "world model unreachable"...)."""
         with self._lock:
             self.notice = text
 
-    # -- extending -------------------------------------------------------------
-    def handle(self, intent_type: str, handler: IntentHandler) -> None:
-        """Route intents of ``intent_type`` to ``handler(session, intent) -> events``.
-
-        The handler runs under the session lock, may change ``session.state`` and
-        raises ``InputError`` to refuse (the state is then restored).
-        """
-        self.handlers[intent_type] = handler
-
-    def extend(self, name: str, extension: Extension) -> None:
-        """Save, load and roll back ``extension`` with the game, under ``extra[name]``."""
-        self.extensions[name] = extension
-
-    def add_hook(self, hook: TurnHook) -> None:
-        """Run ``hook.on_turn(session, intent, events)`` after every turn (in order added)."""
-        self.hooks.append(hook)
+    def extension(self, name: str) -> Extension | None:
+        """The extension saved under ``extra[name]`` (the cast under ``"cast"``), if any."""
+        return self.extensions.get(name)
 
     # -- listening -------------------------------------------------------------
     def on_event(self, fn: Callable[[Event], None]) -> None:
-        """Call ``fn(event)`` for every event from now on (in the calling thread)."""
+        """Call ``fn(event)`` for every event from now on (in the calling thread): a view's feed."""
         self._listeners.append(fn)
 
     def _record(self, events: list[Event]) -> list[Event]:
@@ -229,8 +219,7 @@ class Session:
             self._started = True
             events = self._record(self._missing_assets() + self.runtime.begin(self.state))
             self.backend.start(self.director.session_start(self.state, self.seed))
-            request = _audio_cue(self.director.build(self.state, events, self.director.cause(events, "start")),
-                                 events)
+            request = self.director.build(self.state, events, self.director.cause(events, "start"))
             self._pending = request
             return TurnResult(events, request)
 
@@ -244,18 +233,25 @@ class Session:
         return [Event(kind="warning", text=f"missing image {p!r} (relative to {self.story.folder}); "
                       "a placeholder is drawn", ids={"asset": p}) for p in missing]
 
-    def submit(self, intent: AnyIntent, *, audio: str = "") -> TurnResult:
+    def _turn(self, state: GameState, intent: AnyIntent, progress: Progress | None = None) -> Turn:
+        return Turn(self.story, self.runtime, state, intent, takes_checkpoint(intent), self.seed, self.caps.fps,
+                    self.director.session_id, progress)
+
+    def submit(self, intent: AnyIntent, *, audio: str = "", progress: Progress | None = None) -> TurnResult:
         """Apply one intent and queue the world request it causes.
 
-        A checkpoint is taken before every choice, gift, action, world edit and
-        dropped image, so :meth:`rollback` can undo it. ``audio`` is the path of the
-        player's voice clip, sent with the request as its audio cue. Submitted while
-        a chunk streams, the new request pre-empts it (a step then switches ``plain``).
+        The steps that prepare (a character writing her reply) do so first, off the lock,
+        on a copy of the state; their partial output goes to ``progress`` as it comes. A
+        checkpoint is taken before every intent :func:`~game.state.takes_checkpoint` names,
+        so :meth:`rollback` can undo it. ``audio`` is the path of the player's voice clip,
+        sent with the request as its audio cue. Submitted while a chunk streams, the new
+        request pre-empts it (a step then switches ``plain``).
 
         Raises:
             game.errors.InputError: the intent is not possible here (nothing changes).
             game.errors.StoryRuntimeError: the story is broken at this point (state restored).
         """
+        self._prepare(intent, progress)
         with self._lock:
             if not self._started:
                 self.start()
@@ -263,25 +259,21 @@ class Session:
                 raise InputError("the story has ended", hint="load a save or roll back")
             before = self.state.copy_state()
             camera_from = self.state.camera_x
-            checkpoint = isinstance(intent, Choose | Give | Instruct | AddReference) or \
-                (isinstance(intent, Say) and bool(intent.action_id))
+            turn = self._turn(self.state, intent, progress)
             try:
-                handler = self.handlers.get(intent.type)
-                if handler is not None:
-                    self.state.turn += 1
-                    self.state.reactions.clear()
-                    events = handler(self, intent)
-                else:
-                    events = self.runtime.apply(self.state, intent)
-                for hook in self.hooks:
-                    events = events + hook.on_turn(self, intent, events)
+                events = self.rules.apply(turn, intent)
+                for step in self.steps:
+                    events = events + step.on_turn(turn, intent, events)
             except (InputError, StoryRuntimeError):
                 self.state = before
                 raise
-            if checkpoint:
+            if turn.checkpoint:
                 self.checkpoints.append(Checkpoint(self._label(intent, before), before))
                 del self.checkpoints[:-MAX_CHECKPOINTS]
             self._record(events)
+            warned = [e.text for e in events if e.kind == "warning"]
+            if warned:
+                self.notice = warned[-1]
             seconds = intent.seconds if isinstance(intent, Move | Wait) else None
             direction = intent.direction if isinstance(intent, Move) else ""
             fallback = "wait" if isinstance(intent, Wait) else "say"
@@ -291,9 +283,23 @@ class Session:
                          if e.kind == "edit" and e.ids.get("edit") == "add_reference")
             request = self.director.build(self.state, events, cause, references=refs, audio=audio,
                                           preempt=self._streaming is not None)
-            request = _audio_cue(request, events)
             self._pending = request
-            return TurnResult(events, request, checkpoint)
+            return TurnResult(events, request, turn.checkpoint)
+
+    def _prepare(self, intent: AnyIntent, progress: Progress | None) -> None:
+        """The prepare phase, off the lock: the rules on a copy of the state, then every
+        step that prepares sees that turn (a refused intent prepares nothing)."""
+        preparing = [s for s in self.steps if isinstance(s, Prepares) and s.prepares(intent)]
+        if not preparing or not self._started:
+            return
+        with self._lock:
+            ahead = self._turn(self.state.copy_state(), intent, progress)
+        try:
+            events = self.rules.apply(ahead, intent)
+        except WorldloomError:
+            return
+        for step in preparing:
+            step.prepare(ahead, intent, events)
 
     def _label(self, intent: AnyIntent, state: GameState) -> str:
         scene = self.story.model.scenes.get(state.scene)
@@ -552,6 +558,8 @@ class Session:
                 return prepared.failed(exc)
             if prepared.story is not None and fitted.runtime is not None:
                 self.story = self.director.story = prepared.story
+                if prepared.result.path is not None:
+                    self.source = Path(prepared.result.path)  # reload() with no path reloads this file
                 self.runtime, self.state, self.checkpoints = fitted.runtime, fitted.state, fitted.checkpoints
             self._record(fitted.events)
             if prepared.story is not None:
@@ -564,4 +572,4 @@ class Session:
         self.backend.close()
 
 
-__all__ = ["ChoiceView", "Session", "TurnResult", "View", "Move", "Say", "Instruct"]
+__all__ = ["ChoiceView", "Extension", "Session", "TurnResult", "View", "default_save_dir"]

@@ -7,6 +7,7 @@ from game.state.events import Event, EventLog
 from game.state.gamestate import SCHEMA_VERSION, GameState
 from game.state.intents import (
     AddReference,
+    AnyIntent,
     Choose,
     Give,
     Instruct,
@@ -15,11 +16,13 @@ from game.state.intents import (
     Say,
     Wait,
     intent_from_json,
+    takes_checkpoint,
 )
 
 __all__ = [
     "SCHEMA_VERSION",
     "AddReference",
+    "AnyIntent",
     "Choose",
     "Event",
     "EventLog",
@@ -31,4 +34,5 @@ __all__ = [
     "Say",
     "Wait",
     "intent_from_json",
+    "takes_checkpoint",
 ]

@@ -6,13 +6,15 @@ log's view to that offset, it never rewrites history on disk.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from typing_extensions import TypedDict
 
-#: Event kinds the runtime emits. Later rooms add their own (``reply``, ``edit``...).
-EVENT_KINDS = (
-    "scene",  # entered a scene
+#: Every kind of event, with who makes it. A new kind is added here (and to
+#: :data:`PAYLOADS` when its ``data`` has a fixed shape), never made up on the way.
+EventKind = Literal[
+    "scene",  # entered a scene (story runtime)
     "line",  # a narration or character line
     "choice",  # the player took a choice
     "action",  # a free-text action matched
@@ -22,33 +24,102 @@ EVENT_KINDS = (
     "exit",  # moved through an exit to another location
     "effect",  # a variable or relationship changed
     "ending",  # reached an ending scene
+    "audio",  # a sound or music cue (an Ink ``# sound:`` tag): data is AudioData
+    "say",  # the player said something
+    "not_understood",  # free text that meant nothing here
+    "reply",  # a character answered (the cast): data is ReplyData
+    "edit",  # a world edit or a dropped image was applied (game.world.edits): data is EditData
     "save",
     "load",
     "rollback",
-    "say",  # the player said something
-    "not_understood",
-    "warning",
+    "reload",  # the story or a card was reloaded from disk
+    "warning",  # something the player or author should know (play goes on)
     "chunk",  # a world chunk was shown (transcripts only)
-)
+]
+
+#: The kinds, in order (for tools that list them).
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+
+
+class AudioData(TypedDict):
+    """``data`` of an ``audio`` event: the channel (``sound`` / ``music``) and the cue's name."""
+
+    channel: Literal["sound", "music"]
+    cue: str
+
+
+class RejectedReply(TypedDict):
+    """One model attempt the persona guard refused: its text, the kind and the reasons."""
+
+    text: str
+    kind: str
+    reasons: list[str]
+
+
+class ReplyData(TypedDict, total=False):
+    """``data`` of a ``reply`` event (see :meth:`game.cast.dialogue.Reply.to_json`).
+
+    ``source`` is where the words came from (``authored``, ``model``, ``fallback``);
+    ``speech_s`` how long she takes to say it, seconds (the director sizes the chunk by it);
+    ``rejected`` the attempts the guard refused; ``memories`` what her prompt retrieved.
+    """
+
+    source: str
+    sentences: list[str]
+    player_text: str
+    authored_id: str
+    score: float
+    model: str
+    attempts: int
+    rejected: list[RejectedReply]
+    truncated: bool
+    injection: list[str]
+    error: str
+    seed: int
+    expression: str
+    voice: dict[str, Any]
+    memories: list[str]
+    speech_s: float
+
+
+class EditData(TypedDict, total=False):
+    """``data`` of an ``edit`` event: the value before and after (``old`` / ``new``), where a
+    placed thing stands (``x``, world units), who wears it (``on``), a dropped image's path."""
+
+    old: Any
+    new: Any
+    x: float
+    on: str
+    image: str
+
+
+#: Event kind -> the shape its ``data`` must have (checked when the event is made).
+PAYLOADS: dict[str, TypeAdapter[Any]] = {"audio": TypeAdapter(AudioData), "reply": TypeAdapter(ReplyData),
+                                         "edit": TypeAdapter(EditData)}
 
 
 class Event(BaseModel):
     """One thing that happened.
 
     Attributes:
-        kind: one of :data:`EVENT_KINDS` (or a room's own kind).
+        kind: one of :data:`EventKind`.
         turn: the ``GameState.turn`` it happened in.
         frame: the frame index on the frame clock when it happened.
         scene: id of the scene it happened in.
         speaker: character id, ``"narrator"`` or ``""``.
         text: player-visible text, already interpolated.
         ids: stable ids involved (``{"choice": "offer_kite", "line": "arrival.l1"}``).
-        data: anything else (numbers, reaction names), JSON-able.
+        data: anything else (numbers, reaction names), JSON-able; for the kinds in
+            :data:`PAYLOADS` it has that shape (:class:`ReplyData`, :class:`EditData`,
+            :class:`AudioData`).
+
+    Raises:
+        pydantic.ValidationError: an unknown kind, or ``data`` of the wrong shape.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str
+    kind: EventKind
     turn: int = 0
     frame: int = 0
     scene: str = ""
@@ -56,6 +127,13 @@ class Event(BaseModel):
     text: str = ""
     ids: dict[str, str] = Field(default_factory=dict)
     data: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _payload_shape(self) -> Event:
+        shape = PAYLOADS.get(self.kind)
+        if shape is not None:
+            shape.validate_python(self.data)
+        return self
 
 
 class EventLog:

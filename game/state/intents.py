@@ -78,7 +78,22 @@ Intent = Annotated[
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Intent)
 
 
-def intent_from_json(data: dict[str, Any]) -> Move | Choose | Say | Give | Instruct | AddReference | Wait:
+def intent_from_json(data: dict[str, Any]) -> AnyIntent:
     """Validate a JSON dict (``{"type": "choose", "choice_id": ...}``) into an intent."""
-    result: Move | Choose | Say | Give | Instruct | AddReference | Wait = _ADAPTER.validate_python(data)
+    result: AnyIntent = _ADAPTER.validate_python(data)
     return result
+
+
+#: Every intent, as one union (the story runtime, the session and the inputs all use it).
+AnyIntent = Move | Choose | Say | Give | Instruct | AddReference | Wait
+
+
+def takes_checkpoint(intent: AnyIntent) -> bool:
+    """Whether applying ``intent`` takes a checkpoint first (so a rollback can undo it).
+
+    A choice, a gift, a world edit, a dropped image and an authored action said in words do;
+    a move, a wait and plain talk do not (Ren'Py likewise checkpoints at each interaction
+    that changes the story, ``renpy/rollback.py``). The one place this is decided.
+    """
+    return isinstance(intent, Choose | Give | Instruct | AddReference) or (
+        isinstance(intent, Say) and bool(intent.action_id))

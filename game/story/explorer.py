@@ -59,9 +59,9 @@ from pathlib import Path
 from typing import Any
 
 from game.errors import ExpressionError, InputError, StoryRuntimeError, WorldloomError
-from game.inputs.text import resolve
 from game.state import Choose, Event, GameState, Give, Move, Say
 from game.story.expr import WORLD_KEYS
+from game.story.keywords import resolve
 from game.story.loader import load_story
 from game.story.runtime import StoryRuntime
 from game.story.schema import Reaction

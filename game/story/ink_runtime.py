@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from game.errors import InputError, StoryError, StoryRuntimeError
-from game.state import Event, GameState
+from game.state import AnyIntent, Event, GameState
 from game.story.ink import (
     DIRECTIVES,
     HOOK,
@@ -46,7 +46,7 @@ from game.story.ink import (
     slug,
     split_tag,
 )
-from game.story.runtime import DEFAULT_GIVE_LINE, AnyIntent, StoryRuntime
+from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
 from game.story.schema import Choice
 from game.story.story import Story
 
@@ -543,8 +543,10 @@ class InkRuntime(StoryRuntime):
         self._cause = choice_id
         self._step(state, events, lambda: self.ink.choose_choice_index(picked.index))
         hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
+        extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
         choice = Event(kind="choice", turn=state.turn, frame=state.frame, scene=scene, text=picked.text,
-                       ids={"choice": choice_id, "scene": scene}, data={"chunk": hint})
+                       ids={"choice": choice_id, "scene": scene},
+                       data={"chunk": hint, **({"tags": extra} if extra else {})})
         return [choice, *events]
 
     def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:

@@ -13,7 +13,8 @@ from typing import Any
 
 from game.errors import ExpressionError, InputError, StoryRuntimeError
 from game.state import Choose, Event, GameState, Give, Move, Say, Wait
-from game.state.intents import AddReference, Instruct
+from game.state.events import EventKind
+from game.state.intents import AnyIntent, Instruct
 from game.story.expr import WORLD_KEYS, Target
 from game.story.schema import Choice, Line, Reaction
 from game.story.story import Story
@@ -25,7 +26,6 @@ PAN_SPEED = 0.25
 PAN_LIMIT = 1.5
 DEFAULT_GIVE_LINE = "{character} looks at the {item}, unsure what to make of it."
 
-AnyIntent = Move | Choose | Say | Give | Wait | Instruct | AddReference
 
 
 class _Env:
@@ -182,7 +182,7 @@ class StoryRuntime:
             return loc.time_of_day if loc else "dusk"
         return ""
 
-    def event(self, state: GameState, kind: str, **kw: Any) -> Event:
+    def event(self, state: GameState, kind: EventKind, **kw: Any) -> Event:
         return Event(kind=kind, turn=state.turn, frame=state.frame, scene=state.scene, **kw)
 
     def interpolate(self, state: GameState, text: str, extra: dict[str, str] | None = None) -> str:
@@ -235,7 +235,25 @@ class StoryRuntime:
     # -- stepping --------------------------------------------------------------
     def begin(self, state: GameState) -> list[Event]:
         """Enter the start scene."""
-        return self.enter(state, self.story.model.start, "start")
+        return self.stuck(state, self.enter(state, self.story.model.start, "start"))
+
+    def stuck(self, state: GameState, events: list[Event]) -> list[Event]:
+        """``events``, and a ``warning`` (``ids.code == "empty_menu"``) when this turn left the
+        player in a scene whose menu is empty with no way on: every choice used up (``once``)
+        or closed by its condition, no exit open, no action to say, and not an ending. The
+        story is broken there (``worldloom lint`` warns of it); the player is told so rather
+        than shown an empty menu."""
+        scene = self.story.model.scenes.get(state.scene)
+        if scene is None or scene.ending or not scene.choices or scene.actions or self.available_choices(state):
+            return events
+        for d, exit_ in scene.exits.items():
+            if self.check(state, exit_.if_, self.story.where(("scenes", state.scene, "exits", d, "if"))):
+                return events
+        title = scene.title or state.scene
+        return [*events, self.event(state, "warning", ids={"code": "empty_menu", "scene": state.scene},
+                                    text=f"Nothing is left to choose in {title}: every choice here is used up "
+                                         "or closed and there is no way on. The story is broken here; "
+                                         "roll back, or load a save.")]
 
     def enter(self, state: GameState, scene_id: str, cause: str, where: str = "") -> list[Event]:
         """Enter ``scene_id``: visit count, location, on_enter effects, entry lines."""
@@ -316,13 +334,13 @@ class StoryRuntime:
         state.turn += 1
         state.reactions.clear()
         if isinstance(intent, Choose):
-            return self.choose(state, intent.choice_id)
+            return self.stuck(state, self.choose(state, intent.choice_id))
         if isinstance(intent, Move):
             return self.move(state, intent)
         if isinstance(intent, Give):
-            return self.give(state, intent.item_id, intent.character_id)
+            return self.stuck(state, self.give(state, intent.item_id, intent.character_id))
         if isinstance(intent, Say):
-            return self.say(state, intent)
+            return self.stuck(state, self.say(state, intent))
         if isinstance(intent, Wait):
             return []
         text = intent.text if isinstance(intent, Instruct) else intent.path

@@ -21,8 +21,8 @@ and the chunk length, and marks which memory tier each part came from
 * ``request``: this turn's own parts (event, reactions, actions, references, audio cue,
   each living character's expression and what she says this turn).
 
-Characters with a card (a :class:`CastView` in :attr:`Director.cast`, registered by
-:func:`game.cast.castroom.install_cast`) send their card's look and first reference
+Characters with a card (a :class:`CastView` in :attr:`Director.cast`, given by
+:func:`game.session.assembly.open_game`) send their card's look and first reference
 image as their identity anchor (``char.<id>`` image and ``char.<id>.look`` text, global
 sink), their look in the scene's entities, and, every turn, their expression (from the
 relationship) and the first sentence of their reply in the prompt. A turn in which a
@@ -37,7 +37,7 @@ objects per place), so a request after 10,000 turns is the size of one after 100
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,6 +117,8 @@ class Director:
         embed: ``texts -> (N, D)`` unit vectors for the object cache's embeddings
             (e.g. ``get_embedder().encode``), or ``None``; settable later as
             ``director.objects.embed``.
+        cast: character id -> the view of a living character (her identity anchor and
+            expression; the cast room's :meth:`~game.cast.castroom.Castroom.views`).
 
     Attributes:
         objects: the object cache tier.
@@ -125,7 +127,8 @@ class Director:
 
     def __init__(self, story: Story, caps: Capabilities, session_id: str,
                  policy: ChunkPolicy | None = None, rolling_size: int = 4,
-                 embed: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+                 embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+                 cast: Mapping[str, CastView] | None = None) -> None:
         self.story = story
         self.caps = caps
         self.session_id = session_id
@@ -137,7 +140,7 @@ class Director:
         self._current: tuple[Anchor, ...] = ()
         self._last_prompt = ""
         #: character id -> her card's view (identity anchor, expression); see :class:`CastView`.
-        self.cast: dict[str, CastView] = {}
+        self.cast: dict[str, CastView] = dict(cast or {})
 
     # -- anchors -------------------------------------------------------------
     def asset(self, rel: str) -> str:
@@ -329,6 +332,9 @@ class Director:
                 if kind == "scene":
                     sc = self.story.model.scenes.get(e.ids.get("scene", ""))
                     hint = sc.chunk if sc and sc.chunk else ("cut" if e.data.get("cut") else "medium")
+                    # the player's choice caused the turn: its own chunk hint wins over the scene's
+                    chosen = kinds["choice"].data.get("chunk") if "choice" in kinds else None
+                    hint = chosen or hint
                     event_id = e.ids.get("scene", "")
                 else:
                     event_id = next(iter(e.ids.values()), "")
@@ -376,7 +382,13 @@ class Director:
         actions = tuple(direction for _ in range(n_out)) if direction else ()
         start_x = state.camera_x if cause.camera_from is None else cause.camera_from
         dx = (state.camera_x - start_x) / n_out
-        cue = next((e.data.get("reaction", "") for e in events if e.kind == "reaction"), "")
+        sounds = tuple(f"{e.data.get('channel', 'sound')}:{e.data.get('cue', '')}" for e in events
+                       if e.kind == "audio" and e.data.get("cue"))
+        # the reaction's cue, else the turn's first sound (an Ink ``# sound:`` tag)
+        cue = next((e.data.get("reaction", "") for e in events if e.kind == "reaction"), "") or \
+            (sounds[0] if sounds else "")
+        directives = tuple(dict.fromkeys(str(t) for e in events if e.kind in ("line", "choice")
+                                         for t in e.data.get("tags", ())))
         scene = self.scene(state)
         _, hits, misses = self.objects.refresh(scene.entities, self.seq)
         request = WorldRequest(
@@ -392,6 +404,8 @@ class Director:
             references=references,
             audio=audio,
             cue=str(cue),
+            sounds=sounds,
+            directives=directives,
             event=cause.event,
             event_id=cause.event_id,
             anchors=self.global_anchors() + self._current,
@@ -401,6 +415,7 @@ class Director:
                    "anchors.current": "sink_current", "scene.weather": "sink_current",
                    "scene.time_of_day": "sink_current", "rolling": "rolling", "scene.entities": "object_cache",
                    "actions": "request", "cue": "request", "references": "request", "audio": "request",
+                   "sounds": "request", "directives": "request",
                    "object_cache.hits": str(hits), "object_cache.misses": str(misses),
                    "sink_current.version": str(self.current_version),
                    **({"prompt.expression": "request", "prompt.speech": "request"} if self.cast else {})},

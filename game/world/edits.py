@@ -31,11 +31,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from game.errors import InputError
 from game.state import AddReference, Event, GameState, Instruct
-from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
+from game.state.events import EventKind
+from game.story.host import TurnHost
+from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
 
@@ -67,12 +69,8 @@ REFUSALS: dict[str, str] = {
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-class EditHost(Protocol):
-    """What the edit handlers need from a session: the story, its runtime, the state."""
-
-    story: Story
-    runtime: StoryRuntime
-    state: GameState
+#: What the edit handlers need from a turn: the story, its runtime, the state.
+EditHost = TurnHost
 
 
 # -- helpers --------------------------------------------------------------------------
@@ -86,7 +84,7 @@ def allowed(story: Story, scene_id: str) -> tuple[str, ...]:
     return ALL_EDITS
 
 
-def _ev(host: EditHost, kind: str, **kw: Any) -> Event:
+def _ev(host: EditHost, kind: EventKind, **kw: Any) -> Event:
     return host.runtime.event(host.state, kind, **kw)
 
 
@@ -504,32 +502,3 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
         return events
     r, path = found
     return events + host.runtime.react(st, r, path, f"give.{who}.{path[-1]}", extra)
-
-
-
-# -- wiring -----------------------------------------------------------------------------------
-class _Session(EditHost, Protocol):
-    def handle(self, intent_type: str, handler: Any) -> None: ...
-
-
-def install(session: _Session, validate: Callable[[str], str] | None = None) -> None:
-    """Route ``instruct`` and ``add_reference`` intents of ``session`` to this module.
-
-    Args:
-        session: a :class:`game.session.Session` (anything with ``handle``, ``story``,
-            ``runtime`` and ``state``).
-        validate: image validator for dropped images (see :func:`add_reference`).
-    """
-
-    def on_instruct(s: Any, intent: Any) -> list[Event]:
-        if not isinstance(intent, Instruct):
-            raise InputError(f"expected an instruct intent, got {type(intent).__name__}")
-        return apply_instruct(s, intent)
-
-    def on_reference(s: Any, intent: Any) -> list[Event]:
-        if not isinstance(intent, AddReference):
-            raise InputError(f"expected an add_reference intent, got {type(intent).__name__}")
-        return add_reference(s, intent, validate)
-
-    session.handle("instruct", on_instruct)
-    session.handle("add_reference", on_reference)

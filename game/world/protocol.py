@@ -185,6 +185,11 @@ class WorldRequest:
         references: paths of reference images to honour.
         audio: path of an audio cue, or ``""``.
         cue: the reaction / sound cue of this chunk (``leap``, ``recoil``...), or ``""``.
+        sounds: every sound cue of the turn, in order, as ``channel:cue`` (``sound:gull``,
+            ``music:tide``; an Ink ``# sound:`` / ``# music:`` tag each).
+        directives: the custom tags of the turn's lines and choices (an Ink ``# camera: low``
+            the runtime does not act on), for a backend that does; one that does not
+            reports each in ``FrameChunk.ignored``.
         event: the story event that caused the request (``scene``, ``choice``, ``move``...).
         event_id: the stable id behind that event (choice id, scene id).
         anchors: sink anchors in force (global then current level).
@@ -205,6 +210,8 @@ class WorldRequest:
     references: tuple[str, ...] = ()
     audio: str = ""
     cue: str = ""
+    sounds: tuple[str, ...] = ()
+    directives: tuple[str, ...] = ()
     event: str = ""
     event_id: str = ""
     anchors: tuple[Anchor, ...] = ()
@@ -225,6 +232,8 @@ class WorldRequest:
             "event": self.event,
             "event_id": self.event_id,
             "cue": self.cue,
+            "sounds": list(self.sounds),
+            "directives": list(self.directives),
             "location": self.scene.location,
             "entities": [f"{e.id}:{e.state}" for e in self.scene.entities],
             "prompt": self.prompt[:160],

@@ -178,6 +178,8 @@ def request_from_json(data: Any) -> WorldRequest:
             references=tuple(str(r) for r in data.get("references", ()) or ()),
             audio=str(data.get("audio", "")),
             cue=str(data.get("cue", "")),
+            sounds=tuple(str(c) for c in data.get("sounds", ()) or ()),
+            directives=tuple(str(d) for d in data.get("directives", ()) or ()),
             event=str(data.get("event", "")),
             event_id=str(data.get("event_id", "")),
             anchors=_anchors(data.get("anchors", []) or [], w),

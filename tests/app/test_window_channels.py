@@ -17,7 +17,6 @@ import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-import types  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -33,7 +32,7 @@ from game.errors import InputError  # noqa: E402
 from game.inputs.channels import Channels  # noqa: E402
 from game.inputs.meaning import LexicalEmbedder, Resolver  # noqa: E402
 from game.session import Session  # noqa: E402
-from game.state import Event  # noqa: E402
+from game.state import Event, Say  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
 from game.world.backends.null import NullBackend  # noqa: E402
 
@@ -55,8 +54,10 @@ class Thinking(LexicalEmbedder):
 
 
 def make_app(story: Path, tmp_path: Path, *, threaded: bool = False, embedder: Any = None,
-             microphone: Microphone | None = None, watch: bool = False) -> tuple[App, Session]:
-    session = Session(load_story(story, use_cache=False), NullBackend(), save_dir=tmp_path / "saves")
+             microphone: Microphone | None = None, watch: bool = False, steps: Any = (),
+             extensions: Any = None) -> tuple[App, Session]:
+    session = Session(load_story(story, use_cache=False), NullBackend(), save_dir=tmp_path / "saves",
+                      steps=steps, extensions=extensions)
     channels = Channels(session, Resolver(session.story, embedder or LexicalEmbedder()),
                         voice_dir=tmp_path / "voice")
     app = App(session, WINDOW, threaded=False, audio=False, channels=channels, microphone=microphone,
@@ -228,9 +229,8 @@ def test_parse_address() -> None:
 
 
 def test_talk_to_a_character_with_a_card(mini_path: Path, tmp_path: Path) -> None:
-    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path)
     eve = EveHook()
-    session.add_hook(eve)
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, steps=[eve])
     app.step(line("@eve hello there"))
     assert eve.heard[-1] == ("hello there", "eve")
     assert app.reader.current == ("You", "hello there")
@@ -254,9 +254,8 @@ def test_talk_to_a_character_with_a_card(mini_path: Path, tmp_path: Path) -> Non
 
 
 def test_click_a_character_then_type(mini_path: Path, tmp_path: Path) -> None:
-    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path)
     eve = EveHook()
-    session.add_hook(eve)
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, steps=[eve])
     box = app.character_boxes()["eve"]
     app.step([pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=box.center, button=1),
               pygame.event.Event(pygame.MOUSEBUTTONUP, pos=box.center, button=1)])
@@ -270,15 +269,14 @@ def test_click_a_character_then_type(mini_path: Path, tmp_path: Path) -> None:
 
 
 def test_a_reply_streams_in_while_the_window_draws(mini_path: Path, tmp_path: Path) -> None:
-    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, threaded=True)
     gate = threading.Event()
 
     class SlowEve(EveHook):
-        def on_turn(self, session: Session, intent: Any, events: list[Event]) -> list[Event]:
+        def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
             gate.wait(10.0)
             return super().on_turn(session, intent, events)
 
-    session.add_hook(SlowEve())
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, threaded=True, steps=[SlowEve()])
     app.step(line("@eve how are you"))
     for _ in range(3):
         app.step()  # she is thinking under the session's lock; the window draws from its last view
@@ -311,14 +309,17 @@ class StreamingRoom:
     def on_rollback(self, turn: int) -> None:
         pass
 
-    def prepare(self, character: str, text: str, on_sentence: Any = None) -> None:
+    def prepares(self, intent: Any) -> bool:
+        return isinstance(intent, Say)
+
+    def prepare(self, host: Any, intent: Any, events: list[Event]) -> None:
         for sentence in self.SENTENCES:
             assert self.step.acquire(timeout=10.0)
-            if on_sentence is not None:
-                on_sentence(types.SimpleNamespace(text=sentence, index=0, source="model"))
-        self.prepared = (text, " ".join(self.SENTENCES))
+            if host.progress is not None:
+                host.progress("sentence", "eve", sentence)
+        self.prepared = (intent.text, " ".join(self.SENTENCES))
 
-    def on_turn(self, session: Session, intent: Any, events: list[Event]) -> list[Event]:
+    def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
         out = []
         for e in events:
             if e.kind == "say" and e.data.get("target") == "eve" and self.prepared and self.prepared[0] == e.text:
@@ -329,10 +330,9 @@ class StreamingRoom:
 
 
 def test_her_reply_shows_sentence_by_sentence_then_whole_once(mini_path: Path, tmp_path: Path) -> None:
-    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, threaded=True)
     room = StreamingRoom()
-    session.extend("cast", room)
-    session.add_hook(room)
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, threaded=True, steps=[room],
+                            extensions={"cast": room})
     app.settings.text_speed = 0.0  # lines show whole at once
 
     def settle(until: Any) -> None:
@@ -473,9 +473,8 @@ def test_push_to_talk_hears_and_acts(mini_path: Path, tmp_path: Path) -> None:
 
 def test_push_to_talk_to_the_character_clicked(mini_path: Path, tmp_path: Path) -> None:
     rec = spoken(tmp_path, "make it rain")
-    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, microphone=Microphone(lambda: rec))
     eve = EveHook()
-    session.add_hook(eve)
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, microphone=Microphone(lambda: rec), steps=[eve])
     app.address("eve")
     at = app.layout.text.center  # a click on the panel leaves the text line; she is still the one spoken to
     app.step([pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=at, button=1),

@@ -546,8 +546,7 @@ def test_dialogue_hook_answers_in_a_session(mini_path: Path, tmp_path: Path, emb
                         embedder=embedder)
     heard: list[str] = []
     hook = DialogueHook(pipe, memory, on_sentence=lambda s: heard.append(s.text))
-    session = Session.from_path(mini_path, save_dir=tmp_path)
-    session.add_hook(hook)
+    session = Session.from_path(mini_path, save_dir=tmp_path, steps=[hook])
     session.start()
     result = session.submit(Say(text="When can I go back across?", target="eve"))
     replies = [e for e in result.events if e.kind == "reply"]

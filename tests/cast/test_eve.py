@@ -22,7 +22,6 @@ from game.cast.castroom import (
     cast_of,
     dialogue_spec,
     format_summary,
-    install_cast,
     key_terms,
     names_claimed,
     owners_differ,
@@ -34,7 +33,7 @@ from game.inputs.script import parse_script
 from game.models.llm import ModelError
 from game.models.llm_scripted import ScriptedDialogueModel
 from game.replay import replay
-from game.session import Session
+from game.session import Session, open_game
 from game.state import Choose, Say
 from game.story.loader import load_story
 
@@ -67,12 +66,14 @@ def rows_of(runner: HeadlessRunner, tmp: Path, name: str = "t") -> list[dict[str
     return [json.loads(x) for x in (tmp / name / "t.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def session_for(tmp: Path, embedder: Any, model: Any = None, **kw: Any) -> tuple[Session, Castroom]:
-    session = Session(load_story(EVE), "null", seed=3, save_dir=tmp / "saves")
-    room = install_cast(session, model if model is not None else dialogue_spec(SCRIPTED), voice=False,
-                        embedder=embedder, show_progress=False, **kw)
-    assert room is not None and cast_of(session) is room
-    return session, room
+def session_for(tmp: Path, embedder: Any, model: Any = None, voice: bool = False,
+                **kw: Any) -> tuple[Session, Castroom]:
+    game = open_game(EVE, backend="null", seed=3, save_dir=tmp / "saves",
+                     dialogue=model if model is not None else dialogue_spec(SCRIPTED), voice=voice,
+                     cast_options={"embedder": embedder, "show_progress": False, **kw})
+    room = game.cast
+    assert room is not None and cast_of(game.session) is room
+    return game.session, room
 
 
 # -- the story -------------------------------------------------------------------------------------
@@ -121,20 +122,38 @@ def test_ask_eve_gives_reply_events_with_sources(tmp_path: Path, embedder: Any) 
     assert runner.summary is not None and format_summary(runner.summary)[0].startswith("Eve Solvang (eve): 5 replies")
 
 
-def test_prepared_replies_are_used_and_ask_async_does_not_block(tmp_path: Path, embedder: Any) -> None:
-    model = ScriptedDialogueModel([("chickens", "No chickens. Admiral would have words.")], default="Aye.")
+def test_replies_are_written_off_the_lock_in_the_prepare_phase(tmp_path: Path, embedder: Any) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    class Slow(ScriptedDialogueModel):
+        def stream(self, *a: Any, **k: Any) -> Any:
+            assert gate.wait(10)
+            return super().stream(*a, **k)
+
+    model = Slow([("chickens", "No chickens. Admiral would have words.")], default="Aye.")
     session, room = session_for(tmp_path, embedder, model)
     session.start()
     session.submit(Choose(choice_id="knock"))
-    reply = room.prepare("eve", "Do you keep chickens?")
-    assert reply.text == "No chickens. Admiral would have words." and model.calls == 1
-    result = room.ask("eve", "Do you keep chickens?")
-    assert [e.text for e in result.events if e.kind == "reply"] == [reply.text] and model.calls == 1
-    got: list[Any] = []
-    room.ask_async("eve", "Do you like cheese?", done=got.append).join(10)
-    assert len(got) == 1 and not isinstance(got[0], Exception)
-    assert [e.text for e in got[0].events if e.kind == "reply"] == ["Aye."]
-    assert room.addressee("Eve, what's that?") == "eve" and room.addressee("what's that?") == "eve"
+    heard: list[tuple[str, str, str]] = []
+    done: list[Any] = []
+    worker = threading.Thread(target=lambda: done.append(session.submit(
+        Say(text="Do you keep chickens?", target="eve"), progress=lambda *a: heard.append(a))))
+    worker.start()
+    # the model is still writing: the session answers the window meanwhile (the lock is free)
+    seen = threading.Thread(target=lambda: done.append(session.view()))
+    seen.start()
+    seen.join(5)
+    assert not seen.is_alive() and len(done) == 1 and model.calls <= 1
+    gate.set()
+    worker.join(10)
+    result = done[1]
+    assert [e.text for e in result.events if e.kind == "reply"] == ["No chickens. Admiral would have words."]
+    assert model.calls == 1  # written once, ahead, and taken by the turn
+    assert heard and all(k == "sentence" and who == "eve" for k, who, _ in heard)
+    assert room.addressee("Eve, what's that?") == "eve" and room.addressee("what's that?", ["eve"]) == "eve"
+    assert room.addressee("what's that?") == ""
     session.close()
 
 
@@ -166,14 +185,14 @@ def test_memory_survives_save_load_and_rollback(tmp_path: Path, embedder: Any) -
     session, room = session_for(tmp_path, embedder)
     session.start()
     session.submit(Choose(choice_id="knock"))
-    room.ask("eve", "My name is Ada, by the way.")
-    room.ask("eve", "My grandmother kept a lighthouse in Finnmark.")
+    session.submit(Say(target="eve", text="My name is Ada, by the way."))
+    session.submit(Say(target="eve", text="My grandmother kept a lighthouse in Finnmark."))
     session.save("night")
     saved = json.loads((tmp_path / "saves" / "night.json").read_text(encoding="utf-8"))
     assert saved["extra"]["cast"]["memories"]["eve"]["pinned"]["player_name"][0] == "The player's name is Ada."
     turn = session.state.turn
     session.submit(Choose(choice_id="came_for_light"))  # a checkpoint
-    room.ask("eve", "Actually, call me Bo.")
+    session.submit(Say(target="eve", text="Actually, call me Bo."))
     assert room.characters["eve"].memory.player_name == "Bo"
     session.rollback()
     memory = room.characters["eve"].memory
@@ -187,7 +206,7 @@ def test_memory_survives_save_load_and_rollback(tmp_path: Path, embedder: Any) -
     memory2 = room2.characters["eve"].memory
     assert memory2.player_name == "Ada" and [m.role for m in memory2.history][-4:] == ["user", "assistant"] * 2
     assert memory2.to_json() == saved["extra"]["cast"]["memories"]["eve"]
-    reply = room2.ask("eve", "What's my name?").events
+    reply = other.submit(Say(target="eve", text="What's my name?")).events
     assert any(e.kind == "reply" and e.text.startswith("Ada.") for e in reply)
     other.close()
 
@@ -248,11 +267,11 @@ def test_replay_uses_recorded_replies_and_never_builds_a_model(tmp_path: Path, e
 def test_her_voice_is_mixed_into_the_chunk_audio(tmp_path: Path, embedder: Any) -> None:
     if shutil.which("espeak-ng") is None:
         pytest.skip("espeak-ng is not installed")
-    story = load_story(EVE)
-    session = Session(story, "null", seed=1, save_dir=tmp_path)
-    room = install_cast(session, ScriptedDialogueModel(default="Aye. Mind the step."), voice=True,
-                        embedder=embedder, show_progress=False)
-    assert room is not None and room.voice is not None
+    game = open_game(EVE, backend="null", seed=1, save_dir=tmp_path,
+                     dialogue=ScriptedDialogueModel(default="Aye. Mind the step."),
+                     cast_options={"embedder": embedder, "show_progress": False})
+    session, room = game.session, game.cast
+    assert room is not None and room.voice is not None and game.stack == ("voice", "null")
     runner = HeadlessRunner(session)
     chunks: list[Any] = []
     runner.on_chunk = chunks.append

@@ -122,8 +122,7 @@ def test_gifts_expressions_and_voice(eve: CharacterCard) -> None:
 
 def test_hook_in_a_session_unlocks_the_scene_and_survives_save_load(eve: CharacterCard, tmp_path: Path) -> None:
     story = tiny_story()
-    s = Session(story, NullBackend(), seed=1, save_dir=tmp_path)
-    s.add_hook(RelationshipHook(eve))
+    s = Session(story, NullBackend(), seed=1, save_dir=tmp_path, steps=[RelationshipHook(eve)])
     s.start()
     assert "lantern" not in [c.id for c in s.choices()]
     assert set(s.state.relationships["eve"]) == {"trust", "affinity"}  # the story's start values
@@ -150,8 +149,7 @@ def test_hook_in_a_session_unlocks_the_scene_and_survives_save_load(eve: Charact
     assert state2.relationships == s.state.relationships
     s.save("slot1")
     values = dict(s.state.relationships["eve"])
-    s2 = Session(story, NullBackend(), seed=1, save_dir=tmp_path)
-    s2.add_hook(RelationshipHook(eve))
+    s2 = Session(story, NullBackend(), seed=1, save_dir=tmp_path, steps=[RelationshipHook(eve)])
     s2.start()
     assert "lantern" not in [c.id for c in s2.choices()]
     s2.load("slot1")

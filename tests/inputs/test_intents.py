@@ -14,10 +14,10 @@ import pytest
 
 from game.inputs.evalset import EVAL_PATH, evaluate, fresh_state, load_cases
 from game.inputs.meaning import Clarify, LexicalEmbedder, NotUnderstood, Resolver, Understood
-from game.inputs.negation import analyse
 from game.inputs.slots import Lexicon, parse
 from game.state import Choose, Give, Instruct
 from game.story import load_story
+from game.story.negation import analyse
 from game.story.story import Story
 
 #: Measured with MiniLM: 228/241 = 94.6% (dev 196/201, held-out 32/40), 1 false accept ("play some music" -> sing).

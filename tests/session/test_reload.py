@@ -134,7 +134,6 @@ def test_scene_gone_falls_back_to_the_start(played: Session) -> None:
 
 
 def test_card_reload_reaches_extensions(played: Session) -> None:
-    s = played
     seen: list[str] = []
 
     class Listener:
@@ -150,7 +149,8 @@ def test_card_reload_reaches_extensions(played: Session) -> None:
         def on_card_reload(self, card: Any, path: Path) -> None:
             seen.append(card.id)
 
-    s.extend("listener", Listener())
+    s = Session(played.story, "null", save_dir=played.save_dir, extensions={"listener": Listener()})
+    s.start()
     chars = s.story.folder / "characters"
     chars.mkdir()
     card = chars / "fox.yaml"

@@ -209,9 +209,9 @@ class Notebook:
 
 
 def test_extensions_save_load_and_roll_back(mini_path: Path, tmp_path: Path) -> None:
-    s = new_session(mini_path, tmp_path)
     book = Notebook()
-    s.extend("notebook", book)
+    s = Session(load_story(mini_path), NullBackend(), seed=5, save_dir=tmp_path, extensions={"notebook": book})
+    s.start()
     book.notes.append((0, "arrived"))
     s.submit(Choose(choice_id="offer_kite"))
     book.notes.append((s.state.turn, "gave the kite"))

@@ -275,3 +275,27 @@ def test_reload_recompiled_ink_keeps_state(inkjs: Path, kite_json: Path, tmp_pat
     result = s.reload()
     assert not result.ok and result.diagnostics[0].code == "WL018"
     assert s.runtime.is_ending(s.state)  # the old story is still the one playing
+
+
+def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(inkjs: Path, tmp_path: Path) -> None:
+    src = tmp_path / "bells.ink"
+    src.write_text("-> yard\n=== yard ===\n# scene: yard at dusk\nThe bells hang still.\n"
+                   "* [Ring the bells #camera: low]\n  -> bells\n"
+                   "=== bells ===\nThe first bell. # sound: bell\n"
+                   "The second, and a hymn. # sound: gong # music: hymn # mood: bright\n-> END\n", encoding="utf-8")
+    from game.world.backends import make_backend
+
+    s = Session(load_story(compile_ink(inkjs, src, tmp_path / "bells.ink.json")),
+                make_backend("procedural", width=64, height=36), save_dir=tmp_path / "saves")
+    s.start()
+    list(s.stream())
+    result = s.submit(Choose(choice_id=s.choices()[0].id))
+    request = result.request
+    assert request is not None
+    assert request.sounds == ("sound:bell", "sound:gong", "music:hymn")  # every cue of the turn, in order
+    assert request.cue == "sound:bell"
+    assert set(request.directives) == {"camera: low", "mood: bright"}
+    chunks = list(s.stream())
+    ignored = [i for c in chunks for i in c.ignored]
+    assert any("directive camera: low" in i for i in ignored)  # the backend says what it did not use
+    assert any("sound music:hymn" in i for i in ignored)

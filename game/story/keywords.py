@@ -3,7 +3,8 @@
 The game itself understands free text by meaning (:mod:`game.inputs.meaning`,
 through :class:`game.inputs.channels.Channels`: negation and undo, MiniLM
 ranking, slots, asking back, world edits). This keyword matcher stays for tools
-that must not load a model (the story explorer) and as the simplest reference.
+that must not load a model (the story explorer) and as the simplest reference. It uses
+the same negation and undo vocabulary as the game (:mod:`game.story.negation`).
 
 Order: negation and undo first, then the scene's authored actions by keyword,
 then the choices by their words, then ``give/offer <item> [to <character>]``.
@@ -17,10 +18,9 @@ import re
 from dataclasses import dataclass
 
 from game.state import Choose, Give, Say
+from game.story.negation import analyse
 from game.story.schema import Scene, StoryModel
 
-NEGATIONS = ("don't", "dont", "do not", "never", "not ", "no ", "stop ", "never mind", "nevermind")
-UNDO = ("undo", "never mind", "nevermind", "take it back", "go back")
 _WORD = re.compile(r"[a-z0-9']+")
 _STOP = {"the", "a", "an", "to", "it", "her", "him", "them", "my", "your", "some", "this", "that", "please"}
 
@@ -40,13 +40,14 @@ class Resolution:
 
 
 def negated(text: str) -> bool:
-    t = " " + text.lower().replace("’", "'").strip() + " "
-    return any(f" {n}" in t for n in NEGATIONS)
+    """Whether any clause of ``text`` is negated (:func:`game.story.negation.analyse`; the
+    keyword matcher is conservative: a partly negated line does nothing)."""
+    return analyse(text).kind in ("negated", "partial")
 
 
 def is_undo(text: str) -> bool:
-    t = text.lower().strip()
-    return any(t.startswith(u) for u in UNDO)
+    """Whether ``text`` takes something back ("undo", "never mind", "take it back")."""
+    return analyse(text).kind == "undo"
 
 
 def resolve(text: str, story: StoryModel, scene: Scene, inventory: list[str]) -> Resolution:
