@@ -317,11 +317,13 @@ class App:
                 self.audio.stop()
 
     # -- actions --------------------------------------------------------------------------
-    def act(self, intent: AnyIntent, flush: bool = True) -> bool:
+    def act(self, intent: AnyIntent, flush: bool = True, menu: tuple[str, ...] | None = None) -> bool:
         """Submit ``intent``; a refusal becomes a notice.
 
         While the input worker is busy (a line being understood, a character answering)
-        the intent queues behind it, so the window never waits on the session.
+        the intent queues behind it, so the window never waits on the session. ``menu`` is
+        the choice ids shown when a choice was pressed: if the turn in flight changes the
+        menu, the queued choice is dropped with a notice rather than applied to the new one.
 
         Returns:
             Whether the session took it (``True`` when queued).
@@ -330,8 +332,14 @@ class App:
             self._clear_clarify()
         if self.worker.busy:
             session = self.session
-            self.worker.submit("", lambda: session.submit(intent),
-                               lambda result: self._acted(intent, result, flush), self._refused)
+
+            def submit() -> TurnResult:
+                if menu is not None and tuple(c.id for c in session.choices()) != menu:
+                    raise InputError("the choices changed before that one was taken",
+                                     hint="choose again from the new menu")
+                return session.submit(intent)
+
+            self.worker.submit("", submit, lambda result: self._acted(intent, result, flush), self._refused)
             return True
         try:
             result = self.session.submit(intent)
@@ -362,10 +370,12 @@ class App:
         asked back, its option numbered ``number``)."""
         if self.clarify is not None:
             return self.answer(number)
-        shown = self.session.choices()
+        # the menu the player sees: while a turn is in flight, the one last drawn (never wait on the session)
+        busy = self.worker.busy and self._view is not None
+        shown = list(self._view.choices) if busy and self._view is not None else self.session.choices()
         for c in shown:
             if c.number == number:
-                return self.act(Choose(choice_id=c.id))
+                return self.act(Choose(choice_id=c.id), menu=tuple(c.id for c in shown))
         self.notify(f"There is no choice {number} here." if shown else "There is nothing to choose now.")
         return False
 
@@ -674,6 +684,10 @@ class App:
         if k in (pygame.K_F1, pygame.K_F2, pygame.K_F3, pygame.K_F4, pygame.K_F5, pygame.K_F6,
                  pygame.K_F7, pygame.K_F8, pygame.K_F9, pygame.K_F10):
             self._function_key(k)
+            return
+        if self.clarify is not None and k in NUMBER_KEYS and not self.entry_text:
+            self._ignore_text = e.unicode  # the game asked back: a number answers it, not typed
+            self.choose(NUMBER_KEYS[k])
             return
         if self.entry_focus:
             self._entry_key(e)

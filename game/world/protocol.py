@@ -52,6 +52,8 @@ class Capabilities:
         sink_frames, window_frames: memory sizes in frames (0 = none).
         object_cache: whether it keeps per-entity memory.
         snapshot: whether snapshot / restore / fork are supported.
+        directives: the keys of the story directives it acts on (``camera`` for an Ink
+            ``# camera: low``); any other directive of a request is reported as ignored.
         max_session_frames: hard cap on a session's length, or ``None``.
     """
 
@@ -73,6 +75,7 @@ class Capabilities:
     object_cache: bool = False
     snapshot: bool = False
     max_session_frames: int | None = None
+    directives: tuple[str, ...] = ()
 
     def round_up(self, min_frames: int) -> int:
         """Frames the backend will produce for ``min_frames``: whole blocks, at least one."""
@@ -358,6 +361,8 @@ def ignored_inputs(caps: Capabilities, request: WorldRequest) -> tuple[str, ...]
         out.append("audio: backend takes no audio cues")
     if request.scene.entities and not caps.structured_scene:
         out.append("scene: backend reads no structured scene")
+    out += [f"directive {d}: not acted on by this backend" for d in request.directives
+            if d.split(":", 1)[0].strip() not in caps.directives]
     return tuple(out)
 
 

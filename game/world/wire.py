@@ -244,6 +244,7 @@ def caps_from_json(data: Any) -> Capabilities:
         d = dict(data)
         d["switch_modes"] = tuple(d.get("switch_modes", ("plain",)))
         d["actions"] = tuple(d.get("actions", ()))
+        d["directives"] = tuple(d.get("directives", ()))
         caps = Capabilities(**d)
     except TypeError as exc:
         raise WireError(f"capabilities: {exc}") from exc

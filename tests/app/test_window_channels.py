@@ -567,3 +567,38 @@ def test_watch_reloads_by_itself(mini_path: Path, tmp_path: Path) -> None:
         app.step()
     assert app.reader.current == ("", "Hello from disk, Ada.")
     app.close()
+
+
+def test_a_number_answers_the_question_asked_back_while_the_text_line_has_focus(mini_path: Path,
+                                                                                tmp_path: Path) -> None:
+    app, session = make_app(mini_path, tmp_path)
+    app.step(line("offer it something"))
+    assert app.clarify is not None and app.entry_focus and app.clarify.options[0].label == "offer the kite"
+    app.step([key(pygame.K_1, "1"), pygame.event.Event(pygame.TEXTINPUT, text="1")])
+    assert session.state.holders.get("kite") == "creature" and app.entry_text == ""
+    app.close()
+
+
+def test_a_choice_pressed_while_a_turn_is_in_flight_is_taken_on_the_menu_it_was_pressed_on(
+        mini_path: Path, tmp_path: Path) -> None:
+    gate = threading.Event()
+
+    class SlowEve(EveHook):
+        def on_turn(self, session: Any, intent: Any, events: list[Event]) -> list[Event]:
+            if isinstance(intent, Say):
+                gate.wait(10.0)
+            return super().on_turn(session, intent, events)
+
+    app, session = make_app(eve_story(mini_path, tmp_path), tmp_path, threaded=True, steps=[SlowEve()])
+    app.step(line("@eve how are you"))  # she is thinking: the input worker is busy
+    assert [c.id for c in session.choices()][0] == "offer_kite"
+    app.step([key(pygame.K_1, "1")])  # offer the kite, on this menu
+    app.step([key(pygame.K_1, "1")])  # pressed again on the same menu, before the first was taken
+    gate.set()
+    assert app.worker.wait(10.0)
+    app.step()
+    assert session.state.scene == "after" and session.state.holders.get("kite") == "creature"
+    # the second press was for a menu that is gone: dropped with a notice, not applied to the new one
+    assert "choices changed" in app.notice and not any(e.kind == "choice" and e.ids.get("scene") == "after"
+                                                       for e in session.log.since(0))
+    app.close()

@@ -294,7 +294,6 @@ class ProceduralBackend:
         if request.cue and request.cue not in REACTIONS:
             notes.append(f"cue {request.cue}: no sound for it")
         notes += [f"sound {c}: no sound for it" for c in request.sounds if c != request.cue]
-        notes += [f"directive {d}: not drawn by this backend" for d in request.directives]
         return tuple(notes)
 
     @staticmethod
