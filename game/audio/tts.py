@@ -207,6 +207,10 @@ def _espeak_ng(text: str, voice: VoiceSettings, out: Path, timeout: float) -> No
         raise SpeechError(f"espeak-ng exited {proc.returncode}: {proc.stderr.decode(errors='replace')[:200]}")
 
 
+#: Tries pyttsx3 gets when it writes no file (see :meth:`TextToSpeech._speak`).
+PYTTSX3_TRIES = 3
+
+
 class _Pyttsx3:
     """The process-wide pyttsx3 engine and its quirks (see the module docstring)."""
 
@@ -314,15 +318,26 @@ class TextToSpeech:
     def _speak(self, text: str, voice: VoiceSettings, out: Path) -> tuple[F32, int]:
         errors: list[str] = []
         if self.engine in ("auto", "pyttsx3"):
-            try:
-                _Pyttsx3.synth(text, voice, out, self.timeout_s)
-                audio, rate = read_wav(out)
+            # pyttsx3 2.99's espeak driver now and then writes no file, or an empty one (it writes
+            # the file before adding the last callback's samples): seen about once in a dozen
+            # calls on a loaded machine. A few more tries, then give up (auto: espeak-ng speaks).
+            for _attempt in range(PYTTSX3_TRIES):
+                try:
+                    _Pyttsx3.synth(text, voice, out, self.timeout_s)
+                except Exception as exc:  # hung or broken: no use trying again
+                    errors.append(str(exc))
+                    break
+                try:
+                    audio, rate = read_wav(out)
+                except SpeechError as exc:  # no file, or half of one
+                    errors.append(f"pyttsx3 wrote no usable file ({exc.why})")
+                    continue
                 if len(audio):
                     self.engine_used = "pyttsx3"
                     return audio, rate
                 errors.append("pyttsx3 wrote no audio")
-            except Exception as exc:
-                errors.append(str(exc))
+                with contextlib.suppress(OSError):
+                    out.unlink()
             self.fallback_reason = errors[-1]
             if self.engine == "pyttsx3":
                 raise SpeechError(f"pyttsx3 could not speak: {errors[-1]}")
