@@ -32,7 +32,7 @@ from game.world.backends.remote import RemoteBackend  # noqa: E402
 from game.world.protocol import Entity, Scene, SessionStart, WorldRequest  # noqa: E402
 from game.world.server import ServerConfig, ServerThread, backend_factory, create_app  # noqa: E402
 
-TOKEN = "bench-token-" + os.urandom(8).hex()
+TOKEN = "bench-token-" + os.urandom(16).hex()
 SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from game import replay_io
 from game.errors import InputError
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
@@ -85,7 +86,7 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     """
     import tempfile
 
-    rows = read_transcript(path)
+    rows = replay_io.read_transcript(path)
     head = rows[0]
     story = load_story(story_path or head["story"])
     backend = NullBackend(fps=float(head["fps"]), frames_per_block=int(head.get("block", 12)))
