@@ -163,6 +163,7 @@ class _Slot:
     fps: OrderedDict[int, str] = field(default_factory=OrderedDict)
     memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     blocks_served: int = 0
+    finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
 
 
 class _Closed(Exception):
@@ -267,6 +268,7 @@ class WorldServer:
             return
 
         def close() -> None:
+            _settle(slot)
             if slot.cur is not None:
                 with contextlib.suppress(Exception):
                     close_it = getattr(slot.cur.it, "close", None)
@@ -431,7 +433,7 @@ class WorldServer:
                     start = session_start_from_json(msg.get("start"))
                     if start.width is not None or start.height is not None:
                         self.check_size(start.width or slot.caps.width, start.height or slot.caps.height, "start")
-                    await asyncio.to_thread(slot.backend.start, start)
+                    await asyncio.to_thread(_settled, slot, slot.backend.start, start)
                     slot.started = True
                     self._forget_requests(slot)
                     await _send(ws, dumps({"op": "started"}))
@@ -466,7 +468,7 @@ class WorldServer:
         cached = slot.memory_results.get(mseq)
         if cached is None:
             op = memory_op_from_json(msg.get("memop"))
-            result = await asyncio.to_thread(slot.backend.memory, op)
+            result = await asyncio.to_thread(_settled, slot, slot.backend.memory, op)
             cached = memory_result_json(result)
             slot.memory_results[mseq] = cached
             while len(slot.memory_results) > 32:
@@ -485,28 +487,11 @@ class WorldServer:
             await _send(ws, kept[0])
             await _send(ws, kept[1])
             return
-        cur = slot.cur
-        if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
-            if request is None:
-                raise BackendError(f"no request {seq} in progress at block {block}", hint="send generate again")
-            if cur is not None:
-                await asyncio.to_thread(getattr(cur.it, "close", lambda: None))
-            slot.cur = None
-            it = iter(await asyncio.to_thread(slot.backend.generate, request))
-            cur = _Current(seq, fp, it, 0)
-            slot.cur = cur
-            while cur.next_block < block:  # the client has these already (a regenerated replay)
-                if await asyncio.to_thread(next, cur.it, _END) is _END:
-                    break
-                cur.next_block += 1
-        chunk = await asyncio.to_thread(next, cur.it, _END)
-        if chunk is _END:
-            slot.cur = None
+        produced = await asyncio.to_thread(self._produce, slot, seq, fp, block, request)
+        if produced is None:
             await _send(ws, dumps({"op": "done", "seq": seq}))
             return
-        assert isinstance(chunk, FrameChunk)
-        cur.next_block += 1
-        header, payload = await asyncio.to_thread(encode_chunk, chunk, slot.encoding, self.config.quality)
+        header, payload = produced
         header["block"] = block
         text = dumps(header)
         slot.sent[(seq, block)] = (text, payload)
@@ -519,9 +504,46 @@ class WorldServer:
         slot.blocks_served += 1
         await _send(ws, text)
         await _send(ws, payload)
-        if chunk.last:
+
+    def _produce(self, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> tuple[dict[str, Any], bytes] | None:
+        """In one worker thread (one hop off the event loop per block): finish the previous request,
+        start or resume this one, take block ``block`` and encode it; ``None`` past the end.
+
+        Raises:
+            BackendError: no request ``seq`` in progress at ``block`` and none given.
+        """
+        _settle(slot)
+        cur = slot.cur
+        if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
+            if request is None:
+                raise BackendError(f"no request {seq} in progress at block {block}", hint="send generate again")
+            if cur is not None:
+                with contextlib.suppress(Exception):
+                    getattr(cur.it, "close", lambda: None)()
             slot.cur = None
-            await asyncio.to_thread(_drain, cur.it)
+            cur = _Current(seq, fp, iter(slot.backend.generate(request)), 0)
+            slot.cur = cur
+            while cur.next_block < block:  # the client has these already (a regenerated replay)
+                if next(cur.it, _END) is _END:
+                    break
+                cur.next_block += 1
+        chunk = next(cur.it, _END)
+        if chunk is _END:
+            slot.cur = None
+            return None
+        assert isinstance(chunk, FrameChunk)
+        cur.next_block += 1
+        if chunk.last:  # its trailing code runs before the backend's next call (see _settle)
+            slot.cur = None
+            slot.finished = cur.it
+        return encode_chunk(chunk, slot.encoding, self.config.quality)
+
+
+def _settle(slot: _Slot) -> None:
+    """Let the request that yielded its last block finish (its trailing code) before the backend's next call."""
+    it, slot.finished = slot.finished, None
+    if it is not None:
+        _drain(it)
 
 
 async def _send(ws: Any, data: str | bytes) -> None:
@@ -533,6 +555,12 @@ async def _send(ws: Any, data: str | bytes) -> None:
             await ws.send_bytes(data)
     except Exception as exc:
         raise _Closed(f"send failed: {exc}") from exc
+
+
+def _settled(slot: _Slot, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)`` once the slot's finished request has run to its end (in a worker thread)."""
+    _settle(slot)
+    return call(*args)
 
 
 def _drain(it: Iterator[FrameChunk]) -> None:
