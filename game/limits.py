@@ -16,8 +16,10 @@ limit                        value               why
 ``MAX_DEPTH``                64 levels           the demo story nests 7; libyaml's composer and
                                                  Python's recursion fail in the hundreds
 ``MAX_FILE_BYTES``           64 MiB              a 5,000-scene story is ~3 MiB
-``MAX_YAML_VALUES``          2,000,000           a 5,000-scene story has ~200,000 values; an alias
-                                                 bomb is refused by its expanded count
+``MAX_YAML_VALUES``          2,000,000           a 5,000-scene story has ~200,000 values
+``MAX_YAML_ALIAS_VALUES``    100,000             values that aliases add (each alias counted at its
+                                                 expanded size): an alias bomb is refused by it
+                                                 before anything is expanded
 ``MAX_INCLUDES``             256 files           include loops and include bombs
 ``MAX_EXPR_CHARS``           500 characters      an expression is one line of logic
 ``MAX_TEXT_CHARS``           100,000 characters  simpleeval's own ``MAX_STRING_LENGTH``
@@ -56,6 +58,7 @@ from game.errors import WorldloomError
 MAX_DEPTH = 64
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_YAML_VALUES = 2_000_000
+MAX_YAML_ALIAS_VALUES = 100_000
 MAX_INCLUDES = 256
 MAX_EXPR_CHARS = 500
 MAX_TEXT_CHARS = 100_000

@@ -63,6 +63,8 @@ MAX_FILE_BYTES = limits.MAX_FILE_BYTES
 #: Most values (mapping keys, list items, scalars) one file may expand to, aliases counted
 #: as often as they are used: an alias bomb is refused by this count before it is built.
 MAX_VALUES = limits.MAX_YAML_VALUES
+#: Most values aliases may add to one file (each use counted at its expanded size).
+MAX_ALIAS_VALUES = limits.MAX_YAML_ALIAS_VALUES
 #: Deepest nesting of mappings and lists in one file.
 MAX_DEPTH = limits.MAX_DEPTH
 
@@ -156,6 +158,7 @@ def _compose(loader: Any, fname: str) -> Marked:
     anchors: dict[str, _Anchor] = {}
     stack: list[_Open] = []
     count = 0
+    aliased = 0
     copied = 0
     docs = 0
     root: Any = None
@@ -202,6 +205,10 @@ def _compose(loader: Any, fname: str) -> Marked:
             if anchored is None:
                 raise StoryError(f"found undefined alias {ev.anchor!r}", where=where)
             value, size, pos = anchored.value, anchored.size, anchored.pos
+            aliased += size
+            if aliased > MAX_ALIAS_VALUES:
+                raise StoryError(f"aliases expand to more than {MAX_ALIAS_VALUES:,} values", where=where,
+                                 hint="YAML aliases that expand exponentially (an alias bomb) are refused")
         elif isinstance(ev, yaml.ScalarEvent):
             value, size = _scalar(loader, ev, where), 1
         else:
@@ -272,8 +279,8 @@ def compose_marked(text: str, fname: str) -> Marked:
     Raises:
         StoryError: a YAML syntax error, a tag outside the core schema, a duplicate or
             merge key, nesting past ``MAX_DEPTH``, more than ``MAX_VALUES`` values (aliases
-            counted expanded), or a number past :data:`game.limits.MAX_INT` or not finite;
-            each with its line and column.
+            counted expanded), more than ``MAX_ALIAS_VALUES`` added by aliases, or a number
+            past :data:`game.limits.MAX_INT` or not finite; each with its line and column.
     """
     loader = _Loader(text)
     paused = gc.isenabled()
