@@ -31,8 +31,6 @@ limit                        value               why
 ``MAX_BLOCK_FRAMES``         4,096 frames        one block of a chunk
 ``MAX_SECONDS``              600 s               one ``move`` or ``wait`` in a script
 ``MAX_ROLLBACK``             1,000 turns         one ``rollback n``
-``MAX_REGEX_CHARS``          200 characters      a lorebook key pattern
-``REGEX_TIMEOUT_S``          0.05 s              one pattern search
 ``MAX_MESSAGE_BYTES``        1 MiB               one inbound wire message
 ``MAX_WIRE_SIDE``            8,192 px            a frame side a wire decoder accepts
 ``MAX_SESSION_SIDE``         2,048 px            a frame side a client may ask the server for
@@ -71,8 +69,6 @@ MAX_FPS = 240.0
 MAX_BLOCK_FRAMES = 4096
 MAX_SECONDS = 600.0
 MAX_ROLLBACK = 1000
-MAX_REGEX_CHARS = 200
-REGEX_TIMEOUT_S = 0.05
 MAX_MESSAGE_BYTES = 1 << 20
 MAX_WIRE_SIDE = 8192
 MAX_SESSION_SIDE = 2048
