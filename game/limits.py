@@ -122,12 +122,14 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise error(f"{what} is not UTF-8 text (byte {exc.start})", where=where) from exc
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise error(f"{what} is {size:,} bytes, over the {max_bytes:,}-byte limit", where=where)
-    depth = json_depth(text)
-    if depth > max_depth:
-        raise error(f"{what} nests {depth} levels deep, over the limit of {max_depth}", where=where)
+    if len(text) * 3 > max_bytes:  # a character is at most 3 bytes here (surrogates pass as 3)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            raise error(f"{what} is {size:,} bytes, over the {max_bytes:,}-byte limit", where=where)
+    if text.count("[") + text.count("{") > max_depth:  # fewer brackets than that cannot nest deeper
+        depth = json_depth(text)
+        if depth > max_depth:
+            raise error(f"{what} nests {depth} levels deep, over the limit of {max_depth}", where=where)
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except ValueError as exc:
@@ -136,7 +138,7 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
         raise error(f"{what} is not valid JSON ({msg}{pos})", where=where) from exc
     except RecursionError as exc:  # pragma: no cover - the depth check comes first
         raise error(f"{what} nests too deeply", where=where) from exc
-    if _SURROGATE_ESCAPE.search(text):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
         check_unicode(value, where, error, what)
     return value
 
