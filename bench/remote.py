@@ -1,6 +1,6 @@
 """Protocol overhead of the remote backend: the same requests in-process and through ``worldloom serve``.
 
-    python bench/remote.py [--size 160x90] [--requests 40] [--blocks 1] [--in-thread]
+    python bench/remote.py [--size 160x90] [--requests 40] [--blocks 1] [--in-thread] [--quick]
 
 The same backend (procedural, small frames) serves the same requests twice in one
 run, alternating request by request: once in this process, once through a
@@ -9,12 +9,19 @@ a GPU machine; ``--in-thread`` runs it in this process). For each encoding (raw,
 loopback gets by default, then JPEG and WebP, as a network would) it prints the
 median wall time per chunk (one request of ``--blocks`` blocks), the overhead per
 chunk and per block (remote minus in-process) and the bytes per frame on the wire.
-Prints figures; asserts nothing.
+
+The baseline is plain ``websockets`` carrying the same bytes: a bare server in its own
+process answers each request text with a text header and a binary payload of exactly
+the sizes the raw protocol sent (the same asyncio ``websockets`` client library the
+remote backend uses), so ``plain ms`` is what any WebSocket round trip of one chunk
+costs on this machine, and ``x plain`` is the protocol's overhead per chunk over it
+(the goal is at most 1.5x). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
@@ -31,8 +38,9 @@ from game.world.backends.procedural import ProceduralBackend  # noqa: E402
 from game.world.backends.remote import RemoteBackend  # noqa: E402
 from game.world.protocol import Entity, Scene, SessionStart, WorldRequest  # noqa: E402
 from game.world.server import ServerConfig, ServerThread, backend_factory, create_app  # noqa: E402
+from game.world.wire import dumps, encode_chunk  # noqa: E402
 
-TOKEN = "bench-token-" + os.urandom(8).hex()
+TOKEN = "bench-token-" + os.urandom(16).hex()
 SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
 
 
@@ -46,14 +54,70 @@ def spawn(port: int, size: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, "-m", "game.world.server", "--backend", "procedural", "--port", str(port),
                              "--size", size, "--max-sessions", "8"], env={**os.environ, "WORLDLOOM_TOKEN": TOKEN},
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port, proc)
+    return proc
+
+
+PLAIN_SERVER = """
+import asyncio, sys
+from websockets.asyncio.server import serve
+port, header, payload = int(sys.argv[1]), "h" * int(sys.argv[2]), bytes(int(sys.argv[3]))
+async def handle(ws):
+    async for _ in ws:
+        await ws.send(header)
+        await ws.send(payload)
+async def main():
+    async with serve(handle, "127.0.0.1", port, max_size=None, compression=None):
+        await asyncio.Future()
+asyncio.run(main())
+"""
+
+
+class Plain:
+    """A bare websockets server (own process) answering each request text with a header and a payload
+    of the given sizes, and a client timing one round trip (ms)."""
+
+    def __init__(self, request_text: str, header_bytes: int, payload_bytes: int) -> None:
+        from websockets.sync.client import connect
+
+        port = free_port()
+        self.request_text = request_text
+        self.proc = subprocess.Popen([sys.executable, "-c", PLAIN_SERVER, str(port), str(header_bytes),
+                                      str(payload_bytes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(port, self.proc)
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(connect(f"ws://127.0.0.1:{port}", max_size=None, compression=None,
+                                                   proxy=None))
+
+    def round_trip_ms(self) -> float:
+        t0 = time.perf_counter()
+        self.ws.send(self.request_text)
+        self.ws.recv()
+        self.ws.recv()
+        return (time.perf_counter() - t0) * 1000.0
+
+    def close(self) -> None:
+        self.stack.close()
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc
+                return
+        if proc.poll() is not None:
+            break
         time.sleep(0.05)
     proc.kill()
-    raise SystemExit("the world server did not start")
+    raise SystemExit("a bench server did not start")
+
+
+def request(seq: int, blocks: int) -> WorldRequest:
+    return WorldRequest("main", seq, 12 * blocks, f"a meadow at dusk {seq % 3}", switch_mode="plain", scene=SCENE,
+                        actions=("d",) * 12 if seq % 2 else ())
 
 
 def timed(backend: Any, request: WorldRequest) -> tuple[float, float]:
@@ -70,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--requests", type=int, default=40)
     p.add_argument("--blocks", type=int, default=1, help="blocks of 12 frames per request")
     p.add_argument("--in-thread", action="store_true", help="run the server in this process")
+    p.add_argument("--quick", action="store_true", help="20 requests, raw encoding only")
     args = p.parse_args(argv)
+    if args.quick:
+        args.requests = min(args.requests, 20)
     w, h = (int(v) for v in args.size.split("x"))
     port = free_port()
     proc = None
@@ -85,26 +152,39 @@ def main(argv: list[str] | None = None) -> int:
           f"server {'in this process' if args.in_thread else 'in its own process'} on 127.0.0.1")
     print(f"{'encoding':9s} {'in-process ms':>14s} {'remote ms':>10s} {'overhead/chunk':>15s} {'overhead/block':>15s} "
           f"{'bytes/frame':>12s} {'raw bytes/frame':>16s}")
+    probe = ProceduralBackend(w, h)  # the sizes the raw protocol sends, for the plain baseline
+    probe.start(SessionStart("main", 1, "a meadow at dusk"))
+    head, body = encode_chunk(next(iter(probe.generate(request(1, 1)))), "raw")
+    req_text = dumps({"op": "generate", "request": request(1, args.blocks).to_json(), "from_block": 0})
+    plain = Plain(req_text, len(dumps(head)) + 12, len(body))  # + the block number the server adds
     try:
-        for enc in ("raw", "jpeg", "webp"):
+        for enc in ("raw",) if args.quick else ("raw", "jpeg", "webp"):
             t_conn = time.perf_counter()
             remote = RemoteBackend(url, token=TOKEN, width=w, height=h, encoding=enc)
             connect_ms = (time.perf_counter() - t_conn) * 1000.0
             local = ProceduralBackend(w, h)
             for b in (remote, local):
                 b.start(SessionStart("main", 1, "a meadow at dusk"))
-            loc_ms, rem_ms, bpf = [], [], 0.0
-            for seq in range(1, args.requests + 1):
-                req = WorldRequest("main", seq, 12 * args.blocks, f"a meadow at dusk {seq % 3}", switch_mode="plain",
-                                   scene=SCENE, actions=("d",) * 12 if seq % 2 else ())
+            loc_ms, rem_ms, plain_ms, bpf = [], [], [], 0.0
+            for seq in range(1, args.requests + 1):  # interleaved, so the machine's load falls on all alike
+                req = request(seq, args.blocks)
                 loc_ms.append(timed(local, req)[0])
                 ms, bpf = timed(remote, req)
                 rem_ms.append(ms)
+                if enc == "raw":
+                    plain_ms.append(sum(plain.round_trip_ms() for _ in range(args.blocks)))
             remote.close()
             lm, rm = statistics.median(loc_ms[2:]), statistics.median(rem_ms[2:])
             print(f"{enc:9s} {lm:14.2f} {rm:10.2f} {rm - lm:15.2f} {(rm - lm) / args.blocks:15.2f} {bpf:12.0f} "
                   f"{w * h * 3:16d}   (connect {connect_ms:.1f} ms)")
+            if enc == "raw":
+                pm = statistics.median(plain_ms[2:])
+                print(f"plain     {'':14s} {pm:10.2f}   plain websockets, the same bytes per chunk (request "
+                      f"{len(req_text)} B, header {len(dumps(head)) + 12} B, payload {len(body)} B per block)")
+                print(f"raw protocol overhead per chunk: {rm - lm:.2f} ms = {(rm - lm) / pm:.2f}x plain websockets "
+                      "(goal <= 1.5x)")
     finally:
+        plain.close()
         if proc is not None:
             proc.kill()
             proc.wait(10)

@@ -14,15 +14,14 @@ no dialogue model is built and no voice is made.
 from __future__ import annotations
 
 import io
-import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from game import replay_io
 from game.cast.castroom import RecordedReplies
-from game.errors import InputError
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
 from game.session import open_game
@@ -44,29 +43,6 @@ class ReplayResult:
         return not self.mismatches
 
 
-def read_transcript(path: str | Path) -> list[dict[str, Any]]:
-    """Read a transcript file.
-
-    Raises:
-        game.errors.InputError: missing file or a line that is not JSON.
-    """
-    p = Path(path)
-    rows = []
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read transcript: {exc}", where=str(p)) from exc
-    for i, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", where=f"{p}:{i}") from exc
-    if not rows or rows[0].get("type") != "header":
-        raise InputError("not a worldloom transcript (no header line)", where=str(p))
-    return rows
-
-
 def _event_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("type") not in ("header", "input", "chunk", "save", "cast_summary")]
 
@@ -84,7 +60,7 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     Raises:
         game.errors.WorldloomError: unreadable transcript or story.
     """
-    rows = read_transcript(path)
+    rows = replay_io.read_transcript(path)
     head = rows[0]
     backend = NullBackend(fps=float(head["fps"]), frames_per_block=int(head.get("block", 12)))
     tmp = tempfile.mkdtemp(prefix="worldloom-replay-") if save_dir is None else save_dir

@@ -36,6 +36,7 @@ from typing import Any
 
 from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict
 from game.errors import CardError
+from game.limits import check_unicode
 
 SPEC_V2 = "chara_card_v2"
 SPEC_V3 = "chara_card_v3"
@@ -490,12 +491,15 @@ def _parse_json(raw: bytes, where: str, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise CardError(f"{what}: not UTF-8 text (byte {exc.start})", where=where) from exc
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CardError(f"{what}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
                         where=where) from exc
     except RecursionError as exc:
         raise CardError(f"{what}: JSON nested too deeply", where=where) from exc
+    if "\\u" in text:  # an escaped lone surrogate loads, then can never be written back as UTF-8
+        check_unicode(doc, where, CardError, what)
+    return doc
 
 
 def _check_size(p: Path, limit: int, what: str) -> None:

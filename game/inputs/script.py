@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from game.errors import InputError
+from game.limits import MAX_ROLLBACK, MAX_SCRIPT_BYTES, MAX_SECONDS, check_size
 
 COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None), "ask": (2, 2),
             "save": (1, 1), "load": (1, 2), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
@@ -40,7 +41,8 @@ def parse_line(text: str, where: str) -> Command | None:
     """Parse one line; ``None`` for blank or comment lines.
 
     Raises:
-        game.errors.InputError: unknown command or wrong argument count.
+        game.errors.InputError: unknown command, wrong argument count, or an argument out of
+            range (seconds 0..``MAX_SECONDS``, ``rollback`` 1..``MAX_ROLLBACK``).
     """
     line = text.strip()
     if not line or line.startswith("#"):
@@ -66,6 +68,9 @@ def parse_line(text: str, where: str) -> Command | None:
         raise InputError(f"{verb} takes {want} argument(s)", where=where)
     if verb == "load" and len(args) == 2 and args[1] != "previous":
         raise InputError(f"load takes a slot and optionally 'previous', not {args[1]!r}", where=where)
+    if verb == "rollback" and args and not (args[0].isascii() and args[0].isdigit()
+                                            and 1 <= int(args[0]) <= MAX_ROLLBACK):
+        raise InputError(f"rollback takes a number of turns, 1..{MAX_ROLLBACK}, not {args[0][:40]!r}", where=where)
     if verb == "move" and args[0] not in ("w", "a", "s", "d"):
         raise InputError(f"move direction must be w, a, s or d, not {args[0]!r}", where=where)
     for a in args[1:] if verb == "move" else (args if verb == "wait" else ()):
@@ -73,8 +78,8 @@ def parse_line(text: str, where: str) -> Command | None:
             value = float(a)
         except ValueError as exc:
             raise InputError(f"{a!r} is not a number of seconds", where=where) from exc
-        if not 0 < value <= 600:
-            raise InputError(f"{a} seconds is outside 0..600", where=where)
+        if not 0 < value <= MAX_SECONDS:
+            raise InputError(f"{a[:40]} seconds is outside 0..{MAX_SECONDS:g}", where=where)
     return Command(verb, args, where)
 
 
@@ -92,10 +97,11 @@ def read_script(path: str | Path) -> list[Command]:
     """Read and parse a script file.
 
     Raises:
-        game.errors.InputError: missing file or a bad line.
+        game.errors.InputError: missing, over ``game.limits.MAX_SCRIPT_BYTES``, or a bad line.
     """
     p = Path(path)
     try:
+        check_size(p.stat().st_size, MAX_SCRIPT_BYTES, str(p), InputError, "script")
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read script: {exc}", where=str(p)) from exc

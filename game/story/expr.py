@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import ast
 import io
+import operator
 import threading
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from simpleeval import SimpleEval
+from simpleeval import DEFAULT_OPERATORS, SimpleEval
 
+from game import limits
 from game.errors import ExpressionError
 
 #: Functions conditions may call, with their arity.
@@ -46,8 +48,8 @@ EFFECT_FUNCTIONS: dict[str, int] = {"give": 2, "take": 1, "drop": 1, "react": 2}
 RELATION_TARGETS = {"trust": "trust", "affinity": "affinity", "rel": ""}
 #: World keys conditions can read by name and effects can set.
 WORLD_KEYS = ("weather", "time_of_day", "light", "season")
-#: Longest expression accepted, characters.
-MAX_EXPR_CHARS = 500
+#: Longest expression accepted, characters (see :mod:`game.limits`).
+MAX_EXPR_CHARS = limits.MAX_EXPR_CHARS
 
 
 class ExprEnv(Protocol):
@@ -78,6 +80,8 @@ def _check_ast(tree: ast.AST, src: str, where: str, functions: dict[str, int]) -
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
             raise ExpressionError(f"{type(node).__name__} is not allowed in {src!r}", where=where)
+        if isinstance(node, ast.Constant):
+            limits.check_number(node.value, where, ExpressionError, f"the number in {src!r}")
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in functions:
                 name = node.func.id if isinstance(node.func, ast.Name) else "?"
@@ -155,13 +159,18 @@ class Effect:
         """Apply the effect to ``env``.
 
         Raises:
-            ExpressionError: a name or function fails at run time.
+            ExpressionError: a name or function fails at run time, a relationship
+                given something other than a number, or a value past a limit.
         """
         if self.kind == "call":
             env.effect_call(self.op, tuple(_evaluate(a, env) for a in self.args))
             return
         assert self.target is not None and self.value is not None
-        env.assign(self.target, self.op, _evaluate(self.value, env))
+        value = _evaluate(self.value, env)
+        if self.target.kind == "relation" and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ExpressionError(f"{self.target.axis or 'rel'}({self.target.name!r}) is a number; "
+                                  f"cannot {'set it to' if self.op == '=' else 'apply ' + self.op} {value!r}")
+        env.assign(self.target, self.op, value)
 
 
 def _target(node: ast.AST, src: str, where: str) -> Target:
@@ -245,8 +254,86 @@ def compile_effect(src: str, where: str = "") -> Effect:
     return Effect(src, "assign", target, op, value, (), _names(value), calls)
 
 
+def _whole(x: Any) -> bool:
+    return isinstance(x, int)
+
+
+def _bounded(value: Any) -> Any:
+    """``value`` if it is one a save can hold (see :func:`game.limits.check_number`, ``check_text``)."""
+    if isinstance(value, str):
+        return limits.check_text(value, "", ExpressionError)
+    return limits.check_number(value, "", ExpressionError, "the result")
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, str) and isinstance(b, str):
+        limits.check_repeat(len(a) + len(b), 1, "", ExpressionError)
+    return _bounded(a + b)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _bounded(a - b)
+
+
+def _mul(a: Any, b: Any) -> Any:
+    """``a * b``, its size checked before it is made (text repeated, or two whole numbers)."""
+    if isinstance(a, str) and _whole(b):
+        limits.check_repeat(len(a), b, "", ExpressionError)
+    elif isinstance(b, str) and _whole(a):
+        limits.check_repeat(len(b), a, "", ExpressionError)
+    elif _whole(a) and _whole(b) and a.bit_length() + b.bit_length() > limits.MAX_INT.bit_length() + 1:
+        raise ExpressionError(f"{a} * {b} is past {limits.MAX_INT:,} (the largest whole number a save holds)")
+    return _bounded(a * b)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if isinstance(a, str):  # printf-style formatting: '%0999999999d' % 1 would build a gigabyte
+        raise ExpressionError("'%' on text (string formatting) is not part of the story language",
+                              hint="write {variable} in a line's text instead")
+    return _bounded(a % b)
+
+
+def _div(a: Any, b: Any) -> Any:
+    return _bounded(operator.truediv(a, b))
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    return _bounded(operator.floordiv(a, b))
+
+
+#: simpleeval's operators with every arithmetic one bounded: no result past
+#: ``game.limits.MAX_TEXT_CHARS`` or ``MAX_INT`` is ever built, and no float overflows.
+_OPERATORS = {**DEFAULT_OPERATORS, ast.Add: _add, ast.Sub: _sub, ast.Mult: _mul, ast.Mod: _mod, ast.Div: _div,
+              ast.FloorDiv: _floordiv}
+_ASSIGN_OPS = {"+=": _add, "-=": _sub, "*=": _mul}
+
+
+def combine(old: Any, op: str, value: Any) -> Any:
+    """The new value of an assignment ``target OP value`` (``=``, ``+=``, ``-=``, ``*=``), bounded as
+    conditions are (text at most ``game.limits.MAX_TEXT_CHARS``, whole numbers within ``MAX_INT``,
+    floats finite), checked before the result is made.
+
+    Raises:
+        ExpressionError: an unknown operator, values it does not apply to, or a result past a limit.
+    """
+    if op == "=":
+        return _bounded(value)
+    fn = _ASSIGN_OPS.get(op)
+    if fn is None:
+        raise ExpressionError(f"unknown operator {op}")
+    try:
+        return fn(old, value)
+    except TypeError as exc:
+        raise ExpressionError(f"cannot apply {op} to {old!r} and {value!r}") from exc
+    except (ArithmeticError, ValueError) as exc:
+        raise ExpressionError(f"cannot apply {op} to {old!r} and {value!r}: {exc}") from exc
+
+
 class _Evaluator(SimpleEval):  # type: ignore[misc]
-    """simpleeval with our names and functions looked up through an ``ExprEnv``."""
+    """simpleeval with our names and functions looked up through an ``ExprEnv``, arithmetic bounded."""
+
+    def __init__(self) -> None:
+        super().__init__(operators=_OPERATORS)
 
 
 _LOCAL = threading.local()

@@ -19,14 +19,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from game import limits
 from game.errors import StoryError
 from game.story.schema import StoryModel
 from game.story.story import Story
 from game.story.yamlio import Marked, compose_marked, read_text
 
 MERGEABLE = ("scenes", "items", "cast", "locations", "variables", "on_give")
-#: Most include files one story may pull in (a guard against include loops).
-MAX_INCLUDES = 256
+#: Most include files one story may pull in (a guard against include loops; see :mod:`game.limits`).
+MAX_INCLUDES = limits.MAX_INCLUDES
 
 
 def story_file(path: str | Path) -> Path:
@@ -55,7 +56,7 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marke
     """Read the main file and every include: ``({name: text}, order, {name: parsed})``.
 
     Raises:
-        StoryError: a missing, binary or escaping include.
+        StoryError: a missing, binary, escaping or unusable include, or one naming a folder.
     """
     texts: dict[str, str] = {}
     order: list[str] = []
@@ -67,7 +68,10 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marke
             return
         if len(order) >= MAX_INCLUDES:
             raise StoryError(f"more than {MAX_INCLUDES} included files", where=where)
-        path = (folder / rel).resolve()
+        try:
+            path = (folder / rel).resolve()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
+            raise StoryError(f"include {rel[:80]!r} is not a usable file name: {exc}", where=where) from exc
         if folder.resolve() not in path.parents and path != root.resolve():
             raise StoryError(f"include {rel!r} is outside the story folder", where=where)
         text = read_text(path)

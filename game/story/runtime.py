@@ -15,7 +15,7 @@ from game.errors import ExpressionError, InputError, StoryRuntimeError
 from game.state import Choose, Event, GameState, Give, Move, Say, Wait
 from game.state.events import EventKind
 from game.state.intents import AnyIntent, Instruct
-from game.story.expr import WORLD_KEYS, Target
+from game.story.expr import WORLD_KEYS, Target, combine
 from game.story.schema import Choice, Line, Reaction
 from game.story.story import Story
 
@@ -74,19 +74,19 @@ class _Env:
         if target.kind == "relation":
             rel = s.relationships.setdefault(target.name, {})
             old_rel = rel.get(target.axis, 0.0)
-            rel[target.axis] = float(_combine(old_rel, op, value))
+            rel[target.axis] = float(combine(old_rel, op, value))
             self._effect(f"{target.axis}({target.name})", old_rel, rel[target.axis])
             return
         if target.name in s.variables:
             old = s.variables[target.name]
-            new = _combine(old, op, value)
+            new = combine(old, op, value)
             decl = self.rt.story.model.variables.get(target.name)
             if decl is not None:
                 new = _coerce(decl.type, new, target.name)
             s.variables[target.name] = new
         elif target.name in WORLD_KEYS:
             old = s.world.get(target.name, self.rt.world_default(s, target.name))
-            new = _combine(old, op, value)
+            new = combine(old, op, value)
             s.world[target.name] = new
         else:
             raise ExpressionError(f"assignment to undeclared variable {target.name!r}",
@@ -118,21 +118,6 @@ class _Env:
             self.events.append(self.rt.event(s, "give", ids={"item": item, "to": who}))
         elif fn == "react":
             self.rt.set_reaction(s, str(args[0]), str(args[1]), self.events)
-
-
-def _combine(old: Any, op: str, value: Any) -> Any:
-    if op == "=":
-        return value
-    try:
-        if op == "+=":
-            return old + value
-        if op == "-=":
-            return old - value
-        if op == "*=":
-            return old * value
-    except TypeError as exc:
-        raise ExpressionError(f"cannot apply {op} to {old!r} and {value!r}") from exc
-    raise ExpressionError(f"unknown operator {op}")
 
 
 def _coerce(kind: str, value: Any, name: str) -> Any:

@@ -23,6 +23,18 @@ ChunkHint = Literal["step", "short", "medium", "long", "cut"] | Annotated[int, F
 EditName = Literal["weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look"]
 
 
+def _as_lines(v: Any) -> Any:
+    """``say:`` / ``lines:`` shorthand: one text or map, or a list of them (texts become ``{text: ...}``).
+
+    Anything else is passed on unchanged for pydantic to refuse with its own message.
+    """
+    if isinstance(v, str | dict):
+        v = [v]
+    if not isinstance(v, list | tuple):
+        return v
+    return [{"text": x} if isinstance(x, str) else x for x in v]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -135,9 +147,7 @@ class Reaction(_Model):
     @field_validator("say", mode="before")
     @classmethod
     def _lines(cls, v: Any) -> Any:
-        if isinstance(v, str | dict):
-            v = [v]
-        return [{"text": x} if isinstance(x, str) else x for x in v]
+        return _as_lines(v)
 
 
 class Choice(Reaction):
@@ -215,7 +225,7 @@ class Scene(_Model):
     @field_validator("lines", mode="before")
     @classmethod
     def _lines(cls, v: Any) -> Any:
-        return [{"text": x} if isinstance(x, str) else x for x in v]
+        return _as_lines(v)
 
     @field_validator("on_enter", mode="before")
     @classmethod

@@ -10,6 +10,7 @@ data, never code).
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from game import limits
 from game.errors import StoryError
 
 try:
@@ -56,11 +58,15 @@ class _Loader(_Base):  # type: ignore[misc]
 
 Path_ = tuple[str | int, ...]
 
-#: Largest story file we read, bytes (a guard against a huge or binary file).
-MAX_FILE_BYTES = 64 * 1024 * 1024
-#: Most values (mapping keys, list items, scalars) one file may expand to: a 5,000-scene
-#: story has about 200,000; this stops YAML alias bombs before they eat the memory.
-MAX_VALUES = 2_000_000
+#: Largest story file we read, bytes (see :mod:`game.limits`).
+MAX_FILE_BYTES = limits.MAX_FILE_BYTES
+#: Most values (mapping keys, list items, scalars) one file may expand to, aliases counted
+#: as often as they are used: an alias bomb is refused by this count before it is built.
+MAX_VALUES = limits.MAX_YAML_VALUES
+#: Most values aliases may add to one file (each use counted at its expanded size).
+MAX_ALIAS_VALUES = limits.MAX_YAML_ALIAS_VALUES
+#: Deepest nesting of mappings and lists in one file.
+MAX_DEPTH = limits.MAX_DEPTH
 
 
 @dataclass
@@ -85,66 +91,180 @@ class Marked:
 
 
 _SCALARS = yaml.constructor.SafeConstructor()
+_COLLECTION_TAGS = {_T + "map", _T + "seq"}
+_NO_KEY = object()
+#: Marks copied for aliases, at most, per file: past it an aliased value's errors point at the
+#: alias itself (so a wide alias tree costs its events, not its expansion).
+_MAX_COPIED_MARKS = 20_000
 
 
-def _build(node: yaml.Node, path: Path_, fname: str, marks: dict[Path_, tuple[str, int, int]]) -> Any:
-    if len(marks) > MAX_VALUES:
-        raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
-                         hint="YAML aliases that expand exponentially (an alias bomb) are refused")
-    marks[path] = (fname, node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and node.tag not in _COLLECTION_TAGS:
-        raise StoryError(f"YAML tag {node.tag!r} is not allowed in story data",
-                         where=f"{fname}:{node.start_mark.line + 1}")
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for knode, vnode in node.value:
-            if not isinstance(knode, yaml.ScalarNode):
-                raise StoryError("mapping keys must be plain values",
-                                 where=f"{fname}:{knode.start_mark.line + 1}")
-            key = _SCALARS.construct_object(knode)
+@dataclass
+class _Open:
+    """A mapping or list being filled: its path, and for a mapping the key waiting for its value."""
+
+    value: dict[Any, Any] | list[Any]
+    path: Path_
+    pos: tuple[str, int, int]
+    start: int  # the value count before it
+    logged: int  # the length of the mark log before it
+    anchor: str | None
+    key: Any = _NO_KEY
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """An anchored value: reused by every alias, its expanded size, and its marks relative to it."""
+
+    value: Any
+    size: int
+    pos: tuple[str, int, int]
+    marks: tuple[tuple[Path_, tuple[str, int, int]], ...] = ()
+
+
+def _scalar(loader: Any, ev: Any, where: str) -> Any:
+    tag = ev.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+    value: str = ev.value
+    if tag == _T + "str":
+        return value
+    if tag == _T + "int":
+        try:
+            number = int(value.replace("_", ""))
+        except ValueError as exc:  # more digits than Python converts
+            raise StoryError(f"number {value[:20]}... has too many digits", where=where) from exc
+        return limits.check_number(number, where, StoryError, f"number {value[:24]}")
+    if tag == _T + "float":
+        number = _SCALARS.construct_yaml_float(yaml.ScalarNode(tag, value))
+        return limits.check_number(number, where, StoryError, f"number {value[:24]}")
+    if tag == _T + "bool":
+        return value.lower() == "true"
+    if tag == _T + "null":
+        return None
+    raise StoryError(f"YAML tag {tag!r} is not allowed in story data", where=where)
+
+
+def _compose(loader: Any, fname: str) -> Marked:
+    """Build plain values and marks from libyaml's event stream, iteratively.
+
+    Depth, value count (aliases counted at their expanded size) and tags are checked
+    as each event arrives, so a deep or exponential document is refused after the few
+    events that show it, before anything is composed; an alias reuses the value it
+    names instead of copying it (its marks are copied, up to ``_MAX_COPIED_MARKS``, so
+    errors inside still point at the anchored lines).
+    """
+    marks: dict[Path_, tuple[str, int, int]] = {}
+    log: list[tuple[Path_, tuple[str, int, int]]] = []  # marks in order, to copy an anchor's own
+    anchors: dict[str, _Anchor] = {}
+    stack: list[_Open] = []
+    count = 0
+    aliased = 0
+    copied = 0
+    docs = 0
+    root: Any = None
+    events = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    while True:
+        ev = loader.get_event()
+        mark = ev.start_mark
+        pos = (fname, mark.line + 1, mark.column + 1) if mark is not None else (fname, 1, 1)
+        where = f"{fname}:{pos[1]}:{pos[2]}"
+        if isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            done = stack.pop()
+            if done.anchor is not None:
+                cut = len(done.path)
+                anchors[done.anchor] = _Anchor(done.value, count - done.start, done.pos,
+                                               tuple((p[cut:], m) for p, m in log[done.logged:]))
+            continue
+        if not isinstance(ev, events):
+            if isinstance(ev, yaml.DocumentStartEvent):
+                docs += 1
+                if docs > 1:
+                    raise StoryError("expected a single YAML document, found another", where=where)
+            elif isinstance(ev, yaml.StreamEndEvent):
+                break
+            continue
+        top = stack[-1] if stack else None
+        if top is not None and isinstance(top.value, dict) and top.key is _NO_KEY:  # a mapping key
+            if not isinstance(ev, yaml.ScalarEvent):
+                raise StoryError("mapping keys must be plain values", where=f"{fname}:{pos[1]}")
+            key = _scalar(loader, ev, where)
             if isinstance(key, bool | float) or key is None:
-                key = str(knode.value)
+                key = str(ev.value)
             if key == "<<":
-                raise StoryError("YAML merge keys ('<<') are not supported in stories",
-                                 where=f"{fname}:{knode.start_mark.line + 1}")
-            if key in out:
-                raise StoryError(f"duplicate key {key!r}",
-                                 where=f"{fname}:{knode.start_mark.line + 1}:{knode.start_mark.column + 1}")
-            out[key] = _build(vnode, (*path, key), fname, marks)
-            marks[(*path, key)] = (fname, knode.start_mark.line + 1, knode.start_mark.column + 1)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(n, (*path, i), fname, marks) for i, n in enumerate(node.value)]
-    if node.tag not in _CORE_TAGS:
-        raise StoryError(f"YAML tag {node.tag!r} is not allowed in story data",
-                         where=f"{fname}:{node.start_mark.line + 1}")
-    return _SCALARS.construct_object(node)
-
-
-_COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
-_CORE_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-}
+                raise StoryError("YAML merge keys ('<<') are not supported in stories", where=f"{fname}:{pos[1]}")
+            if key in top.value:
+                raise StoryError(f"duplicate key {key!r}", where=where)
+            top.key = key
+            marks[(*top.path, key)] = pos
+            log.append(((*top.path, key), pos))
+            count += 1
+            continue
+        anchored = None
+        if isinstance(ev, yaml.AliasEvent):
+            anchored = anchors.get(ev.anchor)
+            if anchored is None:
+                raise StoryError(f"found undefined alias {ev.anchor!r}", where=where)
+            value, size, pos = anchored.value, anchored.size, anchored.pos
+            aliased += size
+            if aliased > MAX_ALIAS_VALUES:
+                raise StoryError(f"aliases expand to more than {MAX_ALIAS_VALUES:,} values", where=where,
+                                 hint="YAML aliases that expand exponentially (an alias bomb) are refused")
+        elif isinstance(ev, yaml.ScalarEvent):
+            value, size = _scalar(loader, ev, where), 1
+        else:
+            tag = ev.tag
+            if tag is not None and tag != "!" and tag not in _COLLECTION_TAGS:
+                raise StoryError(f"YAML tag {tag!r} is not allowed in story data", where=f"{fname}:{pos[1]}")
+            if len(stack) >= MAX_DEPTH:
+                raise StoryError(f"nested more than {MAX_DEPTH} levels deep", where=where,
+                                 hint="a story nests a handful of levels; flatten it")
+            value, size = ({} if isinstance(ev, yaml.MappingStartEvent) else []), 1
+        count += size
+        if count > MAX_VALUES:
+            raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
+                             hint="YAML aliases that expand exponentially (an alias bomb) are refused")
+        if top is None:
+            path: Path_ = ()
+            root = value
+            marks[()] = pos
+        elif isinstance(top.value, dict):
+            path = (*top.path, top.key)
+            top.value[top.key] = value
+            top.key = _NO_KEY
+        else:
+            path = (*top.path, len(top.value))
+            top.value.append(value)
+            marks[path] = pos
+            log.append((path, pos))
+        if anchored is not None and copied + len(anchored.marks) <= _MAX_COPIED_MARKS:
+            copied += len(anchored.marks)
+            for rel, m in anchored.marks:
+                marks[(*path, *rel)] = m
+                log.append(((*path, *rel), m))
+        elif isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            stack.append(_Open(value, path, pos, count - 1, len(log), ev.anchor))
+        elif ev.anchor is not None:
+            anchors[ev.anchor] = _Anchor(value, 1, pos)
+    if docs == 0:
+        return Marked({}, {(): (fname, 1, 1)})
+    return Marked(root, marks)
 
 
 def read_text(path: Path) -> str:
     """Read a UTF-8 text file with a size limit and a clear error for binary files.
 
     Raises:
-        StoryError: missing, too large, or not UTF-8 text.
+        StoryError: missing, a folder, unreadable, over ``MAX_FILE_BYTES``, or not UTF-8 text.
     """
     try:
-        size = path.stat().st_size
+        if path.is_dir():
+            raise StoryError("is a folder, not a file", where=str(path), hint="name a .yaml file")
+        limits.check_size(path.stat().st_size, MAX_FILE_BYTES, str(path), StoryError)
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise StoryError("file not found", where=str(path)) from exc
-    if size > MAX_FILE_BYTES:
-        raise StoryError(f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit",
-                         where=str(path))
-    data = path.read_bytes()
+    except OSError as exc:
+        raise StoryError(f"cannot read: {exc.strerror or exc}", where=str(path)) from exc
     if b"\x00" in data[:8192]:
         raise StoryError("file is binary, not YAML text", where=str(path))
     try:
@@ -157,17 +277,23 @@ def compose_marked(text: str, fname: str) -> Marked:
     """Parse one YAML document into plain values with marks.
 
     Raises:
-        StoryError: a YAML syntax error, with its line and column.
+        StoryError: a YAML syntax error, a tag outside the core schema, a duplicate or
+            merge key, nesting past ``MAX_DEPTH``, more than ``MAX_VALUES`` values (aliases
+            counted expanded), more than ``MAX_ALIAS_VALUES`` added by aliases, or a number
+            past :data:`game.limits.MAX_INT` or not finite; each with its line and column.
     """
+    loader = _Loader(text)
+    paused = gc.isenabled()
+    gc.disable()  # many new, long-lived objects: the collector would rescan them over and over
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        return _compose(loader, fname)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{fname}:{mark.line + 1}:{mark.column + 1}" if mark else fname
         raise StoryError(f"YAML syntax error: {exc.problem}", where=where) from exc
     except yaml.YAMLError as exc:
         raise StoryError(f"YAML error: {exc}", where=fname) from exc
-    marks: dict[Path_, tuple[str, int, int]] = {}
-    if node is None:
-        return Marked({}, {(): (fname, 1, 1)})
-    return Marked(_build(node, (), fname, marks), marks)
+    finally:
+        if paused:
+            gc.enable()
+        loader.dispose()

@@ -13,10 +13,19 @@ Security and limits:
   constant time). The server does not start without a token;
 * it binds to 127.0.0.1 unless ``--host`` says otherwise, and off loopback it
   requires TLS (``--tls-cert``, ``--tls-key``) unless ``--allow-insecure-remote``;
+* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``) unless
+  ``--insecure-token``; ``GET /health`` answers ``ok`` and nothing more without it;
 * an inbound message over ``--max-message-kib`` (1 MiB) is refused with code 1009
-  and a reason; clients may not send binary messages; nothing is unpickled or evaluated;
-* at most ``--max-sessions`` sessions (attached or within their grace period) live at
-  once; one more is closed with 4429 ("server busy").
+  and a reason, and one nested deeper than ``game.limits.MAX_DEPTH`` with 4400, before
+  it is parsed; clients may not send binary messages; nothing is unpickled or evaluated;
+* a client may ask for frames up to ``--max-side`` pixels a side and ``--max-pixels`` in
+  all (2048, 1280x720), requests of up to ``--max-request-frames`` frames (2400), and a
+  ``from_block`` within its request: the server never renders more than it was asked to
+  send;
+* at most ``--max-sessions`` sessions live at once; when they are all taken, a new
+  client takes the slot of the session that vanished longest ago (its grace ends early),
+  so clients that drop without closing never lock others out; only when every session
+  is attached is one more closed with 4429 ("server busy").
 
 Sessions: a client names itself with a random key in ``hello``; each key gets its own
 backend instance (models shared through the loader's cache are the same weights, but
@@ -53,11 +62,13 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from game import limits
 from game.errors import BackendError, WorldloomError
-from game.world.protocol import Backend, Capabilities, FrameChunk
+from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
 from game.world.wire import (
     ENCODINGS,
     MAX_JSON_BYTES,
+    MAX_SIDE,
     WIRE_VERSION,
     Encoding,
     WireError,
@@ -103,7 +114,12 @@ class ServerConfig:
         replay_blocks: sent blocks kept per session for re-sends after a reconnect (at least
             the newest one is always kept, so a resume never needs the backend to replay).
         replay_bytes: byte cap on the older kept blocks.
-        allow_client_size: let clients choose the frame size (``width``, ``height``, 16-4096).
+        allow_client_size: let clients choose the frame size (``width``, ``height``, 16 to ``max_side``).
+        max_side: largest frame side a client may ask for, pixels (``hello`` and ``start``).
+        max_pixels: largest frame area a client may ask for, pixels.
+        max_request_frames: most frames one request may ask for (``min_frames``); ``from_block``
+            must lie within the request.
+        max_depth: deepest JSON nesting of an inbound message.
     """
 
     token: str
@@ -115,6 +131,10 @@ class ServerConfig:
     replay_blocks: int = 4
     replay_bytes: int = 256 << 20
     allow_client_size: bool = True
+    max_side: int = limits.MAX_SESSION_SIDE
+    max_pixels: int = limits.MAX_SESSION_PIXELS
+    max_request_frames: int = limits.MAX_REQUEST_FRAMES
+    max_depth: int = limits.MAX_DEPTH
 
 
 @dataclass
@@ -143,6 +163,7 @@ class _Slot:
     fps: OrderedDict[int, str] = field(default_factory=OrderedDict)
     memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     blocks_served: int = 0
+    finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
 
 
 class _Closed(Exception):
@@ -226,12 +247,28 @@ class WorldServer:
             await self._drop_slot(key)
         return len(expired)
 
+    async def make_room(self) -> bool:
+        """Whether a new session fits: reaps, then, if every slot is taken, closes the session
+        that vanished longest ago (a detached one, waiting out its grace)."""
+        await self.reap()
+        if len(self.slots) < self.config.max_sessions:
+            return True
+        detached = [s for s in self.slots.values() if s.ws is None]
+        if not detached:
+            return False
+        oldest = min(detached, key=lambda s: s.detached_at)
+        log.info("session %s evicted for a new client (vanished %.1f s ago)", oldest.key,
+                 time.monotonic() - oldest.detached_at)
+        await self._drop_slot(oldest.key)
+        return True
+
     async def _drop_slot(self, key: str) -> None:
         slot = self.slots.pop(key, None)
         if slot is None:
             return
 
         def close() -> None:
+            _settle(slot)
             if slot.cur is not None:
                 with contextlib.suppress(Exception):
                     close_it = getattr(slot.cur.it, "close", None)
@@ -248,7 +285,7 @@ class WorldServer:
         await ws.accept()
         slot: _Slot | None = None
         try:
-            if not self._authorized(ws.headers.get("authorization", "")):
+            if not self.authorized(ws.headers.get("authorization", "")):
                 await self._close(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
                 return
             hello = await self._recv(ws, timeout=HELLO_TIMEOUT_S)
@@ -270,7 +307,8 @@ class WorldServer:
                 slot.ws = None
                 slot.detached_at = time.monotonic()
 
-    def _authorized(self, header: str) -> bool:
+    def authorized(self, header: str) -> bool:
+        """Whether an ``Authorization`` header carries the token (compared in constant time)."""
         scheme, _, token = header.partition(" ")
         given = token.strip().encode("utf-8") if scheme.lower() == "bearer" else b""
         return hmac.compare_digest(given, self.config.token.encode("utf-8"))
@@ -297,7 +335,7 @@ class WorldServer:
         if text is None:
             await self._close(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
         try:
-            return loads(text, limit)
+            return loads(text, limit, self.config.max_depth)
         except WireError as exc:
             await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
 
@@ -310,8 +348,7 @@ class WorldServer:
         slot = self.slots.get(key)
         resumed = slot is not None
         if slot is None:
-            await self.reap()
-            if len(self.slots) >= self.config.max_sessions:
+            if not await self.make_room():
                 await self._close(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
                                                   f"limit {self.config.max_sessions}")
             try:
@@ -345,10 +382,38 @@ class WorldServer:
         size = msg.get("size")
         if not self.config.allow_client_size or size is None:
             return {}
-        if (not isinstance(size, list) or len(size) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and 16 <= v <= 4096 for v in size)):
-            raise WireError("hello: size must be [width, height], 16-4096 pixels")
+        if not isinstance(size, list) or len(size) != 2:
+            raise WireError("hello: size must be [width, height]")
+        self.check_size(size[0], size[1], "hello", 16)
         return {"width": size[0], "height": size[1]}
+
+    def check_size(self, width: Any, height: Any, where: str, least: int = 1) -> None:
+        """Refuse a frame size past the server's own limits (``max_side``, ``max_pixels``).
+
+        Raises:
+            WireError: not whole numbers, a side outside ``least``..``max_side``, or an area over ``max_pixels``.
+        """
+        c = self.config
+        if not all(isinstance(v, int) and not isinstance(v, bool) and least <= v <= c.max_side
+                   for v in (width, height)):
+            raise WireError(f"{where}: size must be whole numbers of pixels, {least}-{c.max_side} a side")
+        if width * height > c.max_pixels:
+            raise WireError(f"{where}: {width}x{height} is over this server's {c.max_pixels:,}-pixel frame limit")
+
+    def check_request(self, request: WorldRequest, from_block: Any, fpb: int) -> int:
+        """The block to start at, if the request keeps to the server's limits.
+
+        Raises:
+            WireError: ``min_frames`` over ``max_request_frames`` or under 1, or ``from_block`` not a
+                block of this request (0 to its block count).
+        """
+        cap = self.config.max_request_frames
+        if not 1 <= request.min_frames <= cap:
+            raise WireError(f"generate: min_frames {request.min_frames} is outside this server's 1-{cap}")
+        blocks = -(-request.min_frames // max(1, fpb))
+        if not isinstance(from_block, int) or isinstance(from_block, bool) or not 0 <= from_block <= blocks:
+            raise WireError(f"generate: from_block must be a block of the request, 0-{blocks}")
+        return from_block
 
     async def _dispatch(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> bool:
         op = msg["op"]
@@ -357,14 +422,18 @@ class WorldServer:
                 if op == "generate":
                     data = msg.get("request")
                     request = request_from_json(data)
-                    block = int(msg.get("from_block", 0))
+                    block = self.check_request(request, msg.get("from_block", 0), slot.caps.frames_per_block)
                     await self._block(ws, slot, request.seq, _fingerprint(data), block, request)
                 elif op == "next":
-                    seq, block = int(msg.get("seq", -1)), int(msg.get("block", -1))
-                    await self._block(ws, slot, seq, slot.fps.get(seq, ""), block, None)
+                    seq, nxt = msg.get("seq"), msg.get("block")
+                    if not (isinstance(seq, int) and isinstance(nxt, int)):
+                        raise WireError("next: seq and block must be whole numbers")
+                    await self._block(ws, slot, seq, slot.fps.get(seq, ""), nxt, None)
                 elif op == "start":
                     start = session_start_from_json(msg.get("start"))
-                    await asyncio.to_thread(slot.backend.start, start)
+                    if start.width is not None or start.height is not None:
+                        self.check_size(start.width or slot.caps.width, start.height or slot.caps.height, "start")
+                    await asyncio.to_thread(_settled, slot, slot.backend.start, start)
                     slot.started = True
                     self._forget_requests(slot)
                     await _send(ws, dumps({"op": "started"}))
@@ -399,7 +468,7 @@ class WorldServer:
         cached = slot.memory_results.get(mseq)
         if cached is None:
             op = memory_op_from_json(msg.get("memop"))
-            result = await asyncio.to_thread(slot.backend.memory, op)
+            result = await asyncio.to_thread(_settled, slot, slot.backend.memory, op)
             cached = memory_result_json(result)
             slot.memory_results[mseq] = cached
             while len(slot.memory_results) > 32:
@@ -418,28 +487,11 @@ class WorldServer:
             await _send(ws, kept[0])
             await _send(ws, kept[1])
             return
-        cur = slot.cur
-        if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
-            if request is None:
-                raise BackendError(f"no request {seq} in progress at block {block}", hint="send generate again")
-            if cur is not None:
-                await asyncio.to_thread(getattr(cur.it, "close", lambda: None))
-            slot.cur = None
-            it = iter(await asyncio.to_thread(slot.backend.generate, request))
-            cur = _Current(seq, fp, it, 0)
-            slot.cur = cur
-            while cur.next_block < block:  # the client has these already (a regenerated replay)
-                if await asyncio.to_thread(next, cur.it, _END) is _END:
-                    break
-                cur.next_block += 1
-        chunk = await asyncio.to_thread(next, cur.it, _END)
-        if chunk is _END:
-            slot.cur = None
+        produced = await asyncio.to_thread(self._produce, slot, seq, fp, block, request)
+        if produced is None:
             await _send(ws, dumps({"op": "done", "seq": seq}))
             return
-        assert isinstance(chunk, FrameChunk)
-        cur.next_block += 1
-        header, payload = await asyncio.to_thread(encode_chunk, chunk, slot.encoding, self.config.quality)
+        header, payload = produced
         header["block"] = block
         text = dumps(header)
         slot.sent[(seq, block)] = (text, payload)
@@ -452,9 +504,46 @@ class WorldServer:
         slot.blocks_served += 1
         await _send(ws, text)
         await _send(ws, payload)
-        if chunk.last:
+
+    def _produce(self, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> tuple[dict[str, Any], bytes] | None:
+        """In one worker thread (one hop off the event loop per block): finish the previous request,
+        start or resume this one, take block ``block`` and encode it; ``None`` past the end.
+
+        Raises:
+            BackendError: no request ``seq`` in progress at ``block`` and none given.
+        """
+        _settle(slot)
+        cur = slot.cur
+        if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
+            if request is None:
+                raise BackendError(f"no request {seq} in progress at block {block}", hint="send generate again")
+            if cur is not None:
+                with contextlib.suppress(Exception):
+                    getattr(cur.it, "close", lambda: None)()
             slot.cur = None
-            await asyncio.to_thread(_drain, cur.it)
+            cur = _Current(seq, fp, iter(slot.backend.generate(request)), 0)
+            slot.cur = cur
+            while cur.next_block < block:  # the client has these already (a regenerated replay)
+                if next(cur.it, _END) is _END:
+                    break
+                cur.next_block += 1
+        chunk = next(cur.it, _END)
+        if chunk is _END:
+            slot.cur = None
+            return None
+        assert isinstance(chunk, FrameChunk)
+        cur.next_block += 1
+        if chunk.last:  # its trailing code runs before the backend's next call (see _settle)
+            slot.cur = None
+            slot.finished = cur.it
+        return encode_chunk(chunk, slot.encoding, self.config.quality)
+
+
+def _settle(slot: _Slot) -> None:
+    """Let the request that yielded its last block finish (its trailing code) before the backend's next call."""
+    it, slot.finished = slot.finished, None
+    if it is not None:
+        _drain(it)
 
 
 async def _send(ws: Any, data: str | bytes) -> None:
@@ -468,6 +557,12 @@ async def _send(ws: Any, data: str | bytes) -> None:
         raise _Closed(f"send failed: {exc}") from exc
 
 
+def _settled(slot: _Slot, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)`` once the slot's finished request has run to its end (in a worker thread)."""
+    _settle(slot)
+    return call(*args)
+
+
 def _drain(it: Iterator[FrameChunk]) -> None:
     """Let a generator that yielded its last block finish (runs its trailing code), then close it."""
     with contextlib.suppress(Exception):
@@ -477,14 +572,15 @@ def _drain(it: Iterator[FrameChunk]) -> None:
 
 
 def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
-    """The FastAPI app: ``GET /health`` and the WebSocket ``/ws``.
+    """The FastAPI app: ``GET /health`` (``ok``; with the token, the session count too) and the WebSocket ``/ws``.
 
     Raises:
         BackendError: FastAPI is not installed, or no token.
     """
     try:
         from fastapi import FastAPI
-        from starlette.routing import WebSocketRoute
+        from starlette.responses import JSONResponse, PlainTextResponse
+        from starlette.routing import Route, WebSocketRoute
     except ImportError as exc:
         raise BackendError(f"worldloom serve needs fastapi and uvicorn: {exc}",
                            hint="pip install 'worldloom[remote]'") from exc
@@ -493,13 +589,15 @@ def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
                   openapi_url=None)
     app.state.world = server
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        return {"ok": True, "sessions": len(server.slots), "max_sessions": config.max_sessions}
+    async def health(request: Any) -> Any:  # only "ok" to a caller without the token
+        if not server.authorized(request.headers.get("authorization", "")):
+            return PlainTextResponse("ok")
+        return JSONResponse({"ok": True, "sessions": len(server.slots), "max_sessions": config.max_sessions})
 
     async def world(ws: Any) -> None:  # a plain Starlette route: no dependency injection on the socket
         await server.serve(ws)
 
+    app.router.routes.append(Route("/health", health, methods=["GET"]))
     app.router.routes.append(WebSocketRoute("/ws", world))
     return app
 
@@ -597,6 +695,13 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--encoding", choices=("jpeg", "webp"), default="jpeg", help="frames off loopback")
     p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
     p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")
+    p.add_argument("--max-side", type=int, default=limits.MAX_SESSION_SIDE, help="largest frame side a client may ask")
+    p.add_argument("--max-pixels", type=int, default=limits.MAX_SESSION_PIXELS,
+                   help="largest frame area a client may ask, pixels")
+    p.add_argument("--max-request-frames", type=int, default=limits.MAX_REQUEST_FRAMES,
+                   help="most frames one request may ask for")
+    p.add_argument("--insecure-token", action="store_true",
+                   help=f"accept a WORLDLOOM_TOKEN shorter than {limits.MIN_TOKEN_BYTES} bytes")
     p.set_defaults(handler=cmd_serve)
     return p
 
@@ -630,6 +735,20 @@ def check_bind(host: str, tls: bool, allow_insecure: bool) -> str:
             "or --allow-insecure-remote on a network you trust")
 
 
+def check_tls(cert: str, key: str) -> str:
+    """``""`` if ``cert`` and ``key`` are readable PEM files that belong together, else why not."""
+    import ssl
+
+    for name, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not os.path.isfile(path):
+            return f"{name} {path}: no such file"
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        return f"cannot use --tls-cert {cert} with --tls-key {key}: {exc}"
+    return ""
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted; returns the exit code (2 for a configuration error)."""
     out = sys.stderr
@@ -639,17 +758,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
               file=out)
         return 2
+    if len(token.encode("utf-8")) < limits.MIN_TOKEN_BYTES and not args.insecure_token:
+        print(f"error: WORLDLOOM_TOKEN is {len(token.encode('utf-8'))} bytes; use {limits.MIN_TOKEN_BYTES} or more "
+              "random bytes (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass "
+              "--insecure-token", file=out)
+        return 2
     tls = bool(args.tls_cert and args.tls_key)
     if bool(args.tls_cert) != bool(args.tls_key):
         print("error: --tls-cert and --tls-key go together", file=out)
         return 2
+    if tls:
+        problem = check_tls(args.tls_cert, args.tls_key)
+        if problem:
+            print(f"error: {problem}", file=out)
+            return 2
     refusal = check_bind(args.host, tls, args.allow_insecure_remote)
     if refusal:
         print(f"error: {refusal}", file=out)
         return 2
-    if args.max_sessions < 1 or args.max_message_kib < 1 or args.grace < 0 or not 1 <= args.quality <= 100:
-        print("error: --max-sessions and --max-message-kib must be positive, --grace not negative, "
-              "--quality 1-100", file=out)
+    if (args.max_sessions < 1 or args.max_message_kib < 1 or args.grace < 0 or not 1 <= args.quality <= 100
+            or not 16 <= args.max_side <= MAX_SIDE or args.max_pixels < 256 or args.max_request_frames < 1):
+        print("error: --max-sessions, --max-message-kib, --max-pixels and --max-request-frames must be positive, "
+              f"--max-side 16-{MAX_SIDE}, --grace not negative, --quality 1-100", file=out)
         return 2
     try:
         kwargs = _backend_kwargs(args)
@@ -660,11 +790,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except WorldloomError as exc:
         print(f"error: {exc}", file=out)
         return 2
-    if len(token) < 16:
-        print("warning: WORLDLOOM_TOKEN is short; use 16 or more random characters", file=out)
+    if len(token.encode("utf-8")) < limits.MIN_TOKEN_BYTES:
+        print("warning: WORLDLOOM_TOKEN is short (--insecure-token)", file=out)
     config = ServerConfig(token=token, max_sessions=args.max_sessions, max_message_bytes=args.max_message_kib * 1024,
                           grace_s=args.grace, encoding=args.encoding, quality=args.quality,
-                          allow_client_size=not args.fixed_size)
+                          allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
+                          max_request_frames=args.max_request_frames)
     app = create_app(factory, config)
     import uvicorn
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from game import limits
 from game.errors import BackendError
 from game.world.protocol import (
     Anchor,
@@ -45,11 +46,11 @@ from game.world.protocol import (
 
 #: Version of this wire format (``hello`` carries it; a mismatch is refused).
 WIRE_VERSION = 1
-#: Default cap on one inbound JSON message, bytes.
-MAX_JSON_BYTES = 1 << 20
+#: Default cap on one inbound JSON message, bytes (see :mod:`game.limits`).
+MAX_JSON_BYTES = limits.MAX_MESSAGE_BYTES
 #: Largest frame side and frames per block a decoder accepts.
-MAX_SIDE = 8192
-MAX_FRAMES = 4096
+MAX_SIDE = limits.MAX_WIRE_SIDE
+MAX_FRAMES = limits.MAX_BLOCK_FRAMES
 
 Encoding = Literal["raw", "jpeg", "webp"]
 ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp")
@@ -65,19 +66,15 @@ def dumps(msg: dict[str, Any]) -> str:
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def loads(text: str | bytes, limit: int = MAX_JSON_BYTES) -> dict[str, Any]:
-    """Parse one control message.
+def loads(text: str | bytes, limit: int = MAX_JSON_BYTES, max_depth: int = limits.MAX_DEPTH) -> dict[str, Any]:
+    """Parse one control message; its size and nesting are checked before it is parsed
+    (:func:`game.limits.parse_json`).
 
     Raises:
-        WireError: longer than ``limit`` bytes, not JSON, not an object, or no string ``op``.
+        WireError: longer than ``limit`` bytes, nested deeper than ``max_depth``, not JSON
+            (``NaN`` included), not UTF-8, not an object, or no string ``op``.
     """
-    size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
-    if size > limit:
-        raise WireError(f"message of {size} bytes exceeds the {limit}-byte limit")
-    try:
-        msg = json.loads(text)
-    except ValueError as exc:
-        raise WireError(f"message is not JSON: {exc}") from exc
+    msg = limits.parse_json(text, "", WireError, max_bytes=limit, max_depth=max_depth, what="message")
     if not isinstance(msg, dict) or not isinstance(msg.get("op"), str):
         raise WireError("message is not a JSON object with an 'op'")
     return msg

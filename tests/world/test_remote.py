@@ -64,7 +64,7 @@ from game.world.wire import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = "test-token-0123456789abcdef"
+TOKEN = "test-token-0123456789abcdef-0123456789"
 W, H = 96, 54
 SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
 
@@ -488,3 +488,111 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     frames += sum(c.n_frames for c in s.stream())
     assert frames > 0 and s.state.scene == "after"
     assert "procedural" in s.view().notice
+
+
+# -- the server's own limits (game.limits) ----------------------------------------------------------------
+def hello(srv: ServerThread, key: str, **extra: Any) -> Any:
+    ws = raw_socket(srv.url)
+    ws.send(dumps({"op": "hello", "v": 1, "client": key, "size": [W, H], **extra}))
+    return ws
+
+
+def test_vanished_clients_never_lock_out_a_new_one() -> None:
+    srv, world = start_server(max_sessions=2, grace_s=60.0)
+    try:
+        for i in range(12):  # each vanishes without a close frame; the grace (60 s) never runs out here
+            ws = hello(srv, f"vanisher-{i:04d}")
+            assert json.loads(ws.recv(timeout=3))["op"] == "hello", i
+            ws.socket.shutdown(socket.SHUT_RDWR)
+            deadline = time.monotonic() + 3
+            while any(s.ws is not None for s in world.slots.values()) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert len(world.slots) <= 2
+        rb = client(srv.url)  # a real client still gets a slot, and frames
+        assert len(play(rb, 1, requests(n=1))) == 3
+        other = client(srv.url)  # the second slot: the last vanished session gives way
+        with pytest.raises(BackendError, match="server busy"):  # both attached: now the server is full
+            client(srv.url)
+        rb.close()
+        other.close()
+    finally:
+        srv.stop()
+
+
+def test_from_block_and_request_length_are_capped_by_the_server() -> None:
+    srv, world = start_server(max_request_frames=60)
+    try:
+        ws = hello(srv, "capped-client")
+        ws.recv(timeout=3)
+        ws.send(dumps({"op": "start", "start": {"session_id": "main", "seed": 1, "prompt": "x"}}))
+        ws.recv(timeout=3)
+        req = requests(n=1)[0]  # 30 frames: 3 blocks of 12 (procedural)
+        for bad, why in ((dict(from_block=500), "from_block"), (dict(from_block="1"), "from_block"),
+                         (dict(from_block=-1), "from_block")):
+            ws.send(dumps({"op": "generate", "request": req.to_json(), **bad}))
+            reply = json.loads(ws.recv(timeout=3))
+            assert reply["op"] == "error" and why in reply["message"], reply
+        long = WorldRequest("main", 2, 100_000, "x")
+        ws.send(dumps({"op": "generate", "request": long.to_json(), "from_block": 0}))
+        reply = json.loads(ws.recv(timeout=3))
+        assert reply["op"] == "error" and "min_frames" in reply["message"]
+        assert world.slots["capped-client"].blocks_served == 0  # nothing was rendered for them
+        ws.send(dumps({"op": "generate", "request": req.to_json(), "from_block": 2}))  # the last block: fine
+        assert json.loads(ws.recv(timeout=3))["op"] == "chunk"
+        ws.close()
+    finally:
+        srv.stop()
+
+
+def test_frame_size_is_capped_by_the_server(server: tuple[ServerThread, WorldServer]) -> None:
+    srv, _ = server
+    ws = raw_socket(srv.url)
+    ws.send(dumps({"op": "hello", "v": 1, "client": "huge-frames", "size": [4096, 4096]}))
+    code, reason = close_code(ws)
+    assert code == 4400 and "pixel" in reason, (code, reason)
+    ws = hello(srv, "huge-start")
+    ws.recv(timeout=3)
+    for (w, h), why in (((4096, 4096), "1-2048 a side"), ((2000, 2000), "frame limit")):
+        ws.send(dumps({"op": "start", "start": {"session_id": "main", "seed": 1, "prompt": "x", "width": w,
+                                                "height": h}}))
+        reply = json.loads(ws.recv(timeout=3))
+        assert reply["op"] == "error" and why in reply["message"], reply
+    ws.close()
+
+
+def test_deeply_nested_json_is_refused_before_parsing(server: tuple[ServerThread, WorldServer],
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    srv, _ = server
+    ws = hello(srv, "deep-json")
+    ws.recv(timeout=3)
+    ws.send('{"op": "ping", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    code, reason = close_code(ws)
+    assert code == 4400 and "nests 100001 levels" in reason, (code, reason)
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+def test_short_tokens_and_missing_tls_files_are_refused(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setenv("WORLDLOOM_TOKEN", "t" * 31)
+    assert main(["--port", "1"]) == 2 and "--insecure-token" in capsys.readouterr().err
+    assert main(["--port", "1", "--insecure-token", "--backend", "nosuch"]) == 2
+    assert "unknown world backend" in capsys.readouterr().err  # past the token check
+    monkeypatch.setenv("WORLDLOOM_TOKEN", TOKEN)
+    assert main(["--port", "1", "--tls-cert", str(tmp_path / "no.pem"), "--tls-key", str(tmp_path / "no.key")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "bad.pem").write_text("not a certificate")
+    assert main(["--port", "1", "--tls-cert", str(tmp_path / "bad.pem"), "--tls-key", str(tmp_path / "bad.pem")]) == 2
+    assert "cannot use --tls-cert" in capsys.readouterr().err
+
+
+def test_health_says_only_ok_without_the_token(server: tuple[ServerThread, WorldServer]) -> None:
+    import urllib.request
+
+    srv, _ = server
+    url = f"http://127.0.0.1:{srv.port}/health"
+    with urllib.request.urlopen(url, timeout=3) as r:
+        assert r.read() == b"ok"
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=3) as r:
+        body = json.loads(r.read())
+    assert body["ok"] is True and body["max_sessions"] == 8 and "sessions" in body
