@@ -157,7 +157,7 @@ def request_from_json(data: Any) -> WorldRequest:
             raise WireError(f"{w}: bad entity: {exc}") from exc
     scene = Scene(location=str(scene_d.get("location", "")), palette=str(scene_d.get("palette", "dusk")),
                   time_of_day=str(scene_d.get("time_of_day", "dusk")), weather=str(scene_d.get("weather", "clear")),
-                  entities=tuple(ents))
+                  entities=tuple(ents), setting=str(scene_d.get("setting", "")), light=str(scene_d.get("light", "")))
     switch = data.get("switch_mode")
     if switch not in (None, "recache", "scene_cut", "plain"):
         raise WireError(f"{w}: unknown switch_mode {switch!r}")

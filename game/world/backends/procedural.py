@@ -24,8 +24,10 @@ from game.audio.synth import REACTIONS, ambience, ambience_for, mix, reaction
 from game.errors import BackendError
 from game.world.backends.cache import ObjectCache
 from game.world.backends.landscape import LOOK_MAX
+from game.world.backends.layout import Layout
 from game.world.backends.painter import Painter, Plan
 from game.world.backends.raster import U8
+from game.world.backends.scenery import Embed
 from game.world.backends.sessions import SessionTable
 from game.world.backends.sprites import Sprite
 from game.world.protocol import (
@@ -105,6 +107,10 @@ def camera_path(request: WorldRequest, frames: int, start_y: float) -> CameraPat
     return CameraPath(xs, ys)
 
 
+def _inside(box: tuple[int, int, int, int], width: int, height: int) -> bool:
+    return box[0] < width and box[1] < height and box[2] > 0 and box[3] > 0
+
+
 def _fingerprint(request: WorldRequest) -> str:
     text = json.dumps(request.to_json(), sort_keys=True, default=str)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
@@ -118,6 +124,13 @@ class ProceduralBackend:
         fps: frames per second.
         frames_per_block: frames per yielded :class:`FrameChunk`.
         audio_rate: sample rate of the sound, Hz.
+        embed: sentence embedder (``texts -> (N, D)`` unit vectors, e.g. MiniLM's
+            ``encode``) that maps words the scene vocabulary does not know to the
+            nearest thing it draws; ``None`` matches by words only.
+
+    Attributes:
+        layout: the layout record of the first frame of the last block drawn (what
+            was drawn where and whether it shows), or ``None`` before any.
     """
 
     def __init__(
@@ -127,6 +140,7 @@ class ProceduralBackend:
         fps: float = 24.0,
         frames_per_block: int = 12,
         audio_rate: int = 22050,
+        embed: Embed | None = None,
     ) -> None:
         if width < 16 or height < 16 or frames_per_block < 1 or fps <= 0 or audio_rate <= 0:
             raise BackendError(
@@ -153,7 +167,8 @@ class ProceduralBackend:
             snapshot=True,
         )
         self._cache: ObjectCache[Sprite] = ObjectCache()
-        self._painter = Painter(width, height, fps, self._cache)
+        self._painter = Painter(width, height, fps, self._cache, embed)
+        self.layout: Layout | None = None
         self._table: SessionTable[_Session] = SessionTable()
         self._closed = False
 
@@ -244,11 +259,13 @@ class ProceduralBackend:
             block_first = first + b * fpb
             frames: U8 = np.empty((fpb, height, width, 3), dtype=np.uint8)
             shown: set[str] = set()
+            ids = {e.id for e in request.scene.entities}
             for i in range(fpb):
                 k = b * fpb + i
-                shown |= self._painter.paint(
-                    frames[i], plan, k, block_first + i, cams.x[k], cams.y[k]
-                )
+                layout = self._painter.paint(frames[i], plan, k, block_first + i, cams.x[k], cams.y[k])
+                if i == 0:
+                    self.layout = layout
+                shown |= {p.name for p in layout.parts if p.name in ids and _inside(p.box, width, height)}
             t1 = time.perf_counter()
             start = (block_first // fpb) * n_audio
             tracks = [ambience(amb, sess.seed, start, n_audio, rate)]
