@@ -300,7 +300,8 @@ class Director:
                 entities.append(Entity(cid, "character", c.name if c else cid,
                                        self._look(state, cid, self._cast_look(cid, c.look if c else "")),
                                        self.asset(c.image) if c else "", x=x,
-                                       state=state.reactions.get(cid, "idle"), holding=held))
+                                       state=state.reactions.get(cid, "idle"), holding=held,
+                                       expression=self.mood(state, cid)))
             for iid, x in scene.items.items():
                 if iid in state.inventory or iid in state.holders or state.looks.get(iid, {}).get("removed"):
                     continue
@@ -329,6 +330,19 @@ class Director:
                      time_of_day=self.world_value(state, "time_of_day"),
                      weather=self.world_value(state, "weather"), entities=tuple(entities),
                      setting=self.setting(state.scene), light=str(state.world.get("light", "")))
+
+    def mood(self, state: GameState, cid: str) -> str:
+        """A character's expression: her card's (from the relationship), else one read from trust and
+        affinity (``warm`` at affinity >= 3, ``wary`` below trust 0, else ``""``)."""
+        view = self.cast.get(cid)
+        if view is not None:
+            return view.expression(state)
+        rel = state.relationships.get(cid, {})
+        if rel.get("affinity", 0.0) >= 3:
+            return "warm"
+        if rel.get("trust", 0.0) < 0:
+            return "wary"
+        return ""
 
     def prompt(self, state: GameState, events: list[Event]) -> str:
         """The text prompt: style, location now, scene prompt, who is there doing what."""

@@ -114,6 +114,10 @@ class Entity:
         state: current state, e.g. ``idle``, ``leap``, ``recoil``, ``nuzzle``.
         holding: item ids it holds.
         tier: which memory tier this entry came from.
+        expression: a character's expression from the relationship (a card's ``warm``,
+            ``guarded``...; or ``smile``, ``frown``...), ``""`` for none.
+        pose: a body pose asked for (``stand``, ``sit``, ``walk``, ``hold``, ``give``), ``""``
+            to let the backend pick one from the state.
     """
 
     id: str
@@ -126,6 +130,8 @@ class Entity:
     state: str = "idle"
     holding: tuple[str, ...] = ()
     tier: Tier = "object_cache"
+    expression: str = ""
+    pose: str = ""
 
 
 @dataclass(frozen=True)

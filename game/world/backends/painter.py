@@ -19,6 +19,7 @@ import numpy as np
 from PIL import Image
 
 from game.world.backends.cache import ObjectCache
+from game.world.backends.figures import face_for, outfit, person, pose_for
 from game.world.backends.landscape import Backdrop, build_backdrop
 from game.world.backends.layout import Box, Layout
 from game.world.backends.motion import STATES, Pose, pose
@@ -35,7 +36,6 @@ from game.world.backends.sprites import (
     colour_word,
     creature,
     effect,
-    figure,
     from_image,
     kite,
     lantern,
@@ -49,7 +49,9 @@ from game.world.protocol import Anchor, Entity, WorldRequest
 
 #: Heights of things, as fractions of the frame height.
 CREATURE_H = 0.22
-FIGURE_H = 0.3
+FIGURE_H = 0.36
+#: How much larger characters stand in a room than outdoors (the camera is closer).
+ROOM_SCALE = 1.6
 IMAGE_H = 0.26
 ITEM_H = 0.09
 #: Held items, as fractions of the holder's height.
@@ -168,6 +170,7 @@ class Painter:
         self.fps = fps
         self.cache = cache
         self.vocab = Vocabulary(embed)
+        self._indoors = False
         self.sprites_built = 0
         self.backdrops_built = 0
         self._backdrops: OrderedDict[tuple[object, ...], Backdrop | Plate] = OrderedDict()
@@ -206,6 +209,7 @@ class Painter:
         setting = self.vocab.read(scene.setting)
         notes += setting.notes
         backdrop = self.stage(scene.location, look, setting, seed)
+        self._indoors = bool(setting.interior)
         pkey = (look, self.width, self.height, seed, bool(setting.interior))
         systems = self._particles.get(pkey)
         if systems is None:
@@ -316,7 +320,7 @@ class Painter:
                 kind, frac = "creature", CREATURE_H
             else:
                 kind, frac = "figure", FIGURE_H
-            height = frac * self.height
+            height = frac * self.height * (ROOM_SCALE if self._indoors else 1.0)
         else:
             noun, sim = self.vocab.noun(f"{e.name}; {e.look}" if e.look else e.name)
             if pic is not None:
@@ -374,10 +378,12 @@ class Painter:
 
     def _draw(self, actor: Actor, eyes: str, tint: str, head: float) -> Sprite:
         h = actor.height
-        if actor.kind == "creature":
-            return creature(h, actor.colour, eyes, tint, head)
-        if actor.kind == "figure":
-            return figure(h, actor.colour, eyes, tint, head)
+        if actor.kind in ("creature", "figure"):
+            blink, face, body, step = (eyes.split("/") + ["", "neutral", "stand", "0"])[:4]
+            if actor.kind == "creature":
+                return creature(h, actor.colour, blink, tint, head, face)
+            return person(h, outfit(actor.entity.look, actor.colour), face, body, int(step), tint,
+                          blink == "closed")
         if actor.kind == "image" and actor.image is not None:
             edited = actor.entity.look.startswith("now ")
             recolour = colour_word(actor.entity.look.split(":")[0]) if edited else None
@@ -473,6 +479,9 @@ class Painter:
             ground += 0.02 * self.height * math.sin(frame * 0.12 + actor.phase * 6.28)
         y = ground - p.y * h
         eyes = str((frame // 3) % 4) if actor.kind == "campfire" else p.eyes
+        if actor.kind in ("creature", "figure"):
+            body = pose_for(actor.state, e.pose, bool(actor.held))
+            eyes = f"{p.eyes}/{face_for(actor.state, e.expression)}/{body}/{(frame // 6) % 2 if body == 'walk' else 0}"
         spr = self.sprite(actor, eyes, p.tint, p.head, p.sx, p.sy, face < 0, light)
         if is_char and e.y <= 0.0:
             shade = effect("shadow", max(3, int(0.8 * h / (1.0 + p.y))))
@@ -484,8 +493,11 @@ class Painter:
         if actor.kind == "campfire":
             self._smoke(out, x, y0, h, frame)
         hand = (x0 + spr.hold[0], y0 + spr.hold[1])
+        # A picture has no hand: things it wears go round its middle, under the head.
+        neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
         for j, item in enumerate(actor.held):
-            self._draw_held(out, item, j, hand, face, h, frame, light, layout, flown)
+            self._draw_held(out, item, j, neck if item.noun == "scarf" else hand, face, h, frame, light,
+                            layout, flown)
         for ef in p.effects:
             if ef.alpha <= 0.02:
                 continue

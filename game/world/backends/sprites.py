@@ -212,7 +212,8 @@ class Pen:
         )
 
 
-def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: float = 0.0) -> Sprite:
+def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: float = 0.0,
+             expression: str = "neutral") -> Sprite:
     """A small horned creature facing right, ``height`` px tall (box 1.5 x 1.1 heights).
 
     Args:
@@ -221,7 +222,13 @@ def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head:
         eyes: ``open``, ``closed`` or ``wide``.
         tint: ``""`` or ``"dark"`` (shrinking back, afraid).
         head: head tilt in degrees (positive tips the head forward).
+        expression: ``neutral``, ``smile``, ``frown``, ``surprised``, ``sad`` or ``sleeping`` (the
+            mouth, and closed eyes for ``sleeping``).
     """
+    if expression == "sleeping":
+        eyes = "closed"
+    elif expression == "surprised":
+        eyes = "wide"
     top = 0.1
     pen = Pen(height, 1.5, 1.0 + top)
     dark = _mix(colour, (20, 20, 40), 0.35)
@@ -257,10 +264,18 @@ def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head:
         pr = 0.022 if eyes == "wide" else 0.034
         face.circle(ex + 0.01, ey + 0.004, pr, (28, 24, 40))
         face.circle(ex - 0.006, ey - 0.014, 0.012, (255, 255, 255))
+    mouth = (60, 30, 40)
     if eyes == "wide":
-        face.ellipse((1.06, 0.52 + top, 1.11, 0.58 + top), (60, 30, 40))
+        face.ellipse((1.06, 0.52 + top, 1.11, 0.58 + top), mouth)
+    elif expression == "smile":
+        face.arc((1.02, 0.46 + top, 1.14, 0.57 + top), 15, 165, mouth, 0.016)
+    elif expression in ("frown", "sad"):
+        face.arc((1.04, 0.53 + top, 1.12, 0.59 + top), 200, 340, mouth, 0.014)
+        if expression == "frown":
+            for ex in (1.0, 1.14):
+                face.line(((ex - 0.05, 0.33 + top), (ex + 0.03, 0.355 + top)), mouth, 0.012)
     else:
-        face.arc((1.04, 0.49 + top, 1.12, 0.55 + top), 20, 160, (60, 30, 40), 0.012)
+        face.arc((1.04, 0.49 + top, 1.12, 0.55 + top), 20, 160, mouth, 0.012)
     pen.paste_rotated(face, head, (0.96, 0.56 + top))
     return pen.finish(
         foot=(0.66, 1.0 + top), hold=(1.22, 0.56 + top),
