@@ -26,6 +26,7 @@ from game.world.backends.cache import ObjectCache
 from game.world.backends.landscape import LOOK_MAX
 from game.world.backends.layout import Layout
 from game.world.backends.painter import Painter, Plan
+from game.world.backends.palette import palette_for, resolve_time
 from game.world.backends.raster import U8
 from game.world.backends.scenery import Embed
 from game.world.backends.sessions import SessionTable
@@ -49,6 +50,10 @@ PAN_SPEED = 1.0 / 60.0
 LOOK_SPEED = 0.004
 #: Share of the vertical look kept per frame once ``w``/``s`` is released.
 LOOK_RELAX = 0.88
+#: The times of day in the order they come (a step back is refused, see ``_keep_time``).
+DAY = ("dawn", "day", "dusk", "night")
+#: Request events after which the time of day may be anything.
+RESET_CLOCK = frozenset({"load", "rollback", "start", "edit", "reset", ""})
 #: Requests remembered per session for idempotent replays of the same ``seq``.
 SEQ_MEMORY = 64
 
@@ -68,7 +73,9 @@ class _Session:
     window: int = 0
     last_seq: int = -1
     scene: Scene | None = None
-    seen: dict[int, tuple[str, int, float]] = field(default_factory=dict)
+    seen: dict[int, tuple[str, int, float, str]] = field(default_factory=dict)
+    clock: str = ""
+    notes: tuple[str, ...] = ()
 
     def copy(self, session_id: str | None = None) -> _Session:
         """An independent copy, optionally under another session id."""
@@ -226,14 +233,16 @@ class ProceduralBackend:
                     f"seq {request.seq} was already used for a different request",
                     where=f"session {sess.session_id}",
                 )
+            request = replace(request, scene=replace(request.scene, time_of_day=seen[3]))
             return self._blocks(sess, request, seen[1], seen[2], advance=False)
         if request.seq <= sess.last_seq:
             raise BackendError(
                 f"seq {request.seq} is not after the last one ({sess.last_seq})",
                 where=f"session {sess.session_id}",
             )
+        request = self._keep_time(sess, request)
         sess.last_seq = request.seq
-        sess.seen[request.seq] = (fp, sess.frame, sess.camera_y)
+        sess.seen[request.seq] = (fp, sess.frame, sess.camera_y, request.scene.time_of_day)
         while len(sess.seen) > SEQ_MEMORY:
             del sess.seen[min(sess.seen)]
         self._table.current = sess.session_id
@@ -249,7 +258,7 @@ class ProceduralBackend:
         plan = self._painter.plan(request, sess.seed, anchors)
         total = caps.round_up(request.min_frames)
         cams = camera_path(request, total + 1, start_y)
-        ignored = ignored_inputs(caps, request) + self._notes(request) + plan.notes
+        ignored = ignored_inputs(caps, request) + self._notes(request) + plan.notes + sess.notes
         voices = self._voices(request, plan)
         amb = ambience_for(plan.look.time, plan.look.weather, plan.look.water is not None)
         n_audio = int(round(fpb * rate / caps.fps))
@@ -302,6 +311,24 @@ class ProceduralBackend:
                     total_ms=(t2 - t0) * 1000.0 + (encode_ms if b == 0 else 0.0),
                 ),
             )
+
+    @staticmethod
+    def _keep_time(sess: _Session, request: WorldRequest) -> WorldRequest:
+        """Time only runs forward: a request whose time of day is one step *before* the session's
+        (dusk after night: a place's default time after the story moved on) keeps the session's
+        time, unless it comes from a load, rollback, start or world edit (which may set any time).
+        The kept time is reported in ``ignored``."""
+        scene = request.scene
+        now = resolve_time(scene.time_of_day, palette_for(scene.palette))
+        if sess.clock and request.event not in RESET_CLOCK and now in DAY and sess.clock in DAY:
+            if (DAY.index(now) - DAY.index(sess.clock)) % len(DAY) == len(DAY) - 1:
+                note = f"time_of_day {now} after {sess.clock}: kept {sess.clock} (time does not run back)"
+                kept = replace(scene, time_of_day=sess.clock)
+                sess.notes = (note,)
+                return replace(request, scene=kept)
+        sess.notes = ()
+        sess.clock = now
+        return request
 
     def _notes(self, request: WorldRequest) -> tuple[str, ...]:
         notes = []
