@@ -3,9 +3,11 @@ the loaded scene right after a load, and time of day never runs back by itself."
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from game.session import Session
 from game.state import Choose
@@ -76,3 +78,26 @@ def test_time_of_day_does_not_run_back_unless_loaded_or_edited() -> None:
     assert dawn > night + 20 and not notes
     loaded, _ = draw(4, "night", "load")  # a load puts the clock where the save was
     assert abs(loaded - night) < 1.0
+
+
+def test_the_scenes_one_choice_away_are_painted_while_the_player_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    b = ProceduralBackend(width=96, height=54)
+    b.start(SessionStart("s", 1, "p"))
+    painted: list[tuple[str, str]] = []
+    painter = b._painter  # the test watches which thread paints each stage
+    build = painter.build_stage
+
+    def watched(location: str, *args: object) -> object:
+        painted.append((location, threading.current_thread().name))
+        return build(location, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(painter, "build_stage", watched)
+    oak = Scene("hollow", palette="hollow", time_of_day="night", setting="an old oak, hollow at its foot")
+    room = Scene("kitchen", setting="a kitchen with a stove")
+    here = WorldRequest("s", 1, 12, "p", scene=Scene("clearing", setting="an old stump"), ahead=(oak, room))
+    list(b.generate(here))
+    b.settle()
+    assert {loc for loc, _ in painted} == {"clearing", "hollow", "kitchen"}
+    list(b.generate(WorldRequest("s", 2, 12, "p", scene=oak)))
+    assert b.layout is not None and {"oak", "hollow"} <= b.layout.visible()
+    assert [t.startswith("paint-ahead") for loc, t in painted if loc != "clearing"] == [True, True]

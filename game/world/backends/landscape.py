@@ -73,6 +73,21 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class Span:
+    """A landmark's part above its layer's band: copied (masked) only where it stands.
+
+    Attributes:
+        top: first layer row; ``col``: first layer column (``0 .. period``).
+        image: ``(rows, cols, 3)`` uint8 pixels; ``mask``: ``(rows, cols, 3)`` bool coverage.
+    """
+
+    top: int
+    col: int
+    image: U8
+    mask: Bool
+
+
+@dataclass(frozen=True)
 class Layer:
     """One pre-rendered landscape layer.
 
@@ -94,6 +109,7 @@ class Layer:
     top: int
     solid: int
     flow: Flow | None = None
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,8 +186,24 @@ class Backdrop:
             s0 = max(0, layer.solid + dy)
             if end > s0:
                 out[s0:end] = layer.image[s0 - dy : end - dy, off : off + width]
+            for span in layer.spans:
+                self._span(out, span, dy, end, off)
             if layer.flow is not None:
-                self._flow(out, layer, layer.flow, dy, end, off, frame)
+                later = [self.layers[j].solid + shifts[j] for j in range(k + 1, len(self.layers))]
+                self._flow(out, layer, layer.flow, dy, min([end, *later]), off, frame)
+
+    def _span(self, out: U8, span: Span, dy: int, end: int, off: int) -> None:
+        """Copy a landmark's top into the frame where it stands (each periodic copy in view)."""
+        rows, cols = span.mask.shape[:2]
+        r0, r1 = max(0, span.top + dy), min(end, span.top + rows + dy)
+        if r1 <= r0:
+            return
+        for c in (span.col - off, span.col - off + self.period, span.col - off - self.period):
+            a, b = max(0, c), min(self.width, c + cols)
+            if b > a:
+                m0 = r0 - dy - span.top
+                np.copyto(out[r0:r1, a:b], span.image[m0 : m0 + r1 - r0, a - c : b - c],
+                          where=span.mask[m0 : m0 + r1 - r0, a - c : b - c])
 
     def _flow(self, out: U8, layer: Layer, flow: Flow, dy: int, end: int, off: int, frame: int) -> None:
         """Slide the water's own texture under its fixed outline (the water moves, its banks do not)."""
@@ -218,6 +250,9 @@ def build_backdrop(
         canvas = paint(look, gen, width, height, period, rows, creek)
         layer_name = ("far", "near", "ground")[k]
         surface = np.argmax(canvas.alpha > 0.5, axis=0)  # before any landmark stands on it
+        covered = (canvas.alpha > 0.04).any(axis=1)
+        base_top = int(np.argmax(covered)) if covered.any() else rows
+        first_mark = len(marks)
         for name, spr, place in stamps:
             if place.layer != layer_name:
                 continue
@@ -234,12 +269,13 @@ def build_backdrop(
         image = to_u8(baked, dither)
         image = np.concatenate([image, image[:, :width]], axis=1)
         mask = np.concatenate([mask, mask[:, :width]], axis=1)
-        any_row = mask.any(axis=1)
         full_row = mask.all(axis=1)
-        top = int(np.argmax(any_row)) if any_row.any() else rows
         not_full = np.nonzero(~full_row)[0]
         solid = int(not_full[-1]) + 1 if not_full.size else 0
+        top = min(base_top, solid)
         band = np.ascontiguousarray(np.repeat(mask[top:solid, :, None], 3, axis=2))
+        spans = tuple(_span(image, mask, m, top, period) for m in marks[first_mark:]
+                      if m.period and m.box[1] < top)
         flow = None
         wet = np.nonzero(flow_mask.any(axis=1))[0]
         if wet.size:
@@ -247,13 +283,23 @@ def build_backdrop(
             fm = np.concatenate([flow_mask[f0:f1], flow_mask[f0:f1, :width]], axis=1)
             speed = FLOW_SPEED["sea" if k == 0 else "creek"] * width
             flow = Flow(f0, np.ascontiguousarray(np.repeat(fm[:, :, None], 3, axis=2)), speed)
-        layers.append(Layer(image, band, RATES[k], top, solid, flow))
+        layers.append(Layer(image, band, RATES[k], top, solid, flow, spans))
     if creek:
         water_top = int(layers[2].flow.top) if layers[2].flow is not None else int(0.8 * height)
         marks.append(Mark("creek", "landmark", (0, water_top, width, water_top + int(0.05 * height)), 1.0, 0))
     if sea:
         marks.append(Mark("sea", "landmark", (0, int(HORIZON * height), width, int(0.76 * height)), 0.25, 0))
     return Backdrop(width, height, period, margin, sky_u8, tuple(layers), stars, tuple(marks))
+
+
+def _span(image: U8, mask: Bool, mark: Mark, top: int, period: int) -> Span:
+    """The part of a landmark that rises above its layer's band (rows ``mark.y0 .. top``)."""
+    x0, y0, x1, _ = mark.box
+    r0, r1 = max(0, y0), top
+    cols = np.arange(x0, x1) % period
+    piece = np.ascontiguousarray(image[r0:r1][:, cols])
+    where = np.ascontiguousarray(np.repeat(mask[r0:r1][:, cols][:, :, None], 3, axis=2))
+    return Span(r0, x0 % period, piece, where)
 
 
 def _stamps(look: Look, names: frozenset[str], width: int, height: int) -> list[tuple[str, Sprite, Place]]:

@@ -65,6 +65,10 @@ class Layout:
         """Record a drawn thing (visibility is settled by :meth:`finish`)."""
         self._boxes.append((name, kind, box))
 
+    def drawn(self) -> list[tuple[str, PartKind, Box]]:
+        """``(name, kind, box)`` of everything recorded, in drawing order (before :meth:`finish`)."""
+        return list(self._boxes)
+
     def finish(self) -> Layout:
         """Settle visibility: inside the frame and not covered by what was drawn after."""
         self.parts = []

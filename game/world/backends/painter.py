@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -45,7 +47,7 @@ from game.world.backends.sprites import (
     trinket,
 )
 from game.world.backends.stage import Plate
-from game.world.protocol import Anchor, Entity, WorldRequest
+from game.world.protocol import Anchor, Entity, Scene, WorldRequest
 
 #: Heights of things, as fractions of the frame height.
 CREATURE_H = 0.22
@@ -171,6 +173,9 @@ class Painter:
         self.cache = cache
         self.vocab = Vocabulary(embed)
         self._indoors = False
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[object, ...], Future[Backdrop | Plate]] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self.sprites_built = 0
         self.backdrops_built = 0
         self._backdrops: OrderedDict[tuple[object, ...], Backdrop | Plate] = OrderedDict()
@@ -245,8 +250,35 @@ class Painter:
         )
 
     def stage_key(self, location: str, look: Look, setting: Setting, seed: int) -> tuple[object, ...]:
-        """What a stage depends on (its cache key)."""
-        return (location, look, setting.interior, setting.things, self.width, self.height, seed)
+        """What a stage depends on (its cache key): the look without its drifting particles."""
+        still = replace(look, fireflies=False, petals=None)
+        return (location, still, setting.interior, setting.things, self.width, self.height, seed)
+
+    def prepare(self, scene: Scene, seed: int) -> None:
+        """Paint ``scene``'s stage in the background (one worker thread), so that the first block
+        there costs what a warm block costs; :meth:`stage` waits for it if it is still painting."""
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting)
+        setting = self.vocab.read(scene.setting)
+        key = self.stage_key(scene.location, look, setting, seed)
+        with self._lock:
+            if key in self._backdrops or key in self._pending:
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead")
+            self._pending[key] = self._pool.submit(self.build_stage, scene.location, look, setting, seed)
+
+    def settle(self) -> None:
+        """Wait until every stage being painted ahead is done (benchmarks: "the player has read")."""
+        with self._lock:
+            futures = list(self._pending.values())
+        for f in futures:
+            f.result()
+
+    def close(self) -> None:
+        """Stop painting ahead (waits for the stage being painted)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def build_stage(self, location: str, look: Look, setting: Setting, seed: int) -> Backdrop | Plate:
         """Paint the static stage of a place: its room, else its landscape with its landmarks."""
@@ -257,12 +289,15 @@ class Painter:
     def stage(self, location: str, look: Look, setting: Setting, seed: int) -> Backdrop | Plate:
         """The stage for a place, from the cache or painted now (see :meth:`keep`)."""
         key = self.stage_key(location, look, setting, seed)
-        found = self._backdrops.get(key)
-        if found is not None:
-            self._backdrops.move_to_end(key)
-            return found
-        built = self.build_stage(location, look, setting, seed)
-        self.keep(key, built)
+        with self._lock:
+            found = self._backdrops.get(key)
+            if found is not None:
+                self._backdrops.move_to_end(key)
+                return found
+            pending = self._pending.pop(key, None)
+        built = pending.result() if pending is not None else self.build_stage(location, look, setting, seed)
+        with self._lock:
+            self.keep(key, built)
         return built
 
     def has_stage(self, key: tuple[object, ...]) -> bool:
@@ -405,7 +440,8 @@ class Painter:
     def paint(
         self, out: U8, plan: Plan, local: int, frame: int, camera_x: float, camera_y: float
     ) -> Layout:
-        """Draw one frame into ``out`` (``(H, W, 3)`` uint8); returns its layout record.
+        """Draw one frame into ``out`` (``(H, W, 3)`` uint8); returns its layout record (call
+        :meth:`~game.world.backends.layout.Layout.finish` to settle what is visible).
 
         Args:
             out: the frame, fully overwritten.
@@ -434,7 +470,7 @@ class Painter:
         if local < plan.fade:
             k = int(256 * (CUT_FLOOR + (1.0 - CUT_FLOOR) * local / plan.fade))
             out[...] = ((out.astype(np.uint16) * k) >> 8).astype(np.uint8)
-        return layout.finish()
+        return layout
 
     def _lit(self, plan: Plan, actor: Actor) -> RGB:
         """The light on ``actor``: the scene's, warmed by a lantern or fire within reach."""

@@ -213,7 +213,8 @@ class ProceduralBackend:
         carries ``round(T * audio_rate / fps)`` samples of sound. A repeated ``seq``
         with the identical request replays the same frames without advancing the
         session; stopping early discards the rest (the session advances only by
-        the blocks taken).
+        the blocks taken). Once the first block is drawn, the stages of ``request.ahead``
+        (the scenes one choice away) are painted in a background thread.
 
         Raises:
             BackendError: closed backend, unknown session, or a ``seq`` that goes
@@ -273,8 +274,8 @@ class ProceduralBackend:
                 k = b * fpb + i
                 layout = self._painter.paint(frames[i], plan, k, block_first + i, cams.x[k], cams.y[k])
                 if i == 0:
-                    self.layout = layout
-                shown |= {p.name for p in layout.parts if p.name in ids and _inside(p.box, width, height)}
+                    self.layout = layout.finish()
+                shown |= {name for name, _, box in layout.drawn() if name in ids and _inside(box, width, height)}
             t1 = time.perf_counter()
             start = (block_first // fpb) * n_audio
             tracks = [ambience(amb, sess.seed, start, n_audio, rate)]
@@ -288,6 +289,9 @@ class ProceduralBackend:
                 sess.camera_x, sess.camera_y = cams.x[end], cams.y[end]
                 sess.window = min(caps.window_frames, sess.window + fpb)
                 sess.scene = request.scene
+            if b == 0 and advance:
+                for ahead in request.ahead:  # paint the scenes one choice away while the player reads
+                    self._painter.prepare(ahead, sess.seed)
             small = frames[:, :: max(1, height // 32), :: max(1, width // 32)].astype(np.float32)
             luma = float((small @ np.array([0.299, 0.587, 0.114], np.float32)).mean() / 255.0)
             drawn = tuple(sorted(shown, key=lambda i: plan.order.get(i, len(plan.order))))
@@ -405,8 +409,13 @@ class ProceduralBackend:
             return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} anchors")
         return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
+    def settle(self) -> None:
+        """Wait for the scenes being painted ahead (see :meth:`generate`); for benchmarks and tests."""
+        self._painter.settle()
+
     def close(self) -> None:
         """Drop all sessions, snapshots and caches; later calls raise :class:`BackendError`."""
+        self._painter.close()
         self._table.clear()
         self._cache.clear()
         self._closed = True
