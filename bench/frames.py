@@ -8,7 +8,10 @@
   frame budget at 24 fps;
 * checkpoint time with 10,000 events in the log, and save-file load time;
 * load time of a generated 5,000-scene story, cold (parse + validate + compile)
-  and cached (by content hash).
+  and cached (by content hash);
+* per scene of both demos (``--scenes`` for only these, ``--quick`` for 3 scenes each at
+  480x270): the first block of a new scene cold, after it was painted ahead (while the player
+  read the scene before), and warm, and frames/s panning; the slowest scene is printed.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -28,8 +32,12 @@ from pathlib import Path  # noqa: E402
 from game.session import Session  # noqa: E402
 from game.state import Event, Move, Wait  # noqa: E402
 from game.story import load_story  # noqa: E402
+from game.story.runtime import StoryRuntime  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
 from game.world.backends.null import NullBackend  # noqa: E402
+from game.world.backends.procedural import ProceduralBackend  # noqa: E402
+from game.world.director import Director  # noqa: E402
+from game.world.protocol import WorldRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,11 +107,81 @@ def big_story(folder: Path, n: int) -> Path:
     return folder
 
 
+def _scene_request(director: Director, runtime: StoryRuntime, scene_id: str) -> WorldRequest:
+    """The request entering ``scene_id`` from a fresh state (what the Director sends there)."""
+    state = runtime.new_state(1)
+    events = runtime.enter(state, scene_id, "goto")
+    return director.build(state, events, director.cause(events))
+
+
+def _first_block_ms(backend: ProceduralBackend, request: WorldRequest) -> float:
+    t0 = time.perf_counter()
+    next(iter(backend.generate(request)))
+    return (time.perf_counter() - t0) * 1000
+
+
+def scene_costs(story_dir: Path, width: int, height: int, limit: int) -> list[tuple[str, float, float, float, float]]:
+    """Per scene of a story: first block cold (nothing cached: the cost before painting ahead), first
+    block after the scene one step before it was shown and the player read (its stage painted
+    ahead), a warm block (ms, 12 frames each), and steady frames/s while the camera pans."""
+    story = load_story(story_dir)
+    runtime = StoryRuntime(story)
+    m = story.model
+    parents = {sid: next((p for p, sc in m.scenes.items() if p != sid and sid in
+                          {c.goto for c in sc.choices} | {e.goto for e in sc.exits.values()}), "")
+               for sid in m.scenes}
+    out = []
+    for sid in list(m.scenes)[:limit]:
+        cold_b = ProceduralBackend(width=width, height=height)
+        director = Director(story, cold_b.capabilities(), "bench")
+        cold_b.start(director.session_start(runtime.new_state(1), 1))
+        cold = _first_block_ms(cold_b, _scene_request(director, runtime, sid))
+        cold_b.close()
+        b = ProceduralBackend(width=width, height=height)
+        director = Director(story, b.capabilities(), "bench")
+        b.start(director.session_start(runtime.new_state(1), 1))
+        if parents[sid]:
+            list(b.generate(_scene_request(director, runtime, parents[sid])))
+            b.settle()  # the player reads the parent scene's lines
+        ahead = _first_block_ms(b, _scene_request(director, runtime, sid))
+        warm = _first_block_ms(b, _scene_request(director, runtime, sid))
+        req = dataclasses.replace(_scene_request(director, runtime, sid), min_frames=96, actions=("d",))
+        t0 = time.perf_counter()
+        n = sum(c.n_frames for c in b.generate(req))
+        fps = n / (time.perf_counter() - t0)
+        b.close()
+        out.append((f"{m.id}/{sid}" + ("" if parents[sid] else " (start)"), cold, ahead, warm, fps))
+    return out
+
+
+def print_scene_costs(quick: bool) -> None:
+    """The first block of every demo scene against a warm block, and the slowest scene's frames/s."""
+    width, height = (480, 270) if quick else (960, 540)
+    limit = 3 if quick else 10_000
+    rows = []
+    for story_id in ("zero_mark", "eve"):
+        rows += scene_costs(ROOT / "stories" / story_id, width, height, limit)
+    print(f"procedural first block of a new scene, {width}x{height}, 12 frames (ms): "
+          "cold (nothing painted) / painted ahead / warm, and frames/s panning")
+    for name, cold, ahead, warm, fps in rows:
+        print(f"  {name:30s} {cold:8.1f} {ahead:8.1f} {warm:8.1f}   ahead/warm {ahead / warm:4.2f}x"
+              f"   {fps:7.1f} frames/s")
+    slow = min(rows, key=lambda r: r[4])
+    worst = max((r for r in rows if not r[0].endswith("(start)")), key=lambda r: r[2] / r[3])
+    print(f"slowest scene: {slow[0]} at {slow[4]:.1f} frames/s (goal >= 120 at 960x540, one core)")
+    print(f"worst first block painted ahead: {worst[0]} at {worst[2] / worst[3]:.2f}x a warm block (goal <= 2x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=240)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--scenes", action="store_true", help="only the per-scene figures of the demos")
+    ap.add_argument("--quick", action="store_true", help="per-scene figures: 3 scenes per demo at 480x270")
     args = ap.parse_args()
+    if args.scenes:
+        print_scene_costs(args.quick)
+        return
     story = ROOT / "stories" / "zero_mark"
     os.environ["WORLDLOOM_CACHE"] = tempfile.mkdtemp()
 
@@ -125,6 +203,7 @@ def main() -> None:
     cold, warm = statistics.median(colds), statistics.median(warms)
     print(f"5,000-scene story load, cold:                 {cold:8.1f} ms")
     print(f"5,000-scene story load, cached:               {warm:8.1f} ms  ({cold / warm:.1f}x faster)")
+    print_scene_costs(args.quick)
 
 
 if __name__ == "__main__":

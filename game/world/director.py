@@ -67,6 +67,8 @@ REACTION_WORDS = {
     "flee": "flees into the trees",
     "idle": "watches quietly",
 }
+#: Lights that mean the moon is up (the time of day defaults to night under them).
+MOON_LIGHTS = frozenset({"moonrise", "moonlight"})
 #: How the light world key reads in the prompt.
 LIGHT_WORDS = {
     "lantern": "lit by a warm lantern glow", "moonlight": "silvered by moonlight", "firelight": "lit by firelight",
@@ -190,12 +192,47 @@ class Director:
         return SessionStart(self.session_id, seed, self.prompt(state, []), self.global_anchors())
 
     # -- the scene -----------------------------------------------------------
-    def world_value(self, state: GameState, key: str) -> str:
-        scene = self.story.model.scenes.get(state.scene)
+    def world_value(self, state: GameState, key: str, scene_id: str = "") -> str:
+        """``state.world[key]``, else the location's default (of ``scene_id``, else the current scene).
+
+        A moon the story raised (``light`` is ``moonrise`` or ``moonlight``) makes the
+        default time of day ``night``: no sunset after moonrise unless the story sets
+        ``time_of_day`` itself.
+        """
+        scene = self.story.model.scenes.get(scene_id or state.scene)
         loc = self.story.model.locations.get(scene.location) if scene else None
         default = {"weather": loc.weather if loc else "clear",
                    "time_of_day": loc.time_of_day if loc else "dusk"}.get(key, "")
+        if key == "time_of_day" and str(state.world.get("light", "")) in MOON_LIGHTS:
+            default = "night"
         return str(state.world.get(key, default))
+
+    def setting(self, scene_id: str) -> str:
+        """What the place of ``scene_id`` shows, in words: its location's prompt, then the scene's."""
+        m = self.story.model
+        scene = m.scenes.get(scene_id)
+        loc = m.locations.get(scene.location) if scene else None
+        parts = [loc.prompt if loc and loc.prompt else (loc.name if loc else "")]
+        if scene is not None and scene.prompt:
+            parts.append(scene.prompt)
+        return "; ".join(p.strip() for p in parts if p.strip())
+
+    def ahead(self, state: GameState) -> tuple[Scene, ...]:
+        """The scenes one choice or exit away from the current one (without their entities)."""
+        m = self.story.model
+        scene = m.scenes.get(state.scene)
+        if scene is None:
+            return ()
+        targets = [c.goto for c in scene.choices if c.goto] + [e.goto for e in scene.exits.values() if e.goto]
+        out: list[Scene] = []
+        for sid in dict.fromkeys(t for t in targets if t in m.scenes and t != state.scene):
+            loc_id = m.scenes[sid].location
+            loc = m.locations.get(loc_id)
+            out.append(Scene(location=loc_id, palette=loc.palette if loc else loc_id,
+                             time_of_day=self.world_value(state, "time_of_day", sid),
+                             weather=self.world_value(state, "weather", sid), setting=self.setting(sid),
+                             light=str(state.world.get("light", ""))))
+        return tuple(out)
 
     def _visible(self, state: GameState, obj: dict[str, bool | int | float | str]) -> bool:
         scene = self.story.model.scenes.get(state.scene)
@@ -266,7 +303,8 @@ class Director:
                 entities.append(Entity(cid, "character", c.name if c else cid,
                                        self._look(state, cid, self._cast_look(cid, c.look if c else "")),
                                        self.asset(c.image) if c else "", x=x,
-                                       state=state.reactions.get(cid, "idle"), holding=held))
+                                       state=state.reactions.get(cid, "idle"), holding=held,
+                                       expression=self.mood(state, cid)))
             for iid, x in scene.items.items():
                 if iid in state.inventory or iid in state.holders or state.looks.get(iid, {}).get("removed"):
                     continue
@@ -293,7 +331,21 @@ class Director:
                                        state=f"{'worn' if kind == 'worn' else 'held'}:{on}" if on else "idle"))
         return Scene(location=state.location, palette=loc.palette if loc else state.location,
                      time_of_day=self.world_value(state, "time_of_day"),
-                     weather=self.world_value(state, "weather"), entities=tuple(entities))
+                     weather=self.world_value(state, "weather"), entities=tuple(entities),
+                     setting=self.setting(state.scene), light=str(state.world.get("light", "")))
+
+    def mood(self, state: GameState, cid: str) -> str:
+        """A character's expression: her card's (from the relationship), else one read from trust and
+        affinity (``warm`` at affinity >= 3, ``wary`` below trust 0, else ``""``)."""
+        view = self.cast.get(cid)
+        if view is not None:
+            return view.expression(state)
+        rel = state.relationships.get(cid, {})
+        if rel.get("affinity", 0.0) >= 3:
+            return "warm"
+        if rel.get("trust", 0.0) < 0:
+            return "wary"
+        return ""
 
     def prompt(self, state: GameState, events: list[Event]) -> str:
         """The text prompt: style, location now, scene prompt, who is there doing what."""
@@ -410,6 +462,7 @@ class Director:
             event_id=cause.event_id,
             anchors=self.global_anchors() + self._current,
             rolling=tuple(self.rolling),
+            ahead=self.ahead(state),
             tiers={"prompt.style": "sink_global", "prompt.location": "sink_current",
                    "prompt.changes": "sink_current", "anchors.global": "sink_global",
                    "anchors.current": "sink_current", "scene.weather": "sink_current",

@@ -117,6 +117,10 @@ class Entity:
         state: current state, e.g. ``idle``, ``leap``, ``recoil``, ``nuzzle``.
         holding: item ids it holds.
         tier: which memory tier this entry came from.
+        expression: a character's expression from the relationship (a card's ``warm``,
+            ``guarded``...; or ``smile``, ``frown``...), ``""`` for none.
+        pose: a body pose asked for (``stand``, ``sit``, ``walk``, ``hold``, ``give``), ``""``
+            to let the backend pick one from the state.
     """
 
     id: str
@@ -129,6 +133,8 @@ class Entity:
     state: str = "idle"
     holding: tuple[str, ...] = ()
     tier: Tier = "object_cache"
+    expression: str = ""
+    pose: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,9 @@ class Scene:
         time_of_day: ``dusk``, ``day``, ``night``...
         weather: ``clear``, ``rain``, ``snow``, ``fog``...
         entities: what is present.
+        setting: what the place shows, in words (the location's prompt, then the
+            scene's own): the landmarks and props a structured backend draws.
+        light: the light the story set (``lantern``, ``moonlight``, ``firelight``...), or ``""``.
     """
 
     location: str
@@ -148,6 +157,8 @@ class Scene:
     time_of_day: str = "dusk"
     weather: str = "clear"
     entities: tuple[Entity, ...] = ()
+    setting: str = ""
+    light: str = ""
 
 
 @dataclass(frozen=True)
@@ -199,6 +210,8 @@ class WorldRequest:
         rolling: summaries of the last chunks (rolling history tier), oldest first.
         deadline_ms: the chunk is late after this many ms of wall time (0 = none).
         tiers: part name -> tier it came from (``"prompt.location": "sink_current"``).
+        ahead: the scenes one choice or exit away, so a backend can prepare them while
+            the player reads (the procedural backend paints their static layers).
     """
 
     session_id: str
@@ -221,6 +234,7 @@ class WorldRequest:
     rolling: tuple[str, ...] = ()
     deadline_ms: int = 0
     tiers: dict[str, str] = field(default_factory=dict)
+    ahead: tuple[Scene, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict of the whole request."""

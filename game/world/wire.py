@@ -149,12 +149,13 @@ def request_from_json(data: Any) -> WorldRequest:
             ents.append(Entity(id=str(e["id"]), kind=e["kind"], name=str(e["name"]), look=str(e.get("look", "")),
                                image=str(e.get("image", "")), x=float(e.get("x", 0.5)), y=float(e.get("y", 0.0)),
                                state=str(e.get("state", "idle")), holding=tuple(str(h) for h in e.get("holding", ())),
-                               tier=e.get("tier", "object_cache")))
+                               tier=e.get("tier", "object_cache"), expression=str(e.get("expression", "")),
+                               pose=str(e.get("pose", ""))))
         except (KeyError, TypeError, ValueError) as exc:
             raise WireError(f"{w}: bad entity: {exc}") from exc
     scene = Scene(location=str(scene_d.get("location", "")), palette=str(scene_d.get("palette", "dusk")),
                   time_of_day=str(scene_d.get("time_of_day", "dusk")), weather=str(scene_d.get("weather", "clear")),
-                  entities=tuple(ents))
+                  entities=tuple(ents), setting=str(scene_d.get("setting", "")), light=str(scene_d.get("light", "")))
     switch = data.get("switch_mode")
     if switch not in (None, "recache", "scene_cut", "plain"):
         raise WireError(f"{w}: unknown switch_mode {switch!r}")

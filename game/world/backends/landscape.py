@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from game.world.backends.landmarks import DRAW, PLACES, Place
+from game.world.backends.layout import Box, Mark, PartKind, mark_box
 from game.world.backends.palette import Look
 from game.world.backends.raster import (
     F32,
@@ -32,7 +34,9 @@ from game.world.backends.raster import (
     to_u8,
     value_noise,
 )
+from game.world.backends.scenery import Setting
 from game.world.backends.seeds import rng
+from game.world.backends.sprites import Sprite
 
 #: Parallax rates of the far hills, near hills and ground (the ground moves with the camera).
 RATES = (0.25, 0.55, 1.0)
@@ -42,6 +46,45 @@ FEET_ROW = 0.88
 LOOK_MAX = 0.05
 #: Landscape period in screen widths (the ground repeats after this many screens).
 PERIOD_SCREENS = 3
+#: Row (share of the height) of the sea's horizon.
+HORIZON = 0.55
+#: Parts of a landmark's picture that the layout record names, as boxes in its own
+#: height units ``(x0, y0, x1, y1)`` (see :func:`game.world.backends.landmarks.oak`).
+SUBPARTS: dict[str, dict[str, tuple[float, float, float, float]]] = {
+    "oak": {"hollow": (0.43, 0.74, 0.58, 1.0), "leaf_bed": (0.44, 0.9, 0.58, 0.99)},
+}
+#: How fast water moves, columns per frame, as a share of the width (creek, sea).
+FLOW_SPEED = {"creek": 0.0035, "sea": 0.0012}
+
+
+@dataclass(frozen=True)
+class Flow:
+    """Moving water in a layer: where it is, and how fast its texture slides.
+
+    Attributes:
+        top: first layer row of the water; ``mask``: ``(rows, P + W, 3)`` bool, the water's
+            pixels from ``top`` (three channels, as :class:`Layer` masks).
+        speed: columns per frame the water's texture moves.
+    """
+
+    top: int
+    mask: Bool
+    speed: float
+
+
+@dataclass(frozen=True)
+class Span:
+    """A landmark's part above its layer's band: copied (masked) only where it stands.
+
+    Attributes:
+        top: first layer row; ``col``: first layer column (``0 .. period``).
+        image: ``(rows, cols, 3)`` uint8 pixels; ``mask``: ``(rows, cols, 3)`` bool coverage.
+    """
+
+    top: int
+    col: int
+    image: U8
+    mask: Bool
 
 
 @dataclass(frozen=True)
@@ -65,6 +108,8 @@ class Layer:
     rate: float
     top: int
     solid: int
+    flow: Flow | None = None
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +135,7 @@ class Backdrop:
     sky: U8
     layers: tuple[Layer, ...]
     stars: Stars
+    marks: tuple[Mark, ...] = ()
 
     def shift(self, camera_y: float, rate: float) -> int:
         """Rows a layer of parallax ``rate`` moves down when the camera looks up by ``camera_y``."""
@@ -99,6 +145,11 @@ class Backdrop:
     def feet_row(self, camera_y: float) -> float:
         """Frame row where an entity with ``y = 0`` stands, for this camera."""
         return FEET_ROW * self.height + self.shift(camera_y, 1.0)
+
+    def boxes(self, camera_x: float, camera_y: float) -> list[tuple[str, str, Box]]:
+        """``(name, kind, frame box)`` of every landmark painted into the layers, for this camera."""
+        return [(m.name, str(m.kind), mark_box(m, camera_x, self.width, self.shift(camera_y, m.rate)))
+                for m in self.marks]
 
     def compose(self, out: U8, camera_x: float, camera_y: float, frame: int) -> None:
         """Paint sky and landscape into ``out`` (``(H, W, 3)`` uint8), in place.
@@ -135,13 +186,50 @@ class Backdrop:
             s0 = max(0, layer.solid + dy)
             if end > s0:
                 out[s0:end] = layer.image[s0 - dy : end - dy, off : off + width]
+            for span in layer.spans:
+                self._span(out, span, dy, end, off)
+            if layer.flow is not None:
+                later = [self.layers[j].solid + shifts[j] for j in range(k + 1, len(self.layers))]
+                self._flow(out, layer, layer.flow, dy, min([end, *later]), off, frame)
+
+    def _span(self, out: U8, span: Span, dy: int, end: int, off: int) -> None:
+        """Copy a landmark's top into the frame where it stands (each periodic copy in view)."""
+        rows, cols = span.mask.shape[:2]
+        r0, r1 = max(0, span.top + dy), min(end, span.top + rows + dy)
+        if r1 <= r0:
+            return
+        for c in (span.col - off, span.col - off + self.period, span.col - off - self.period):
+            a, b = max(0, c), min(self.width, c + cols)
+            if b > a:
+                m0 = r0 - dy - span.top
+                np.copyto(out[r0:r1, a:b], span.image[m0 : m0 + r1 - r0, a - c : b - c],
+                          where=span.mask[m0 : m0 + r1 - r0, a - c : b - c])
+
+    def _flow(self, out: U8, layer: Layer, flow: Flow, dy: int, end: int, off: int, frame: int) -> None:
+        """Slide the water's own texture under its fixed outline (the water moves, its banks do not)."""
+        width = self.width
+        r0 = max(0, flow.top + dy)
+        r1 = min(end, flow.top + flow.mask.shape[0] + dy)
+        if r1 <= r0:
+            return
+        src = (off + int(frame * flow.speed)) % self.period
+        m0 = r0 - dy - flow.top
+        np.copyto(out[r0:r1], layer.image[r0 - dy : r1 - dy, src : src + width],
+                  where=flow.mask[m0 : m0 + r1 - r0, off : off + width])
 
 
-def build_backdrop(location: str, look: Look, width: int, height: int, seed: int) -> Backdrop:
+def build_backdrop(
+    location: str, look: Look, width: int, height: int, seed: int, setting: Setting | None = None
+) -> Backdrop:
     """Paint the sky and the three layers for ``location`` in ``look`` at ``width`` x ``height``.
 
-    Takes a fraction of a second at 960x540; the result is meant to be cached.
+    ``setting`` (what the place shows) adds its landmarks: a sea instead of far hills
+    (with the lighthouse on it), a creek across the ground, the oak with its hollow and
+    leaf bed, trees, stump, bracken, reeds, stepping stones, causeway and railing, each
+    recorded as a :class:`~game.world.backends.layout.Mark`. Takes a fraction of a
+    second at 960x540; the result is meant to be cached.
     """
+    names = frozenset(setting.things) if setting is not None else frozenset()
     period = PERIOD_SCREENS * width
     margin = int(math.ceil(LOOK_MAX * height)) + 1
     rows = height + margin
@@ -151,11 +239,26 @@ def build_backdrop(location: str, look: Look, width: int, height: int, seed: int
     behind = np.concatenate(
         [sky.mean(axis=1), np.repeat(sky[-1:].mean(axis=1), margin, axis=0)], axis=0
     )
-    painters = (_paint_far, _paint_near, _paint_ground)
+    sea = "sea" in names
+    painters = (_paint_sea if sea else _paint_far, _paint_none if sea else _paint_near, _paint_ground)
+    stamps = _stamps(look, names, width, height)
+    marks: list[Mark] = []
     layers: list[Layer] = []
+    creek = "creek" in names or (look.water is not None and not sea)
     for k, paint in enumerate(painters):
         gen = rng("layer", location, k)
-        colour, alpha = paint(look, gen, width, height, period, rows)
+        canvas = paint(look, gen, width, height, period, rows, creek)
+        layer_name = ("far", "near", "ground")[k]
+        surface = np.argmax(canvas.alpha > 0.5, axis=0)  # before any landmark stands on it
+        covered = (canvas.alpha > 0.04).any(axis=1)
+        base_top = int(np.argmax(covered)) if covered.any() else rows
+        first_mark = len(marks)
+        for name, spr, place in stamps:
+            if place.layer != layer_name:
+                continue
+            marks += _stamp_landmark(canvas, surface, name, spr, place, width, height, period, RATES[k], sea)
+        flow_mask = (canvas.water > 0.5) & (canvas.occluded < 0.5)
+        colour, alpha = canvas.colour, canvas.alpha
         a3 = alpha[:, :, None]
         baked = colour * a3 + behind[:, None, :] * (1.0 - a3)
         cover = alpha.mean(axis=1)[:, None]
@@ -166,14 +269,70 @@ def build_backdrop(location: str, look: Look, width: int, height: int, seed: int
         image = to_u8(baked, dither)
         image = np.concatenate([image, image[:, :width]], axis=1)
         mask = np.concatenate([mask, mask[:, :width]], axis=1)
-        any_row = mask.any(axis=1)
         full_row = mask.all(axis=1)
-        top = int(np.argmax(any_row)) if any_row.any() else rows
         not_full = np.nonzero(~full_row)[0]
         solid = int(not_full[-1]) + 1 if not_full.size else 0
+        top = min(base_top, solid)
         band = np.ascontiguousarray(np.repeat(mask[top:solid, :, None], 3, axis=2))
-        layers.append(Layer(image, band, RATES[k], top, solid))
-    return Backdrop(width, height, period, margin, sky_u8, tuple(layers), stars)
+        spans = tuple(_span(image, mask, m, top, period) for m in marks[first_mark:]
+                      if m.period and m.box[1] < top)
+        flow = None
+        wet = np.nonzero(flow_mask.any(axis=1))[0]
+        if wet.size:
+            f0, f1 = int(wet[0]), int(wet[-1]) + 1
+            fm = np.concatenate([flow_mask[f0:f1], flow_mask[f0:f1, :width]], axis=1)
+            speed = FLOW_SPEED["sea" if k == 0 else "creek"] * width
+            flow = Flow(f0, np.ascontiguousarray(np.repeat(fm[:, :, None], 3, axis=2)), speed)
+        layers.append(Layer(image, band, RATES[k], top, solid, flow, spans))
+    if creek:
+        water_top = int(layers[2].flow.top) if layers[2].flow is not None else int(0.8 * height)
+        marks.append(Mark("creek", "landmark", (0, water_top, width, water_top + int(0.05 * height)), 1.0, 0))
+    if sea:
+        marks.append(Mark("sea", "landmark", (0, int(HORIZON * height), width, int(0.76 * height)), 0.25, 0))
+    return Backdrop(width, height, period, margin, sky_u8, tuple(layers), stars, tuple(marks))
+
+
+def _span(image: U8, mask: Bool, mark: Mark, top: int, period: int) -> Span:
+    """The part of a landmark that rises above its layer's band (rows ``mark.y0 .. top``)."""
+    x0, y0, x1, _ = mark.box
+    r0, r1 = max(0, y0), top
+    cols = np.arange(x0, x1) % period
+    piece = np.ascontiguousarray(image[r0:r1][:, cols])
+    where = np.ascontiguousarray(np.repeat(mask[r0:r1][:, cols][:, :, None], 3, axis=2))
+    return Span(r0, x0 % period, piece, where)
+
+
+def _stamps(look: Look, names: frozenset[str], width: int, height: int) -> list[tuple[str, Sprite, Place]]:
+    """The landmark pictures ``names`` call for, with where they stand."""
+    out = []
+    for name, place in PLACES.items():
+        if name in names and name in DRAW:
+            out.append((name, DRAW[name](max(8, int(place.size * height)), look, names), place))
+    return out
+
+
+def _stamp_landmark(
+    canvas: _Canvas, surface: I64, name: str, spr: Sprite, place: Place, width: int, height: int,
+    period: int, rate: float, sea: bool,
+) -> list[Mark]:
+    """Paint a landmark into ``canvas`` standing on the layer's ``surface`` (first covered row per
+    column) and return its marks."""
+    x = place.x * width
+    col = int(x) % period
+    if place.layer == "far":
+        foot = HORIZON * height + 0.01 * height if sea else float(surface[col])
+    else:
+        foot = float(surface[col]) + place.sink * height
+    x0, y0 = int(round(x - spr.foot[0])), int(round(foot - spr.foot[1]))
+    canvas.stamp(x0, y0, spr.alpha.astype(np.float32) / 255.0, spr.rgb.astype(np.float32), occlude=True)
+    kind: PartKind = "landmark"
+    marks = [Mark(name, kind, (x0, y0, x0 + spr.width, y0 + spr.height), rate, period)]
+    h = spr.height
+    for sub, (a, b, c, d) in SUBPARTS.get(name, {}).items():
+        sub_kind: PartKind = "prop" if sub == "leaf_bed" else kind
+        marks.append(Mark(sub, sub_kind,
+                          (x0 + int(a * h), y0 + int(b * h), x0 + int(c * h), y0 + int(d * h)), rate, period))
+    return marks
 
 
 # --------------------------------------------------------------------------- sky
@@ -315,9 +474,12 @@ class _Canvas:
         self.colour = colour
         self.alpha = alpha
         self.period = alpha.shape[1]
+        self.occluded = np.zeros(alpha.shape, dtype=np.float32)
+        self.water = np.zeros(alpha.shape, dtype=np.float32)
 
-    def stamp(self, x0: int, y0: int, cover: F32, colour: RGB | F32) -> None:
-        """Paint ``colour`` with coverage ``cover`` (``(h, w)``) at top-left ``(x0, y0)``."""
+    def stamp(self, x0: int, y0: int, cover: F32, colour: RGB | F32, occlude: bool = False) -> None:
+        """Paint ``colour`` with coverage ``cover`` (``(h, w)``) at top-left ``(x0, y0)``;
+        ``occlude`` marks it as standing in front of any water there."""
         rows = self.alpha.shape[0]
         h, w = cover.shape
         r0, r1 = max(0, y0), min(rows, y0 + h)
@@ -332,6 +494,8 @@ class _Canvas:
         a = cover[:, :, None]
         self.colour[r0:r1, cols] = old + (c - old) * a
         self.alpha[r0:r1, cols] = np.maximum(self.alpha[r0:r1, cols], cover)
+        if occlude:
+            self.occluded[r0:r1, cols] = np.maximum(self.occluded[r0:r1, cols], cover)
 
 
 def _disc(rx: float, ry: float) -> F32:
@@ -428,8 +592,9 @@ def _atmosphere(
 
 
 def _paint_far(
-    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int
-) -> tuple[F32, F32]:
+    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int,
+    creek: bool = False,
+) -> _Canvas:
     """Far hills: broad pale ridges with a fringe of tiny distant conifers."""
     crest = _contour(
         gen, period, 0.5 * height,
@@ -453,12 +618,45 @@ def _paint_far(
             foot = crest[int(x) % period] + 0.15 * h
             canvas.stamp(int(x - bw / 2), int(foot - bh), cover, tree_c)
     _atmosphere(look, canvas, crest, height, haze=0.5, fog=0.7)
-    return canvas.colour, canvas.alpha
+    return canvas
+
+
+def _paint_sea(
+    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int,
+    creek: bool = False,
+) -> _Canvas:
+    """The sea to a flat horizon: darker toward the shore, glints of the sky's light on it."""
+    horizon = HORIZON * height
+    r = np.arange(rows, dtype=np.float32)[:, None]
+    alpha = np.broadcast_to(np.clip(r - horizon + 0.5, 0.0, 1.0), (rows, period)).astype(np.float32)
+    base = look.water if look.water is not None else lerp_rgb(look.far, (70, 100, 130), 0.6)
+    deep = np.array(lerp_rgb(base, (10, 14, 24), 0.35), np.float32)
+    far = np.array(lerp_rgb(base, look.sky.horizon, 0.55), np.float32)
+    t = np.clip((r - horizon) / (0.3 * height), 0.0, 1.0)[:, :, None]
+    colour = far + (deep - far) * t
+    colour = np.broadcast_to(colour, (rows, period, 3)).astype(np.float32).copy()
+    ripples = value_noise(rows, period, rows // 2, 12 * period // max(1, width), gen)
+    glint = np.clip((ripples - 0.35) * 3.0, 0.0, 1.0)[:, :, None]
+    light = np.array(lerp_rgb(look.sky.horizon, look.sky.light, 0.6), np.float32)
+    band = np.exp(-(((r - horizon) / (0.12 * height)) ** 2))[:, :, None]
+    colour += (light - colour) * glint * (0.25 + 0.5 * band)
+    canvas = _Canvas(colour, alpha)
+    canvas.water = alpha.copy()
+    return canvas
+
+
+def _paint_none(
+    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int,
+    creek: bool = False,
+) -> _Canvas:
+    """An empty layer (no near hills over the sea)."""
+    return _Canvas(np.zeros((rows, period, 3), np.float32), np.zeros((rows, period), np.float32))
 
 
 def _paint_near(
-    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int
-) -> tuple[F32, F32]:
+    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int,
+    creek: bool = False,
+) -> _Canvas:
     """Near hills: rolling slopes with conifers and round trees along the crest."""
     crest = _contour(
         gen, period, 0.62 * height,
@@ -490,13 +688,14 @@ def _paint_near(
         foot = crest[int(x) % period] + 0.1 * h
         canvas.stamp(int(x - bw / 2), int(foot - bh), cover, tree_colour.astype(np.float32))
     _atmosphere(look, canvas, crest, height, haze=0.3, fog=0.5)
-    return canvas.colour, canvas.alpha
+    return canvas
 
 
 def _paint_ground(
-    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int
-) -> tuple[F32, F32]:
-    """The ground: a grass fringe, a creek when the palette has water, flowers, rocks, bushes."""
+    look: Look, gen: np.random.Generator, width: int, height: int, period: int, rows: int,
+    creek: bool = False,
+) -> _Canvas:
+    """The ground: a grass fringe, a creek (``creek``), flowers, rocks, bushes."""
     crest = _contour(
         gen, period, 0.765 * height,
         ((2, 0.012 * height), (5, 0.006 * height), (11, 0.003 * height)),
@@ -529,18 +728,18 @@ def _paint_ground(
     colour *= ((1.0 - dark) * (1.0 + 0.08 * brush))[:, :, None]
     canvas = _Canvas(colour.astype(np.float32), alpha)
     water_rows: tuple[float, float] = (-1.0, -1.0)
-    if look.water is not None:
+    if creek:
         water_rows = _creek(look, gen, canvas, crest, height)
     _flowers_rocks_bushes(look, gen, canvas, crest, width, height, water_rows)
     _atmosphere(look, canvas, crest, height, haze=0.0, fog=0.22, snow=0.6)
-    return canvas.colour, canvas.alpha
+    return canvas
 
 
 def _creek(
     look: Look, gen: np.random.Generator, canvas: _Canvas, crest: F32, height: int
 ) -> tuple[float, float]:
-    """Paint a creek band across the ground; returns its (top, bottom) rows."""
-    assert look.water is not None
+    """Paint a creek band across the ground (its coverage into ``canvas.water``); returns its
+    (top, bottom) rows."""
     rows, period = canvas.alpha.shape
     x = np.arange(period, dtype=np.float32) * (2 * math.pi / period)
     top_row = float(crest.mean()) + 0.035 * height
@@ -548,7 +747,9 @@ def _creek(
     bottom = top + 0.045 * height + 0.006 * height * np.sin(7 * x + gen.uniform(0, 6.28))
     r = np.arange(rows, dtype=np.float32)[:, None]
     inside = np.clip(r - top[None, :] + 0.5, 0, 1) * np.clip(bottom[None, :] - r + 0.5, 0, 1)
-    water = np.array(lerp_rgb(look.water, look.sky.horizon, 0.4), np.float32)
+    canvas.water = np.maximum(canvas.water, inside).astype(np.float32)
+    base = look.water if look.water is not None else lerp_rgb(look.grass, (96, 162, 204), 0.7)
+    water = np.array(lerp_rgb(base, look.sky.horizon, 0.4), np.float32)
     glint = value_noise(rows, period, rows // 3, period // 10, gen)
     sparkle = np.clip((glint - 0.45) * 4.0, 0.0, 1.0)[:, :, None]
     light = np.array(lerp_rgb(look.sky.horizon, look.sky.light, 0.4), np.float32)

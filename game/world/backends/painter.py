@@ -11,26 +11,33 @@ global random generator.
 from __future__ import annotations
 
 import math
+import re
+import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PIL import Image
 
 from game.world.backends.cache import ObjectCache
+from game.world.backends.figures import face_for, outfit, person, pose_for
 from game.world.backends.landscape import Backdrop, build_backdrop
+from game.world.backends.layout import Box, Layout
 from game.world.backends.motion import STATES, Pose, pose
 from game.world.backends.palette import Look, resolve_look
 from game.world.backends.particles import Particles, build_particles
 from game.world.backends.raster import RGB, U8, blit, draw_line
+from game.world.backends.rooms import build_room
+from game.world.backends.scenery import Embed, Setting, Vocabulary
 from game.world.backends.seeds import unit
 from game.world.backends.sprites import (
     Sprite,
+    campfire,
     colour_from_text,
     colour_word,
     creature,
     effect,
-    figure,
     from_image,
     kite,
     lantern,
@@ -39,11 +46,14 @@ from game.world.backends.sprites import (
     transform,
     trinket,
 )
-from game.world.protocol import Anchor, Entity, WorldRequest
+from game.world.backends.stage import Plate
+from game.world.protocol import Anchor, Entity, Scene, WorldRequest
 
 #: Heights of things, as fractions of the frame height.
 CREATURE_H = 0.22
-FIGURE_H = 0.3
+FIGURE_H = 0.36
+#: How much larger characters stand in a room than outdoors (the camera is closer).
+ROOM_SCALE = 1.6
 IMAGE_H = 0.26
 ITEM_H = 0.09
 #: Held items, as fractions of the holder's height.
@@ -52,8 +62,21 @@ HELD_KITE_H = 0.62
 #: Squash-and-stretch and head-tilt steps between cached pose variants.
 SCALE_STEP = 0.02
 TILT_STEP = 4.0
-#: Frames of fade-in after a ``scene_cut``.
-CUT_FADE = 6
+#: Frames of fade-in after a ``scene_cut``; the first frame already shows this share of the scene.
+CUT_FADE = 4
+CUT_FLOOR = 0.55
+#: Stages (backdrops and rooms) kept painted, in frame-size pixels (each about 25 MB at 960x540).
+STAGES_KEPT = 8
+#: Radius of a lantern's light, as a share of the frame height; how much warmer it makes what it reaches.
+LANTERN_REACH = 0.3
+#: Seconds the lighthouse beam takes for one turn.
+BEAM_TURN_S = 6.0
+#: A setting that says a kite is up (a held kite then flies high on its string).
+FLYING = re.compile(r"\bkite\b[^;.]*\b(climbs|flies|flying|fly|soars|aloft|up)\b")
+#: Entity kinds a prop noun can be drawn as (vocabulary name -> sprite kind).
+PROP_KINDS = {"kite": "kite", "leaf": "leaf", "leaf_bed": "leaf", "lantern": "lantern", "scarf": "scarf",
+              "gem": "gem", "stone": "gem", "box": "box", "campfire": "campfire", "plants": "leaf",
+              "desk": "lantern", "stove": "box", "table": "box", "chart": "box"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,7 @@ class Actor:
     phase: float
     state: str
     held: tuple[Actor, ...] = ()
+    noun: str = ""
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -94,7 +118,7 @@ class Plan:
     """A request resolved for painting (see :meth:`Painter.plan`)."""
 
     look: Look
-    backdrop: Backdrop
+    backdrop: Backdrop | Plate
     behind: tuple[Particles, ...]
     front: tuple[Particles, ...]
     actors: tuple[Actor, ...]
@@ -102,6 +126,8 @@ class Plan:
     light: RGB = (1.0, 1.0, 1.0)
     fade: int = 0
     order: dict[str, int] = field(default_factory=dict)
+    setting: Setting = field(default_factory=lambda: Setting("", ()))
+    flown: bool = False
 
 
 def _light(look: Look) -> RGB:
@@ -119,10 +145,16 @@ def _load_picture(path: str) -> Image.Image | None:
             rgba = im.convert("RGBA")
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
-    box = rgba.getchannel("A").getbbox()
+    alpha = rgba.getchannel("A")
+    box = alpha.getbbox()
     if box is None:
         return None
-    return rgba.crop(box)
+    w, h = rgba.size
+    corners = [alpha.getpixel((x, y)) for x, y in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+    cropped = rgba.crop(box)
+    # A card or portrait is opaque to its corners; a cut-out figure has a transparent background.
+    cropped.info["portrait"] = all(isinstance(c, int) and c > 250 for c in corners) and min(w, h) >= 64
+    return cropped
 
 
 class Painter:
@@ -133,14 +165,20 @@ class Painter:
         backdrops_built: backdrops painted so far.
     """
 
-    def __init__(self, width: int, height: int, fps: float, cache: ObjectCache[Sprite]) -> None:
+    def __init__(self, width: int, height: int, fps: float, cache: ObjectCache[Sprite],
+                 embed: Embed | None = None) -> None:
         self.width = width
         self.height = height
         self.fps = fps
         self.cache = cache
+        self.vocab = Vocabulary(embed)
+        self._indoors = False
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[object, ...], Future[Backdrop | Plate]] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self.sprites_built = 0
         self.backdrops_built = 0
-        self._backdrops: OrderedDict[tuple[object, ...], Backdrop] = OrderedDict()
+        self._backdrops: OrderedDict[tuple[object, ...], Backdrop | Plate] = OrderedDict()
         self._particles: OrderedDict[tuple[object, ...], tuple[tuple[Particles, ...], ...]] = (
             OrderedDict()
         )
@@ -173,20 +211,14 @@ class Painter:
         notes: list[str] = []
         tint = self._reference_tint(request.references, notes)
         look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint)
-        bkey = (scene.location, look, self.width, self.height, seed)
-        backdrop = self._backdrops.get(bkey)
-        if backdrop is None:
-            backdrop = build_backdrop(scene.location, look, self.width, self.height, seed)
-            self.backdrops_built += 1
-            self._backdrops[bkey] = backdrop
-            if len(self._backdrops) > 3:
-                self._backdrops.popitem(last=False)
-        else:
-            self._backdrops.move_to_end(bkey)
-        pkey = (look, self.width, self.height, seed)
+        setting = self.vocab.read(scene.setting)
+        notes += setting.notes
+        backdrop = self.stage(scene.location, look, setting, seed)
+        self._indoors = bool(setting.interior)
+        pkey = (look, self.width, self.height, seed, bool(setting.interior))
         systems = self._particles.get(pkey)
         if systems is None:
-            systems = build_particles(look, self.width, self.height, seed)
+            systems = ((), ()) if setting.interior else build_particles(look, self.width, self.height, seed)
             self._particles[pkey] = systems
             if len(self._particles) > 8:
                 self._particles.popitem(last=False)
@@ -213,7 +245,70 @@ class Painter:
             light=_light(look),
             fade=CUT_FADE if request.switch_mode == "scene_cut" else 0,
             order={e.id: k for k, e in enumerate(scene.entities)},
+            setting=setting,
+            flown=bool(FLYING.search(scene.setting.lower())),
         )
+
+    def stage_key(self, location: str, look: Look, setting: Setting, seed: int) -> tuple[object, ...]:
+        """What a stage depends on (its cache key): the look without its drifting particles."""
+        still = replace(look, fireflies=False, petals=None)
+        return (location, still, setting.interior, setting.things, self.width, self.height, seed)
+
+    def prepare(self, scene: Scene, seed: int) -> None:
+        """Paint ``scene``'s stage in the background (one worker thread), so that the first block
+        there costs what a warm block costs; :meth:`stage` waits for it if it is still painting."""
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting)
+        setting = self.vocab.read(scene.setting)
+        key = self.stage_key(scene.location, look, setting, seed)
+        with self._lock:
+            if key in self._backdrops or key in self._pending:
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead")
+            self._pending[key] = self._pool.submit(self.build_stage, scene.location, look, setting, seed)
+
+    def settle(self) -> None:
+        """Wait until every stage being painted ahead is done (benchmarks: "the player has read")."""
+        with self._lock:
+            futures = list(self._pending.values())
+        for f in futures:
+            f.result()
+
+    def close(self) -> None:
+        """Stop painting ahead (waits for the stage being painted)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def build_stage(self, location: str, look: Look, setting: Setting, seed: int) -> Backdrop | Plate:
+        """Paint the static stage of a place: its room, else its landscape with its landmarks."""
+        if setting.interior:
+            return build_room(setting.interior, look, self.width, self.height, frozenset(setting.things))
+        return build_backdrop(location, look, self.width, self.height, seed, setting)
+
+    def stage(self, location: str, look: Look, setting: Setting, seed: int) -> Backdrop | Plate:
+        """The stage for a place, from the cache or painted now (see :meth:`keep`)."""
+        key = self.stage_key(location, look, setting, seed)
+        with self._lock:
+            found = self._backdrops.get(key)
+            if found is not None:
+                self._backdrops.move_to_end(key)
+                return found
+            pending = self._pending.pop(key, None)
+        built = pending.result() if pending is not None else self.build_stage(location, look, setting, seed)
+        with self._lock:
+            self.keep(key, built)
+        return built
+
+    def has_stage(self, key: tuple[object, ...]) -> bool:
+        return key in self._backdrops
+
+    def keep(self, key: tuple[object, ...], stage: Backdrop | Plate) -> None:
+        """Remember a painted stage (the least recently used beyond :data:`STAGES_KEPT` is dropped)."""
+        self.backdrops_built += 1
+        self._backdrops[key] = stage
+        while len(self._backdrops) > STAGES_KEPT:
+            self._backdrops.popitem(last=False)
 
     def _reference_tint(self, references: tuple[str, ...], notes: list[str]) -> RGB | None:
         colours = []
@@ -245,9 +340,14 @@ class Painter:
         if path and pic is None:
             notes.append(f"image {e.id}: cannot read {path}; drew a placeholder")
             path = ""
+        if pic is not None and e.kind == "character" and _is_portrait(pic):
+            notes.append(f"image {e.id}: {path} is a portrait (no transparent background); drew a figure from "
+                         "the look instead")
+            pic, path = None, ""
         state = e.state if e.state in STATES else "idle"
         if e.kind == "character" and e.state not in STATES:
             notes.append(f"state {e.id}={e.state}: not a reaction this backend draws; drew idle")
+        noun = ""
         if e.kind == "character":
             if pic is not None:
                 kind, frac = "image", IMAGE_H
@@ -255,30 +355,23 @@ class Painter:
                 kind, frac = "creature", CREATURE_H
             else:
                 kind, frac = "figure", FIGURE_H
-            height = frac * self.height
+            height = frac * self.height * (ROOM_SCALE if self._indoors else 1.0)
         else:
+            noun, sim = self.vocab.noun(f"{e.name}; {e.look}" if e.look else e.name)
             if pic is not None:
                 kind = "image"
-            elif "kite" in text:
-                kind = "kite"
-            elif "leaf" in text or "leaves" in text:
-                kind = "leaf"
-            elif any(w in text for w in ("lantern", "lamp")):
-                kind = "lantern"
-            elif "scarf" in text:
-                kind = "scarf"
-            elif any(w in text for w in ("gem", "crystal", "jewel", "stone")):
-                kind = "gem"
-            elif any(w in text for w in ("box", "gift", "present", "parcel")):
-                kind = "box"
             else:
-                kind = "gem" if unit("trinket", e.id) < 0.5 else "box"
+                kind = PROP_KINDS.get(noun, "")
+                if not kind:
+                    kind = "gem" if unit("trinket", e.id) < 0.5 else "box"
+                    notes.append(f"{e.id}: nothing in the vocabulary is near {e.name!r} "
+                                 f"(best {sim:.2f}); drew a {kind}")
             if holder is None:
-                height = ITEM_H * self.height * (1.4 if kind == "kite" else 1.0)
+                    height = ITEM_H * self.height * (1.4 if noun == "kite" else 1.0)
             else:
-                height = holder.height * (HELD_KITE_H if kind == "kite" else HELD_H)
+                height = holder.height * (HELD_KITE_H if noun == "kite" else HELD_H)
         default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
-                   "lantern": (246.0, 196.0, 92.0)}.get(kind)
+                   "lantern": (246.0, 196.0, 92.0), "campfire": (250.0, 150.0, 60.0)}.get(kind)
         colour = colour_word(f"{e.look} {e.name}") or default or colour_from_text("", e.id)
         return Actor(
             entity=e,
@@ -289,6 +382,7 @@ class Painter:
             height=max(4, int(round(height))),
             phase=unit("phase", e.id),
             state=state,
+            noun=noun,
         )
 
     # ------------------------------------------------------------------ sprites
@@ -319,18 +413,24 @@ class Painter:
 
     def _draw(self, actor: Actor, eyes: str, tint: str, head: float) -> Sprite:
         h = actor.height
-        if actor.kind == "creature":
-            return creature(h, actor.colour, eyes, tint, head)
-        if actor.kind == "figure":
-            return figure(h, actor.colour, eyes, tint, head)
+        if actor.kind in ("creature", "figure"):
+            blink, face, body, step = (eyes.split("/") + ["", "neutral", "stand", "0"])[:4]
+            if actor.kind == "creature":
+                return creature(h, actor.colour, blink, tint, head, face)
+            return person(h, outfit(actor.entity.look, actor.colour), face, body, int(step), tint,
+                          blink == "closed")
         if actor.kind == "image" and actor.image is not None:
-            return from_image(actor.image, h, tint, head * 0.5)
+            edited = actor.entity.look.startswith("now ")
+            recolour = colour_word(actor.entity.look.split(":")[0]) if edited else None
+            return from_image(actor.image, h, tint, head * 0.5, recolour)
         if actor.kind == "kite":
             return kite(h, actor.colour)
         if actor.kind == "leaf":
             return leaf(h, actor.colour)
         if actor.kind == "lantern":
             return lantern(h, actor.colour)
+        if actor.kind == "campfire":
+            return campfire(h, actor.colour, int(eyes or 0))
         if actor.kind == "scarf":
             return scarf(h, actor.colour)
         return trinket(h, actor.colour, box=actor.kind == "box")
@@ -339,8 +439,9 @@ class Painter:
 
     def paint(
         self, out: U8, plan: Plan, local: int, frame: int, camera_x: float, camera_y: float
-    ) -> set[str]:
-        """Draw one frame into ``out`` (``(H, W, 3)`` uint8); returns the entity ids that showed.
+    ) -> Layout:
+        """Draw one frame into ``out`` (``(H, W, 3)`` uint8); returns its layout record (call
+        :meth:`~game.world.backends.layout.Layout.finish` to settle what is visible).
 
         Args:
             out: the frame, fully overwritten.
@@ -349,24 +450,53 @@ class Painter:
             frame: frame index within the session.
             camera_x: world units; ``camera_y``: screen heights (look up > 0).
         """
+        layout = Layout(self.width, self.height)
         plan.backdrop.compose(out, camera_x, camera_y, frame)
+        for name, kind, box in plan.backdrop.boxes(camera_x, camera_y):
+            layout.add(name, kind, box)  # type: ignore[arg-type]
         for system in plan.behind:
             system.draw(out, frame, camera_x)
+        if plan.setting.has("beam"):
+            self._beam(out, frame, layout)
         feet = plan.backdrop.feet_row(camera_y)
-        drawn: set[str] = set()
         for actor in plan.actors:
-            drawn |= self._draw_actor(out, actor, local, frame, camera_x, feet, plan.light)
+            if actor.kind in ("lantern", "campfire"):
+                self._light_pool(out, actor, camera_x, feet)
+        for actor in plan.actors:
+            self._draw_actor(out, actor, local, frame, camera_x, feet, self._lit(plan, actor), layout,
+                             plan.flown or actor.state == "leap")
         for system in plan.front:
             system.draw(out, frame, camera_x)
         if local < plan.fade:
-            k = (local + 1) * 256 // (plan.fade + 1)
+            k = int(256 * (CUT_FLOOR + (1.0 - CUT_FLOOR) * local / plan.fade))
             out[...] = ((out.astype(np.uint16) * k) >> 8).astype(np.uint8)
-        return drawn
+        return layout
+
+    def _lit(self, plan: Plan, actor: Actor) -> RGB:
+        """The light on ``actor``: the scene's, warmed by a lantern or fire within reach."""
+        if actor.kind in ("lantern", "campfire"):
+            return (1.0, 1.0, 1.0)
+        reach = LANTERN_REACH * self.height / self.width
+        near = any(a.kind in ("lantern", "campfire") and abs(a.entity.x - actor.entity.x) < reach
+                   for a in plan.actors) or any(h.kind == "lantern" for h in actor.held)
+        if not near:
+            return plan.light
+        r, g, b = plan.light
+        return (round(min(1.15, r * 0.5 + 0.62), 2), round(min(1.05, g * 0.5 + 0.5), 2),
+                round(min(0.9, b * 0.5 + 0.34), 2))
+
+    def _light_pool(self, out: U8, actor: Actor, camera_x: float, feet: float) -> None:
+        """Warm light falling on the ground and on what is near a lantern or fire."""
+        size = max(8, int(2 * LANTERN_REACH * self.height))
+        pool = effect("pool", size)
+        x = (actor.entity.x - camera_x) * self.width
+        y = feet - actor.entity.y * (feet - 0.12 * self.height) - 0.4 * actor.height
+        blit(out, pool.rgb, pool.alpha, int(round(x - pool.foot[0])), int(round(y - pool.foot[1])), opacity=150)
 
     def _draw_actor(
         self, out: U8, actor: Actor, local: int, frame: int, camera_x: float, feet: float,
-        light: RGB,
-    ) -> set[str]:
+        light: RGB, layout: Layout, flown: bool = False,
+    ) -> None:
         e = actor.entity
         h = actor.height
         is_char = e.kind == "character"
@@ -384,19 +514,26 @@ class Painter:
         if not is_char and e.y > 0.0:
             ground += 0.02 * self.height * math.sin(frame * 0.12 + actor.phase * 6.28)
         y = ground - p.y * h
-        spr = self.sprite(actor, p.eyes, p.tint, p.head, p.sx, p.sy, face < 0, light)
+        eyes = str((frame // 3) % 4) if actor.kind == "campfire" else p.eyes
+        if actor.kind in ("creature", "figure"):
+            body = pose_for(actor.state, e.pose, bool(actor.held))
+            eyes = f"{p.eyes}/{face_for(actor.state, e.expression)}/{body}/{(frame // 6) % 2 if body == 'walk' else 0}"
+        spr = self.sprite(actor, eyes, p.tint, p.head, p.sx, p.sy, face < 0, light)
         if is_char and e.y <= 0.0:
             shade = effect("shadow", max(3, int(0.8 * h / (1.0 + p.y))))
             blit(out, shade.rgb, shade.alpha, int(round(x - shade.foot[0])),
                  int(round(ground - shade.foot[1])), opacity=int(70 / (1.0 + 2.0 * p.y)))
         x0, y0 = int(round(x - spr.foot[0])), int(round(y - spr.foot[1]))
-        drawn: set[str] = set()
-        if blit(out, spr.rgb, spr.alpha, x0, y0):
-            drawn.add(e.id)
+        blit(out, spr.rgb, spr.alpha, x0, y0)
+        layout.add(e.id, e.kind, _box(spr, x0, y0))
+        if actor.kind == "campfire":
+            self._smoke(out, x, y0, h, frame)
         hand = (x0 + spr.hold[0], y0 + spr.hold[1])
+        # A picture has no hand: things it wears go round its middle, under the head.
+        neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
         for j, item in enumerate(actor.held):
-            if self._draw_held(out, item, j, hand, face, h, frame, light):
-                drawn.add(item.entity.id)
+            self._draw_held(out, item, j, neck if item.noun == "scarf" else hand, face, h, frame, light,
+                            layout, flown)
         for ef in p.effects:
             if ef.alpha <= 0.02:
                 continue
@@ -404,25 +541,84 @@ class Painter:
             ex, ey = x + ef.x * h * face, ground - ef.y * h
             blit(out, fx.rgb, fx.alpha, int(round(ex - fx.foot[0])), int(round(ey - fx.foot[1])),
                  opacity=int(255 * min(1.0, ef.alpha)))
-        return drawn
+
+    def _beam(self, out: U8, frame: int, layout: Layout) -> None:
+        """The lighthouse beam wheeling out over the water from the lamp above the frame: it
+        sweeps across, foreshortened as it turns toward you (one turn in :data:`BEAM_TURN_S`)."""
+        turn = (frame / (BEAM_TURN_S * self.fps)) % 1.0
+        reach = math.sin(2.0 * math.pi * turn)
+        q = round(abs(reach) * 8) / 8
+        if q < 0.125:
+            return
+        spr = self.cache.get(("beam", self.width, self.height, q, reach < 0),
+                             lambda: _beam_sprite(self.width, self.height, q, reach < 0))
+        ox, oy = 0.5 * self.width, 0.04 * self.height
+        x0, y0 = int(round(ox - spr.foot[0])), int(round(oy - spr.foot[1]))
+        blit(out, spr.rgb, spr.alpha, x0, y0)
+        layout.add("beam", "prop", _box(spr, x0, y0))
+
+    def _smoke(self, out: U8, x: float, top: int, h: int, frame: int) -> None:
+        """Grey puffs rising and fading above a fire."""
+        for k in range(5):
+            age = (frame / (2.2 * self.fps) + k / 5.0) % 1.0
+            puff = effect("smoke", max(3, int(h * (0.35 + 0.6 * age))))
+            px = x + 0.25 * h * math.sin(age * 5.0 + k) + 0.3 * h * age
+            py = top - 1.6 * h * age
+            blit(out, puff.rgb, puff.alpha, int(round(px - puff.foot[0])), int(round(py - puff.foot[1])),
+                 opacity=int(170 * (1.0 - age)))
 
     def _draw_held(
         self, out: U8, item: Actor, index: int, hand: tuple[float, float], face: float,
-        holder_h: int, frame: int, light: RGB,
-    ) -> bool:
+        holder_h: int, frame: int, light: RGB, layout: Layout, flown: bool,
+    ) -> None:
         spr = self.sprite(item, "", "", 0.0, 1.0, 1.0, face < 0, light)
-        if item.kind == "kite":
+        kind = item.entity.kind
+        if item.noun == "kite":
             sway = math.sin(frame * 0.15 + item.phase * 6.28)
-            gx = hand[0] + face * (0.45 + 0.06 * sway) * holder_h
-            gy = hand[1] - (0.95 + 0.04 * math.cos(frame * 0.11)) * holder_h
-            draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
-            return blit(out, spr.rgb, spr.alpha, int(round(gx - spr.hold[0])),
-                        int(round(gy - spr.hold[1])))
-        if item.kind == "scarf":  # worn: looped under the head
-            return blit(out, spr.rgb, spr.alpha, int(round(hand[0] - spr.hold[0])),
-                        int(round(hand[1] + 0.02 * holder_h - spr.hold[1])))
-        # Other gifts rest beside the holder, low and to the side, so they never hide its face.
-        dx = (0.42 + index * 0.22) * holder_h * face
-        dy = 0.38 * holder_h
-        return blit(out, spr.rgb, spr.alpha, int(round(hand[0] + dx - spr.hold[0])),
-                    int(round(hand[1] + dy - spr.hold[1])))
+            if flown:  # high on a long string, tugging in the wind
+                gx = hand[0] + face * (0.16 + 0.015 * sway) * self.width
+                gy = (0.16 + 0.02 * math.cos(frame * 0.11)) * self.height + spr.hold[1]
+                mid = ((hand[0] + gx) / 2 + face * 0.02 * self.width, (hand[1] + gy) / 2 + 0.06 * self.height)
+                colour = np.array((236, 232, 220), dtype=np.uint8)
+                draw_line(out, hand, mid, colour)
+                draw_line(out, mid, (gx, gy), colour)
+            else:
+                gx = hand[0] + face * (0.45 + 0.06 * sway) * holder_h
+                gy = hand[1] - (0.95 + 0.04 * math.cos(frame * 0.11)) * holder_h
+                draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
+            x0, y0 = int(round(gx - spr.hold[0])), int(round(gy - spr.hold[1]))
+        elif item.noun == "scarf":  # worn: looped under the head
+            x0, y0 = int(round(hand[0] - spr.hold[0])), int(round(hand[1] + 0.02 * holder_h - spr.hold[1]))
+        else:  # other gifts rest beside the holder, low and to the side, so they never hide its face
+            dx = (0.42 + index * 0.22) * holder_h * face
+            dy = 0.38 * holder_h
+            x0, y0 = int(round(hand[0] + dx - spr.hold[0])), int(round(hand[1] + dy - spr.hold[1]))
+        blit(out, spr.rgb, spr.alpha, x0, y0)
+        layout.add(item.entity.id, kind, _box(spr, x0, y0))
+
+
+def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
+    """A soft wedge of light ``length`` (0..1) of half the frame long, from its narrow end (``foot``)."""
+    w = max(4, int(0.55 * width * length))
+    h = max(4, int(0.3 * height))
+    xs = np.arange(w, dtype=np.float32)[None, :] / w
+    ys = (np.arange(h, dtype=np.float32)[:, None] - h / 2.0) / (h / 2.0)
+    spread = 0.08 + 0.92 * xs
+    inside = np.clip((spread - np.abs(ys)) / (0.35 * spread), 0.0, 1.0)
+    alpha = inside * (0.75 - 0.45 * xs)
+    rgb = np.empty((h, w, 3), np.uint8)
+    rgb[...] = (255, 246, 214)
+    a = np.clip(alpha * 255 + 0.5, 0, 255).astype(np.uint8)
+    spr = Sprite(rgb=rgb, alpha=a, foot=(0.0, h / 2.0), hold=(0.0, h / 2.0))
+    return transform(spr, 1.0, 1.0, True) if left else spr
+
+
+def _is_portrait(pic: Image.Image) -> bool:
+    """Whether a picture is a card or portrait (opaque to its corners) rather than a cut-out figure."""
+    return bool(pic.info.get("portrait", False))
+
+
+def _box(spr: Sprite, x0: int, y0: int) -> Box:
+    """The frame box of a sprite's visible pixels drawn with its top-left at ``(x0, y0)``."""
+    a, b, c, d = spr.bbox
+    return (x0 + a, y0 + b, x0 + c, y0 + d)

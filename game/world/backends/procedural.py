@@ -24,8 +24,11 @@ from game.audio.synth import REACTIONS, ambience, ambience_for, mix, reaction
 from game.errors import BackendError
 from game.world.backends.cache import ObjectCache
 from game.world.backends.landscape import LOOK_MAX
+from game.world.backends.layout import Layout
 from game.world.backends.painter import Painter, Plan
+from game.world.backends.palette import palette_for, resolve_time
 from game.world.backends.raster import U8
+from game.world.backends.scenery import Embed
 from game.world.backends.sessions import SessionTable
 from game.world.backends.sprites import Sprite
 from game.world.protocol import (
@@ -47,6 +50,10 @@ PAN_SPEED = 1.0 / 60.0
 LOOK_SPEED = 0.004
 #: Share of the vertical look kept per frame once ``w``/``s`` is released.
 LOOK_RELAX = 0.88
+#: The times of day in the order they come (a step back is refused, see ``_keep_time``).
+DAY = ("dawn", "day", "dusk", "night")
+#: Request events after which the time of day may be anything.
+RESET_CLOCK = frozenset({"load", "rollback", "start", "edit", "reset", ""})
 #: Requests remembered per session for idempotent replays of the same ``seq``.
 SEQ_MEMORY = 64
 
@@ -66,7 +73,9 @@ class _Session:
     window: int = 0
     last_seq: int = -1
     scene: Scene | None = None
-    seen: dict[int, tuple[str, int, float]] = field(default_factory=dict)
+    seen: dict[int, tuple[str, int, float, str]] = field(default_factory=dict)
+    clock: str = ""
+    notes: tuple[str, ...] = ()
 
     def copy(self, session_id: str | None = None) -> _Session:
         """An independent copy, optionally under another session id."""
@@ -105,6 +114,10 @@ def camera_path(request: WorldRequest, frames: int, start_y: float) -> CameraPat
     return CameraPath(xs, ys)
 
 
+def _inside(box: tuple[int, int, int, int], width: int, height: int) -> bool:
+    return box[0] < width and box[1] < height and box[2] > 0 and box[3] > 0
+
+
 def _fingerprint(request: WorldRequest) -> str:
     text = json.dumps(request.to_json(), sort_keys=True, default=str)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
@@ -118,6 +131,13 @@ class ProceduralBackend:
         fps: frames per second.
         frames_per_block: frames per yielded :class:`FrameChunk`.
         audio_rate: sample rate of the sound, Hz.
+        embed: sentence embedder (``texts -> (N, D)`` unit vectors, e.g. MiniLM's
+            ``encode``) that maps words the scene vocabulary does not know to the
+            nearest thing it draws; ``None`` matches by words only.
+
+    Attributes:
+        layout: the layout record of the first frame of the last block drawn (what
+            was drawn where and whether it shows), or ``None`` before any.
     """
 
     def __init__(
@@ -127,6 +147,7 @@ class ProceduralBackend:
         fps: float = 24.0,
         frames_per_block: int = 12,
         audio_rate: int = 22050,
+        embed: Embed | None = None,
     ) -> None:
         if width < 16 or height < 16 or frames_per_block < 1 or fps <= 0 or audio_rate <= 0:
             raise BackendError(
@@ -153,7 +174,8 @@ class ProceduralBackend:
             snapshot=True,
         )
         self._cache: ObjectCache[Sprite] = ObjectCache()
-        self._painter = Painter(width, height, fps, self._cache)
+        self._painter = Painter(width, height, fps, self._cache, embed)
+        self.layout: Layout | None = None
         self._table: SessionTable[_Session] = SessionTable()
         self._closed = False
 
@@ -191,7 +213,8 @@ class ProceduralBackend:
         carries ``round(T * audio_rate / fps)`` samples of sound. A repeated ``seq``
         with the identical request replays the same frames without advancing the
         session; stopping early discards the rest (the session advances only by
-        the blocks taken).
+        the blocks taken). Once the first block is drawn, the stages of ``request.ahead``
+        (the scenes one choice away) are painted in a background thread.
 
         Raises:
             BackendError: closed backend, unknown session, or a ``seq`` that goes
@@ -211,14 +234,16 @@ class ProceduralBackend:
                     f"seq {request.seq} was already used for a different request",
                     where=f"session {sess.session_id}",
                 )
+            request = replace(request, scene=replace(request.scene, time_of_day=seen[3]))
             return self._blocks(sess, request, seen[1], seen[2], advance=False)
         if request.seq <= sess.last_seq:
             raise BackendError(
                 f"seq {request.seq} is not after the last one ({sess.last_seq})",
                 where=f"session {sess.session_id}",
             )
+        request = self._keep_time(sess, request)
         sess.last_seq = request.seq
-        sess.seen[request.seq] = (fp, sess.frame, sess.camera_y)
+        sess.seen[request.seq] = (fp, sess.frame, sess.camera_y, request.scene.time_of_day)
         while len(sess.seen) > SEQ_MEMORY:
             del sess.seen[min(sess.seen)]
         self._table.current = sess.session_id
@@ -234,7 +259,7 @@ class ProceduralBackend:
         plan = self._painter.plan(request, sess.seed, anchors)
         total = caps.round_up(request.min_frames)
         cams = camera_path(request, total + 1, start_y)
-        ignored = ignored_inputs(caps, request) + self._notes(request) + plan.notes
+        ignored = ignored_inputs(caps, request) + self._notes(request) + plan.notes + sess.notes
         voices = self._voices(request, plan)
         amb = ambience_for(plan.look.time, plan.look.weather, plan.look.water is not None)
         n_audio = int(round(fpb * rate / caps.fps))
@@ -244,11 +269,13 @@ class ProceduralBackend:
             block_first = first + b * fpb
             frames: U8 = np.empty((fpb, height, width, 3), dtype=np.uint8)
             shown: set[str] = set()
+            ids = {e.id for e in request.scene.entities}
             for i in range(fpb):
                 k = b * fpb + i
-                shown |= self._painter.paint(
-                    frames[i], plan, k, block_first + i, cams.x[k], cams.y[k]
-                )
+                layout = self._painter.paint(frames[i], plan, k, block_first + i, cams.x[k], cams.y[k])
+                if i == 0:
+                    self.layout = layout.finish()
+                shown |= {name for name, _, box in layout.drawn() if name in ids and _inside(box, width, height)}
             t1 = time.perf_counter()
             start = (block_first // fpb) * n_audio
             tracks = [ambience(amb, sess.seed, start, n_audio, rate)]
@@ -262,6 +289,9 @@ class ProceduralBackend:
                 sess.camera_x, sess.camera_y = cams.x[end], cams.y[end]
                 sess.window = min(caps.window_frames, sess.window + fpb)
                 sess.scene = request.scene
+            if b == 0 and advance:
+                for ahead in request.ahead:  # paint the scenes one choice away while the player reads
+                    self._painter.prepare(ahead, sess.seed)
             small = frames[:, :: max(1, height // 32), :: max(1, width // 32)].astype(np.float32)
             luma = float((small @ np.array([0.299, 0.587, 0.114], np.float32)).mean() / 255.0)
             drawn = tuple(sorted(shown, key=lambda i: plan.order.get(i, len(plan.order))))
@@ -285,6 +315,24 @@ class ProceduralBackend:
                     total_ms=(t2 - t0) * 1000.0 + (encode_ms if b == 0 else 0.0),
                 ),
             )
+
+    @staticmethod
+    def _keep_time(sess: _Session, request: WorldRequest) -> WorldRequest:
+        """Time only runs forward: a request whose time of day is one step *before* the session's
+        (dusk after night: a place's default time after the story moved on) keeps the session's
+        time, unless it comes from a load, rollback, start or world edit (which may set any time).
+        The kept time is reported in ``ignored``."""
+        scene = request.scene
+        now = resolve_time(scene.time_of_day, palette_for(scene.palette))
+        if sess.clock and request.event not in RESET_CLOCK and now in DAY and sess.clock in DAY:
+            if (DAY.index(now) - DAY.index(sess.clock)) % len(DAY) == len(DAY) - 1:
+                note = f"time_of_day {now} after {sess.clock}: kept {sess.clock} (time does not run back)"
+                kept = replace(scene, time_of_day=sess.clock)
+                sess.notes = (note,)
+                return replace(request, scene=kept)
+        sess.notes = ()
+        sess.clock = now
+        return request
 
     def _notes(self, request: WorldRequest) -> tuple[str, ...]:
         notes = []
@@ -362,8 +410,13 @@ class ProceduralBackend:
             return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} anchors")
         return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
+    def settle(self) -> None:
+        """Wait for the scenes being painted ahead (see :meth:`generate`); for benchmarks and tests."""
+        self._painter.settle()
+
     def close(self) -> None:
         """Drop all sessions, snapshots and caches; later calls raise :class:`BackendError`."""
+        self._painter.close()
         self._table.clear()
         self._cache.clear()
         self._closed = True

@@ -12,7 +12,7 @@ import colorsys
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -70,6 +70,15 @@ class Sprite:
     def width(self) -> int:
         return int(self.alpha.shape[1])
 
+    @cached_property
+    def bbox(self) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` sprite pixels of its clearly visible part (coverage > 1/8)."""
+        solid = self.alpha > 32
+        rows, cols = np.nonzero(solid.any(axis=1))[0], np.nonzero(solid.any(axis=0))[0]
+        if rows.size == 0:
+            return (0, 0, 0, 0)
+        return (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
+
     @property
     def height(self) -> int:
         return int(self.alpha.shape[0])
@@ -104,7 +113,7 @@ def _mix(a: RGB, b: RGB, t: float) -> RGB:
     return (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t)
 
 
-class _Pen:
+class Pen:
     """Draws in units of the sprite's height on a supersampled RGBA canvas."""
 
     def __init__(self, height: int, width_units: float, height_units: float) -> None:
@@ -118,9 +127,9 @@ class _Pen:
         )
         self.draw = ImageDraw.Draw(self.image)
 
-    def layer(self) -> _Pen:
+    def layer(self) -> Pen:
         """A blank pen of the same size (for parts that rotate on their own)."""
-        pen = _Pen.__new__(_Pen)
+        pen = Pen.__new__(Pen)
         pen.unit, pen.size = self.unit, self.size
         pen.image = Image.new("RGBA", self.image.size, (0, 0, 0, 0))
         pen.draw = ImageDraw.Draw(pen.image)
@@ -169,7 +178,7 @@ class _Pen:
         self.draw.arc((x0, y0, x1, y1), start, end, fill=_rgb(fill),
                       width=max(1, int(width * self.unit)))
 
-    def paste_rotated(self, other: _Pen, degrees: float, pivot: tuple[float, float]) -> None:
+    def paste_rotated(self, other: Pen, degrees: float, pivot: tuple[float, float]) -> None:
         """Composite ``other`` over this canvas, rotated by ``degrees`` (clockwise) about ``pivot``."""
         part = other.image
         if abs(degrees) > 0.01:
@@ -203,7 +212,8 @@ class _Pen:
         )
 
 
-def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: float = 0.0) -> Sprite:
+def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: float = 0.0,
+             expression: str = "neutral") -> Sprite:
     """A small horned creature facing right, ``height`` px tall (box 1.5 x 1.1 heights).
 
     Args:
@@ -212,9 +222,15 @@ def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head:
         eyes: ``open``, ``closed`` or ``wide``.
         tint: ``""`` or ``"dark"`` (shrinking back, afraid).
         head: head tilt in degrees (positive tips the head forward).
+        expression: ``neutral``, ``smile``, ``frown``, ``surprised``, ``sad`` or ``sleeping`` (the
+            mouth, and closed eyes for ``sleeping``).
     """
+    if expression == "sleeping":
+        eyes = "closed"
+    elif expression == "surprised":
+        eyes = "wide"
     top = 0.1
-    pen = _Pen(height, 1.5, 1.0 + top)
+    pen = Pen(height, 1.5, 1.0 + top)
     dark = _mix(colour, (20, 20, 40), 0.35)
     line = _mix(colour, (20, 16, 30), 0.6)
     belly = _mix(colour, (255, 250, 236), 0.45)
@@ -248,10 +264,18 @@ def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head:
         pr = 0.022 if eyes == "wide" else 0.034
         face.circle(ex + 0.01, ey + 0.004, pr, (28, 24, 40))
         face.circle(ex - 0.006, ey - 0.014, 0.012, (255, 255, 255))
+    mouth = (60, 30, 40)
     if eyes == "wide":
-        face.ellipse((1.06, 0.52 + top, 1.11, 0.58 + top), (60, 30, 40))
+        face.ellipse((1.06, 0.52 + top, 1.11, 0.58 + top), mouth)
+    elif expression == "smile":
+        face.arc((1.02, 0.46 + top, 1.14, 0.57 + top), 15, 165, mouth, 0.016)
+    elif expression in ("frown", "sad"):
+        face.arc((1.04, 0.53 + top, 1.12, 0.59 + top), 200, 340, mouth, 0.014)
+        if expression == "frown":
+            for ex in (1.0, 1.14):
+                face.line(((ex - 0.05, 0.33 + top), (ex + 0.03, 0.355 + top)), mouth, 0.012)
     else:
-        face.arc((1.04, 0.49 + top, 1.12, 0.55 + top), 20, 160, (60, 30, 40), 0.012)
+        face.arc((1.04, 0.49 + top, 1.12, 0.55 + top), 20, 160, mouth, 0.012)
     pen.paste_rotated(face, head, (0.96, 0.56 + top))
     return pen.finish(
         foot=(0.66, 1.0 + top), hold=(1.22, 0.56 + top),
@@ -262,7 +286,7 @@ def creature(height: int, colour: RGB, eyes: str = "open", tint: str = "", head:
 def figure(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: float = 0.0) -> Sprite:
     """A hooded, cloaked figure facing right, ``height`` px tall (box 0.75 x 1.1 heights)."""
     top = 0.1
-    pen = _Pen(height, 0.75, 1.0 + top)
+    pen = Pen(height, 0.75, 1.0 + top)
     line = _mix(colour, (20, 16, 30), 0.6)
     scarf = colour_from_text("", f"scarf{colour}")
     skin = (238, 204, 176)
@@ -294,7 +318,7 @@ def figure(height: int, colour: RGB, eyes: str = "open", tint: str = "", head: f
 
 def kite(height: int, colour: RGB = (222, 52, 48)) -> Sprite:
     """A diamond kite with a bowed tail, ``height`` px tall; ``hold`` is where the string ties on."""
-    pen = _Pen(height, 0.62, 1.0)
+    pen = Pen(height, 0.62, 1.0)
     light, dark = _mix(colour, (255, 236, 210), 0.35), _mix(colour, (40, 0, 10), 0.3)
     top, right, bottom, left = (0.31, 0.02), (0.58, 0.28), (0.31, 0.62), (0.04, 0.28)
     centre = (0.31, 0.28)
@@ -314,7 +338,7 @@ def kite(height: int, colour: RGB = (222, 52, 48)) -> Sprite:
 
 def leaf(height: int, colour: RGB = (94, 174, 74)) -> Sprite:
     """A broad green leaf on a short stem, ``height`` px tall; ``hold`` is the stem's end."""
-    pen = _Pen(height, 0.72, 1.0)
+    pen = Pen(height, 0.72, 1.0)
     base, tip = (0.16, 0.86), (0.64, 0.06)
     ax, ay = tip[0] - base[0], tip[1] - base[1]
     length = math.hypot(ax, ay)
@@ -342,7 +366,7 @@ def leaf(height: int, colour: RGB = (94, 174, 74)) -> Sprite:
 
 def lantern(height: int, colour: RGB = (246, 196, 92)) -> Sprite:
     """A hand lantern lit from inside, with a soft halo, ``height`` px tall; ``hold`` is its handle."""
-    pen = _Pen(height, 0.9, 1.0)
+    pen = Pen(height, 0.9, 1.0)
     for r, a in ((0.44, 34), (0.32, 56), (0.22, 90)):  # the halo, brightest at the flame
         pen.circle(0.45, 0.58, r, _mix(colour, (255, 250, 220), 0.5), alpha=a)
     metal, dark = (58, 52, 48), (30, 26, 24)
@@ -359,7 +383,7 @@ def lantern(height: int, colour: RGB = (246, 196, 92)) -> Sprite:
 
 def scarf(height: int, colour: RGB = (200, 48, 52)) -> Sprite:
     """A knitted scarf looped once with two fringed ends, ``height`` px tall; ``hold`` is the knot."""
-    pen = _Pen(height, 1.2, 1.0)
+    pen = Pen(height, 1.2, 1.0)
     light, dark = _mix(colour, (255, 255, 255), 0.3), _mix(colour, (10, 0, 20), 0.35)
     pen.ellipse((0.08, 0.05, 1.12, 0.45), colour, dark, 0.03)
     pen.ellipse((0.24, 0.15, 0.96, 0.35), (0, 0, 0), alpha=0)
@@ -373,9 +397,28 @@ def scarf(height: int, colour: RGB = (200, 48, 52)) -> Sprite:
     return pen.finish(foot=(0.6, 1.0), hold=(0.6, 0.25))
 
 
+def campfire(height: int, colour: RGB = (250, 150, 60), flicker: int = 0) -> Sprite:
+    """A campfire: crossed logs in a ring of stones and flames; ``flicker`` (0-3) picks the flames'
+    shape, so cycling it animates them. ``height`` px tall; ``hold`` is the flames' base."""
+    pen = Pen(height, 1.2, 1.0)
+    for k in range(7):
+        x = 0.12 + 0.16 * k
+        pen.ellipse((x - 0.08, 0.86, x + 0.08, 1.0), (120, 116, 110), (60, 58, 56), 0.01)
+    pen.line(((0.2, 0.9), (1.0, 0.78)), (96, 64, 40), 0.08)
+    pen.line(((0.2, 0.78), (1.0, 0.9)), (110, 74, 46), 0.08)
+    sway = (0.0, 0.04, -0.03, 0.02)[flicker % 4]
+    tall = (1.0, 0.9, 1.06, 0.95)[flicker % 4]
+    outer = _mix(colour, (230, 60, 30), 0.3)
+    inner = _mix(colour, (255, 240, 160), 0.6)
+    pen.polygon(((0.28, 0.86), (0.92, 0.86), (0.74, 0.5), (0.62 + sway, 0.86 - 0.8 * tall),
+                 (0.5, 0.46), (0.4, 0.6)), outer)
+    pen.polygon(((0.4, 0.86), (0.8, 0.86), (0.66, 0.6), (0.6 - sway, 0.86 - 0.55 * tall), (0.48, 0.64)), inner)
+    return pen.finish(foot=(0.6, 1.0), hold=(0.6, 0.8))
+
+
 def trinket(height: int, colour: RGB, box: bool) -> Sprite:
     """A faceted gem (or, with ``box``, a ribboned box) in ``colour``, ``height`` px tall."""
-    pen = _Pen(height, 0.9, 1.0)
+    pen = Pen(height, 0.9, 1.0)
     light, dark = _mix(colour, (255, 255, 255), 0.45), _mix(colour, (0, 0, 20), 0.35)
     outline = _mix(colour, (10, 10, 20), 0.6)
     if box:
@@ -394,8 +437,12 @@ def trinket(height: int, colour: RGB, box: bool) -> Sprite:
     return pen.finish(foot=(0.45, 1.0), hold=(0.45, 0.98), light=0.1)
 
 
-def from_image(image: Image.Image, height: int, tint: str = "", angle: float = 0.0) -> Sprite:
-    """A sprite from a (cropped RGBA) picture scaled to ``height`` px, tinted and tilted."""
+def from_image(
+    image: Image.Image, height: int, tint: str = "", angle: float = 0.0, recolour: RGB | None = None
+) -> Sprite:
+    """A sprite from a (cropped RGBA) picture scaled to ``height`` px, tinted and tilted;
+    ``recolour`` (a look edit: "turn it blue") moves its colours toward that colour, keeping
+    their shading (each pixel's luma times the colour, mixed 70 %)."""
     w = max(1, int(round(image.width * height / max(1, image.height))))
     img = image.resize((w, max(1, height)), Image.Resampling.LANCZOS)
     if abs(angle) > 0.01:
@@ -406,6 +453,11 @@ def from_image(image: Image.Image, height: int, tint: str = "", angle: float = 0
         )
     arr = np.asarray(img.convert("RGBA"), dtype=np.uint8)
     rgb = arr[:, :, :3]
+    if recolour is not None:
+        f = rgb.astype(np.float32)
+        lum = (f @ np.array([0.299, 0.587, 0.114], np.float32))[:, :, None] / 160.0
+        target = lum * np.array(recolour, np.float32)
+        rgb = np.clip(f + (target - f) * 0.7 + 0.5, 0, 255).astype(np.uint8)
     if tint == "dark":
         rgb = np.clip(rgb.astype(np.float32) * np.array(DARK_TINT, np.float32) + 0.5, 0, 255).astype(
             np.uint8
@@ -445,13 +497,14 @@ def transform(sprite: Sprite, sx: float, sy: float, mirror: bool) -> Sprite:
 @lru_cache(maxsize=128)
 def effect(kind: str, size: int) -> Sprite:
     """A small effect sprite ``size`` px across: ``sparkle``, ``heart``, ``z``, ``drop``, ``dust``,
-    ``question``, ``glow`` or ``shadow`` (a flat ellipse, ``size`` px wide)."""
+    ``question``, ``smoke``, ``pool`` (warm light), ``glow`` or ``shadow`` (a flat ellipse,
+    ``size`` px wide)."""
     if kind == "shadow":
-        flat = _Pen(max(3, size), 1.0, 0.3)
+        flat = Pen(max(3, size), 1.0, 0.3)
         flat.ellipse((0.0, 0.0, 1.0, 0.3), (0, 0, 0), alpha=200)
         flat.ellipse((0.12, 0.05, 0.88, 0.25), (0, 0, 0), alpha=255)
         return flat.finish(foot=(0.5, 0.15), hold=(0.5, 0.15))
-    pen = _Pen(max(3, size), 1.0, 1.0)
+    pen = Pen(max(3, size), 1.0, 1.0)
     if kind == "sparkle":
         pts = ((0.5, 0.0), (0.61, 0.39), (1.0, 0.5), (0.61, 0.61), (0.5, 1.0), (0.39, 0.61),
                (0.0, 0.5), (0.39, 0.39))
@@ -475,6 +528,13 @@ def effect(kind: str, size: int) -> Sprite:
         pen.arc((0.22, 0.04, 0.78, 0.56), 180, 405, (255, 240, 196), 0.14)
         pen.line(((0.56, 0.5), (0.5, 0.62), (0.5, 0.7)), (255, 240, 196), 0.14)
         pen.circle(0.5, 0.88, 0.08, (255, 240, 196))
+    elif kind == "smoke":
+        pen.circle(0.5, 0.55, 0.42, (150, 148, 150), alpha=110)
+        pen.circle(0.38, 0.45, 0.26, (176, 174, 176), alpha=110)
+    elif kind == "pool":  # warm light falling around a lantern or fire
+        for k in range(8):
+            r = 0.5 * (1.0 - k / 8.0)
+            pen.circle(0.5, 0.5, r, (255, 214, 140), alpha=18 + 6 * k)
     else:  # glow
         for r, a in ((0.5, 60), (0.32, 120), (0.16, 255)):
             pen.circle(0.5, 0.5, r, (236, 255, 150), alpha=a)

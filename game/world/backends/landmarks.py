@@ -1,0 +1,233 @@
+"""Landmarks: the big fixed things of an outdoor place, drawn once and painted into its layers.
+
+Each function draws one landmark as a :class:`~game.world.backends.sprites.Sprite`
+``height`` frame pixels tall, in colours taken from the scene's
+:class:`~game.world.backends.palette.Look` (so dusk, night and rain grade them like
+the land). :data:`PLACES` says where each stands: its x in world units (0..1 = the
+first screen of the location), how tall it is as a share of the frame height, and
+which layer it belongs to (``ground`` moves with the characters, ``far`` with the
+distant hills). The backdrop stamps them into its layers, so they cost nothing per frame.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from game.world.backends.palette import Look
+from game.world.backends.raster import RGB, lerp_rgb, mul_rgb
+from game.world.backends.sprites import Pen, Sprite
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a landmark stands: ``x`` (world units), ``size`` (share of the frame height),
+    ``layer`` (``far`` or ``ground``), ``sink`` (how far below the crest its foot is, share
+    of the height; ``ground`` layer only)."""
+
+    x: float
+    size: float
+    layer: str = "ground"
+    sink: float = 0.02
+
+
+#: Where each landmark stands (chosen so that each is in the first screen, clear of the
+#: characters the demo scenes place between x = 0.42 and 0.8).
+PLACES: dict[str, Place] = {
+    "oak": Place(0.2, 0.78, sink=0.05),
+    "ash_trees": Place(0.9, 0.6),
+    "pines": Place(0.1, 0.55),
+    "stump": Place(0.33, 0.1, sink=0.07),
+    "bracken": Place(0.95, 0.13, sink=0.08),
+    "reeds": Place(0.86, 0.2, sink=0.1),
+    "stepping_stones": Place(0.28, 0.05, sink=0.075),
+    "lighthouse": Place(0.7, 0.3, layer="far"),
+    "causeway": Place(0.3, 0.4, sink=0.2),
+    "railing": Place(0.5, 0.3, sink=0.14),
+}
+
+
+def _grade(look: Look, c: RGB) -> RGB:
+    """A daylight colour graded for the scene's time of day (as the land is)."""
+    return lerp_rgb(mul_rgb(c, look.sky.grade), look.sky.horizon, look.sky.ambient)
+
+
+def oak(height: int, look: Look, hollow: bool = False, leaf_bed: bool = False) -> Sprite:
+    """A huge old oak: a broad trunk on spreading roots and a wide canopy; with ``hollow``, a
+    dark opening at its foot; with ``leaf_bed``, dry brown leaves heaped inside it.
+
+    Box: 1.0 x 1.0 heights; ``foot`` at the bottom centre, ``hold`` at the hollow's centre.
+    """
+    pen = Pen(height, 1.0, 1.0)
+    bark = _grade(look, (104, 84, 64))
+    bark_dark = _grade(look, (62, 48, 38))
+    leaves = lerp_rgb(look.tree, _grade(look, (70, 110, 60)), 0.5)
+    lit = lerp_rgb(leaves, look.rim, 0.25 * look.sky.rim)
+    for cx, cy, r in ((0.5, 0.3, 0.26), (0.26, 0.38, 0.2), (0.74, 0.36, 0.21), (0.38, 0.18, 0.2),
+                      (0.64, 0.17, 0.19), (0.5, 0.1, 0.14)):
+        pen.circle(cx, cy, r, leaves)
+    for cx, cy, r in ((0.56, 0.16, 0.1), (0.72, 0.28, 0.09), (0.36, 0.12, 0.08)):
+        pen.circle(cx, cy, r, lit)
+    pen.polygon(((0.38, 1.0), (0.42, 0.5), (0.36, 0.36), (0.46, 0.42), (0.5, 0.3), (0.55, 0.42),
+                 (0.66, 0.34), (0.59, 0.5), (0.63, 1.0)), bark, bark_dark, 0.006)
+    for x0, x1 in ((0.38, 0.22), (0.42, 0.3), (0.6, 0.8), (0.63, 0.72)):  # roots like arms
+        pen.line(((x0, 0.86), ((x0 + x1) / 2, 0.95), (x1, 0.995)), bark, 0.035)
+    pen.line(((0.47, 0.55), (0.45, 0.75)), bark_dark, 0.01)
+    if hollow:
+        pen.ellipse((0.43, 0.74, 0.58, 1.02), (16, 12, 12), bark_dark, 0.008)
+        if leaf_bed:
+            brown = _grade(look, (158, 102, 52))
+            for k in range(9):
+                x = 0.45 + 0.012 * k + 0.01 * math.sin(k * 2.3)
+                pen.ellipse((x, 0.93 - 0.01 * (k % 3), x + 0.05, 0.985), lerp_rgb(brown, (120, 70, 30), (k % 3) / 3))
+    return pen.finish(foot=(0.5, 1.0), hold=(0.505, 0.9), light=0.15)
+
+
+def slender_tree(height: int, look: Look, birch: bool = False) -> Sprite:
+    """A tall slender ash (or ``birch``): grey trunk, light open crown. Box 0.5 x 1.0 heights."""
+    pen = Pen(height, 0.5, 1.0)
+    trunk = _grade(look, (200, 200, 190) if birch else (128, 122, 110))
+    crown = lerp_rgb(look.tree, _grade(look, (96, 132, 80)), 0.4)
+    pen.line(((0.25, 1.0), (0.24, 0.5), (0.27, 0.15)), trunk, 0.03)
+    pen.line(((0.245, 0.55), (0.12, 0.35)), trunk, 0.014)
+    pen.line(((0.255, 0.45), (0.38, 0.28)), trunk, 0.014)
+    for cx, cy, r in ((0.25, 0.2, 0.13), (0.14, 0.32, 0.1), (0.37, 0.3, 0.1), (0.25, 0.38, 0.09)):
+        pen.circle(cx, cy, r, crown)
+    return pen.finish(foot=(0.25, 1.0), hold=(0.25, 0.5), light=0.15)
+
+
+def pine(height: int, look: Look) -> Sprite:
+    """A tall dark pine: a tiered cone on a short trunk. Box 0.45 x 1.0 heights."""
+    pen = Pen(height, 0.45, 1.0)
+    dark = mul_rgb(look.tree, (0.85, 0.9, 0.9))
+    pen.line(((0.225, 1.0), (0.225, 0.8)), _grade(look, (90, 70, 56)), 0.03)
+    for k in range(4):
+        top, base = 0.02 + 0.2 * k, 0.3 + 0.18 * k
+        half = 0.08 + 0.045 * k
+        pen.polygon(((0.225, top), (0.225 + half, base), (0.225 - half, base)), dark)
+    return pen.finish(foot=(0.225, 1.0), hold=(0.225, 0.5), light=0.2)
+
+
+def stump(height: int, look: Look) -> Sprite:
+    """An old mossy stump with a pale cut top. Box 1.6 x 1.0 heights."""
+    pen = Pen(height, 1.6, 1.0)
+    bark = _grade(look, (112, 88, 66))
+    moss = _grade(look, (96, 132, 70))
+    pen.polygon(((0.3, 1.0), (0.42, 0.2), (1.18, 0.2), (1.3, 1.0)), bark, _grade(look, (60, 46, 36)), 0.02)
+    pen.ellipse((0.4, 0.06, 1.2, 0.36), _grade(look, (196, 168, 126)), _grade(look, (120, 92, 66)), 0.02)
+    pen.ellipse((0.62, 0.14, 0.98, 0.28), _grade(look, (170, 140, 104)))
+    pen.ellipse((0.25, 0.7, 0.75, 1.0), moss)
+    return pen.finish(foot=(0.8, 1.0), hold=(0.8, 0.2), light=0.1)
+
+
+def bracken(height: int, look: Look) -> Sprite:
+    """A fringe of bracken fronds. Box 2.4 x 1.0 heights."""
+    pen = Pen(height, 2.4, 1.0)
+    green = lerp_rgb(look.grass, _grade(look, (110, 130, 60)), 0.5)
+    dark = mul_rgb(green, (0.72, 0.72, 0.72))
+    for k in range(11):
+        x = 0.12 + 0.2 * k
+        tip = (x + 0.18 * math.sin(k * 1.7), 0.05 + 0.12 * (k % 3))
+        col = dark if k % 2 else green
+        pen.line(((x, 1.0), ((x + tip[0]) / 2, 0.5), tip), col, 0.035)
+        for s in (0.35, 0.55, 0.75):
+            px, py = x + (tip[0] - x) * s, 1.0 + (tip[1] - 1.0) * s
+            pen.line(((px, py), (px - 0.1, py + 0.06)), col, 0.02)
+            pen.line(((px, py), (px + 0.1, py + 0.04)), col, 0.02)
+    return pen.finish(foot=(1.2, 1.0), hold=(1.2, 0.5))
+
+
+def reeds(height: int, look: Look) -> Sprite:
+    """Tall reeds with brown heads at the water's edge. Box 1.2 x 1.0 heights."""
+    pen = Pen(height, 1.2, 1.0)
+    stem = lerp_rgb(look.grass, _grade(look, (150, 160, 90)), 0.5)
+    head = _grade(look, (110, 76, 50))
+    for k in range(14):
+        x = 0.06 + 0.08 * k
+        top = 0.08 + 0.2 * ((k * 7) % 5) / 5
+        bend = 0.05 * math.sin(k * 1.3)
+        pen.line(((x, 1.0), (x + bend, top)), stem, 0.016)
+        if k % 3 == 0:
+            pen.ellipse((x + bend - 0.018, top, x + bend + 0.018, top + 0.14), head)
+    return pen.finish(foot=(0.6, 1.0), hold=(0.6, 0.5))
+
+
+def stepping_stones(height: int, look: Look) -> Sprite:
+    """A row of flat pale stones across the water. Box 6 x 1.0 heights."""
+    pen = Pen(height, 6.0, 1.0)
+    stone = _grade(look, (182, 178, 166))
+    shade = _grade(look, (110, 108, 104))
+    for k, x in enumerate((0.2, 1.3, 2.5, 3.6, 4.8)):
+        w = 0.8 + 0.15 * (k % 2)
+        pen.ellipse((x, 0.15, x + w, 1.0), shade)
+        pen.ellipse((x + 0.04, 0.05, x + w - 0.04, 0.75), stone)
+    return pen.finish(foot=(3.0, 1.0), hold=(3.0, 0.5))
+
+
+def lighthouse(height: int, look: Look, lit: bool) -> Sprite:
+    """A white lighthouse on a black rock island, its lamp lit at dusk and night. Box 0.9 x 1.0."""
+    pen = Pen(height, 0.9, 1.0)
+    rock = _grade(look, (44, 44, 50))
+    white = _grade(look, (240, 238, 228))
+    shade = _grade(look, (190, 192, 196))
+    pen.polygon(((0.0, 1.0), (0.16, 0.8), (0.7, 0.78), (0.9, 1.0)), rock)
+    pen.polygon(((0.36, 0.82), (0.4, 0.26), (0.54, 0.26), (0.58, 0.82)), white, shade, 0.01)
+    pen.polygon(((0.48, 0.82), (0.5, 0.26), (0.54, 0.26), (0.58, 0.82)), shade)
+    pen.polygon(((0.35, 0.26), (0.59, 0.26), (0.59, 0.23), (0.35, 0.23)), _grade(look, (40, 40, 44)))
+    lamp = (255, 236, 160) if lit else _grade(look, (160, 180, 190))
+    if lit:
+        pen.circle(0.47, 0.17, 0.16, (255, 240, 190), alpha=60)
+    pen.polygon(((0.4, 0.23), (0.54, 0.23), (0.54, 0.12), (0.4, 0.12)), lamp)
+    pen.polygon(((0.38, 0.12), (0.56, 0.12), (0.47, 0.04)), _grade(look, (150, 40, 36)))
+    return pen.finish(foot=(0.45, 1.0), hold=(0.47, 0.17))
+
+
+def causeway(height: int, look: Look) -> Sprite:
+    """A causeway of black stones and bladderwrack running away to the island. Box 2.2 x 1.0."""
+    pen = Pen(height, 2.2, 1.0)
+    rock = _grade(look, (34, 36, 42))
+    wet = _grade(look, (76, 82, 96))
+    wrack = _grade(look, (118, 102, 52))
+    pen.polygon(((0.1, 1.0), (2.1, 1.0), (1.4, 0.02), (1.24, 0.02)), rock)
+    for k in range(16):
+        t = k / 15
+        y = 1.0 - 0.96 * t ** 0.8
+        half = 0.95 * (1 - t) + 0.08
+        cx = 1.1 + 0.22 * t
+        w = 0.1 + 0.16 * (1 - t)
+        for j in range(3):
+            x = cx - half * 0.7 + j * half * 0.7
+            pen.ellipse((x - w, y - w * 0.35, x + w, y + w * 0.3), wet if (k + j) % 2 else rock)
+        pen.line(((cx - half * 0.9, y), (cx - half * 0.6, y + 0.02)), wrack, 0.015)
+    return pen.finish(foot=(1.1, 1.0), hold=(1.32, 0.02))
+
+
+def railing(height: int, look: Look, width_units: float) -> Sprite:
+    """An iron gallery railing ``width_units`` heights wide: posts, two rails, a deck edge."""
+    pen = Pen(height, width_units, 1.0)
+    iron = _grade(look, (36, 40, 46))
+    hi = lerp_rgb(iron, look.rim, 0.3)
+    pen.polygon(((0.0, 0.82), (width_units, 0.82), (width_units, 1.0), (0.0, 1.0)), iron)
+    for y in (0.05, 0.4):
+        pen.line(((0.0, y), (width_units, y)), hi, 0.05)
+    k = 0.0
+    while k <= width_units:
+        pen.line(((k, 0.0), (k, 0.84)), iron, 0.04)
+        k += 0.35
+    return pen.finish(foot=(width_units / 2, 1.0), hold=(width_units / 2, 0.4))
+
+
+#: Landmark name -> how to draw it (``height`` px, look, the setting's other names).
+DRAW: dict[str, Callable[[int, Look, frozenset[str]], Sprite]] = {
+    "oak": lambda h, lk, names: oak(h, lk, "hollow" in names, "leaf_bed" in names),
+    "ash_trees": lambda h, lk, names: slender_tree(h, lk),
+    "pines": lambda h, lk, names: pine(h, lk),
+    "stump": lambda h, lk, names: stump(h, lk),
+    "bracken": lambda h, lk, names: bracken(h, lk),
+    "reeds": lambda h, lk, names: reeds(h, lk),
+    "stepping_stones": lambda h, lk, names: stepping_stones(h, lk),
+    "lighthouse": lambda h, lk, names: lighthouse(h, lk, lk.time in ("dusk", "night")),
+    "causeway": lambda h, lk, names: causeway(h, lk),
+    "railing": lambda h, lk, names: railing(h, lk, 3.4),
+}
