@@ -10,7 +10,8 @@ action, chosen by, in order:
 3. its ``fallback``: ``wait``, ``random`` (a pick drawn from ``GameState.random``, so
    the same seed and inputs give the same picks) or ``model`` (an
    :class:`AgentPolicy`, e.g. the dialogue model in :mod:`game.cast.agentmind`; a
-   pick outside the possible actions is refused and the agent waits).
+   pick outside the possible actions is refused and the agent waits; with no
+   policy the agent waits, so play and exploration never depend on a model).
 
 Everything an agent does is an ``agent`` event (and the lines, gifts and effects its
 action causes) applied to the same :class:`GameState` as the player's intents, so it
@@ -156,6 +157,8 @@ def decide(host: AgentHost, state: GameState, agent: str, policy: AgentPolicy | 
                 if a.kind == "move" and a.to == target and possible(host, state, agent, aid):
                     return aid, "schedule"
     if d.fallback == "wait":
+        return WAIT, "fallback"
+    if d.fallback == "model" and policy is None:  # no model: play and exploration never depend on one
         return WAIT, "fallback"
     opts = options(host, state, agent)
     if d.fallback == "model" and policy is not None:

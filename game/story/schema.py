@@ -413,7 +413,7 @@ class AgentDef(_Model):
         rules: authored rules, tried in order; then the schedule; then ``fallback``.
         fallback: ``wait`` (do nothing), ``random`` (a seeded pick among the
             possible actions) or ``model`` (its dialogue model picks among them;
-            without one, as ``random``).
+            without one, it waits).
     """
 
     at: Id
