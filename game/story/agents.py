@@ -30,7 +30,7 @@ from game.story.story import Story
 #: Action id an agent's fallback may always pick: do nothing this turn.
 WAIT = "wait"
 #: Reaction a character shows while it walks out of / into the player's view (the world draws it).
-LEAVING, ARRIVING = "walks_off", "arrives"
+LEAVING, ARRIVING = "walks off", "arrives"
 
 
 class AgentHost(Protocol):

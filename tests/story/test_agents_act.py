@@ -84,7 +84,7 @@ def test_rules_first_then_the_schedule() -> None:
     assert mara[3] == "go_tower" and st.agents["mara"]["at"] == "tower"  # turn 5: the schedule (due from 4)
     assert st.agents["mara"]["need.cold"] == 3.0  # 5 - 3 + 1
     leave = [e for e in events if e.kind == "reaction" and e.speaker == "mara"]
-    assert leave and leave[-1].data["reaction"] == "walks_off"  # the player at the quay sees her go
+    assert leave and leave[-1].data["reaction"] == "walks off"  # the player at the quay sees her go
     assert "mara" not in rt.present(st)
 
 
