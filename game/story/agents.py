@@ -59,11 +59,13 @@ class AgentPolicy(Protocol):
 
 
 def init_agents(story: Story, state: GameState) -> None:
-    """Put every agent at its start location with its needs at their start values."""
+    """Put every agent at its start location, with its needs at their start values and its items."""
     for cid, a in story.model.agents.items():
         row: dict[str, bool | int | float | str] = {"at": a.at, "doing": ""}
         row.update({f"need.{n}": float(d.start) for n, d in a.needs.items()})
         state.agents[cid] = row
+        for item in a.carries:
+            state.holders[item] = cid
 
 
 def location_of(state: GameState, agent: str) -> str:
@@ -99,7 +101,7 @@ def _listeners(story: Story, state: GameState, where: str, speaker: str) -> list
 def possible(host: AgentHost, state: GameState, agent: str, action_id: str) -> bool:
     """Whether ``agent`` can take ``action_id`` now (its ``if`` and what its kind needs).
 
-    ``move``: not there already; ``take``: the item is free (nobody holds it);
+    ``move``: not there already; ``take``: the item is free (nobody holds it, nothing used it up);
     ``drop``/``use`` with an item, ``give``: the agent holds it; ``give``/``talk`` to
     someone: they are at the same location (``player``: the player is there).
     """
@@ -111,7 +113,8 @@ def possible(host: AgentHost, state: GameState, agent: str, action_id: str) -> b
     here = location_of(state, agent)
     if a.kind == "move" and a.to == here:
         return False
-    if a.kind == "take" and (a.item in state.inventory or a.item in state.holders):
+    if a.kind == "take" and (a.item in state.inventory or a.item in state.holders
+                             or state.looks.get(a.item, {}).get("removed")):
         return False
     if a.kind in ("drop", "give") or (a.kind == "use" and a.item):
         if state.holders.get(a.item) != agent:

@@ -277,15 +277,27 @@ def _evaluate(tree: ast.AST, env: ExprEnv) -> Any:
     evaluator = getattr(_LOCAL, "evaluator", None)
     if evaluator is None:
         evaluator = _LOCAL.evaluator = _Evaluator()
+        # One table of functions per thread, calling whichever env is being evaluated now
+        # (building a closure per function per evaluation cost more than the evaluation).
+        evaluator.functions = {fn: _bound(fn) for fn in CONDITION_FUNCTIONS}
 
     def lookup(node: ast.Name) -> Any:
         return env.name(node.id)
 
-    def bind(fn: str) -> Callable[..., Any]:
-        return lambda *args: env.call(fn, args)
-
     evaluator.names = lookup
-    evaluator.functions = {fn: bind(fn) for fn in CONDITION_FUNCTIONS}
+    previous = getattr(_LOCAL, "env", None)
+    _LOCAL.env = env
+    try:
+        return _run(evaluator, tree)
+    finally:
+        _LOCAL.env = previous
+
+
+def _bound(fn: str) -> Callable[..., Any]:
+    return lambda *args: _LOCAL.env.call(fn, args)
+
+
+def _run(evaluator: _Evaluator, tree: ast.AST) -> Any:
     node = tree.body if isinstance(tree, ast.Expression) else tree
     try:
         return evaluator._eval(node)

@@ -269,6 +269,9 @@ class Linter:
                 self.add("WL043", ("agents", cid), cid)
             if a.at not in m.locations:
                 self.add("WL016", ("agents", cid, "at"), a.at)
+            for i, item in enumerate(a.carries):
+                if item not in m.items:
+                    self.add("WL002", ("agents", cid, "carries", i), item)
             for aid, act in a.actions.items():
                 path = ("agents", cid, "actions", aid)
                 if act.kind == "move" and act.to not in m.locations:

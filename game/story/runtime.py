@@ -632,9 +632,10 @@ class StoryRuntime:
         make = r.make
         events = [self.event(state, "combine", ids={"recipe": rid, "item": a, "with": b},
                              data={"make": make, "chunk": r.chunk})]
-        if not r.keep:
-            state.inventory.remove(a)
-            state.inventory.remove(b)
+        if not r.keep:  # used up: gone from the world too (no agent can take them)
+            for used in (a, b):
+                state.inventory.remove(used)
+                state.looks.setdefault(used, {})["removed"] = True
         if make:
             state.inventory.append(make)
             events.append(self.event(state, "give", ids={"item": make, "to": "player"}))

@@ -408,6 +408,7 @@ class AgentDef(_Model):
 
     Attributes:
         at: the location it starts at.
+        carries: items it holds at the start.
         goals, needs, schedule: see their types.
         actions: the only actions it may take, by id.
         rules: authored rules, tried in order; then the schedule; then ``fallback``.
@@ -417,6 +418,7 @@ class AgentDef(_Model):
     """
 
     at: Id
+    carries: tuple[Id, ...] = ()
     goals: dict[str, GoalDef] = Field(default_factory=dict)
     needs: dict[str, NeedDef] = Field(default_factory=dict)
     schedule: tuple[ScheduleEntry, ...] = ()
