@@ -42,10 +42,10 @@ def story() -> Story:
     return load_story(STORY)
 
 
-def headless(script: str, out: Path, seed: int = 0) -> tuple[str, str, Path]:
+def headless(script: str, out: Path, seed: int = 0, backend: str = "null") -> tuple[str, str, Path]:
     """Play ``script`` headless; returns (scene reached, frame digest, transcript path)."""
     out.mkdir(parents=True, exist_ok=True)
-    runner = play_headless(str(STORY), read_script(PLAYS / script), backend="procedural", seed=seed,
+    runner = play_headless(str(STORY), read_script(PLAYS / script), backend=backend, seed=seed,
                            save_dir=out / "saves", transcript=out / "t.jsonl", size=(64, 36),
                            dialogue=None, voice=False)
     return runner.session.state.scene, runner.frame_hash.hexdigest(), out / "t.jsonl"
@@ -73,10 +73,10 @@ def test_endings_come_from_rules(story: Story) -> None:
 
 
 def test_a_seeded_run_is_identical_twice_and_replays_without_a_model(tmp_path: Path) -> None:
-    a = headless("the_wreck.txt", tmp_path / "a", seed=3)
-    b = headless("the_wreck.txt", tmp_path / "b", seed=3)
+    a = headless("the_wreck.txt", tmp_path / "a", seed=3, backend="procedural")
+    b = headless("the_wreck.txt", tmp_path / "b", seed=3, backend="procedural")
     assert a[1] == b[1] and a[2].read_text() == b[2].read_text()
-    assert '"kind": "agent"' in a[2].read_text() or '"agent"' in a[2].read_text()
+    assert '"agent"' in a[2].read_text()  # the agents' actions are in the transcript
     result = replay(a[2])
     assert result.ok, result.mismatches
 
@@ -122,5 +122,5 @@ def test_lint_is_clean_and_the_explorer_keys_the_mechanics(story: Story) -> None
     ex = Explorer(load_story(STORY, use_cache=False))
     key = ex.describe_key(ex.key(ex.start()[0]))
     assert {"role()", "timer(tide)", "quest(light)", "agent(ysolde)", "agent(brann)"} <= set(key)
-    report = explore(load_story(STORY, use_cache=False), max_states=1500, n_random=12, max_steps=40)
+    report = explore(load_story(STORY, use_cache=False), max_states=400, n_random=6, max_steps=40)
     assert report.failures == [] and report.dead_ends == [] and report.endings
