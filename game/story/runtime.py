@@ -223,6 +223,11 @@ class StoryRuntime:
         #: Whether the story has any mechanic that runs between turns (timers, quests, outcomes, agents).
         self.has_world_turn = bool(m.timers or m.quests or m.outcomes or m.agents)
 
+    def use_policy(self, policy: AgentPolicy | None) -> None:
+        """Let ``policy`` (an agent's dialogue model, or a replay of its picks) choose for
+        agents with ``fallback: model``; ``None``: they wait when no rule applies."""
+        self.policy = policy
+
     # -- state helpers -------------------------------------------------------
     def new_state(self, seed: int = 0) -> GameState:
         """A fresh state with the story's defaults (not yet in any scene)."""

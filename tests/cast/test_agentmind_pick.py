@@ -56,3 +56,28 @@ def test_the_model_drives_the_fallback_and_a_replay_needs_no_model() -> None:
     for _ in range(3):
         again += replay.apply(st2, Wait())
     assert [e.model_dump() for e in again] == [e.model_dump() for e in events]
+
+
+def test_200_turns_with_two_agents_stay_inside_the_declared_actions() -> None:
+    """A model that answers anything (numbers out of range, made-up actions) cannot leave the set."""
+    from pathlib import Path
+
+    from game.story import load_story
+
+    story = load_story(Path(__file__).resolve().parents[1] / "data" / "two_agents")
+    model = ScriptedDialogueModel(default=["1", "3", "9", "I fly to the moon", "2", "chat", "0", "4"])
+    rt = StoryRuntime(story)
+    rt.use_policy(ModelAgentPolicy(model))
+    st = rt.new_state(seed=11)
+    events = rt.begin(st)
+    for _ in range(200):
+        events += rt.apply(st, Wait())
+    declared = {cid: set(a.actions) for cid, a in story.model.agents.items()}
+    done: dict[str, set[str]] = {cid: set() for cid in declared}
+    for e in events:
+        if e.kind == "agent":
+            done[e.ids["character"]].add(e.ids["action"])
+    for cid, acts in done.items():
+        assert acts and acts <= declared[cid], (cid, acts - declared[cid])
+    assert model.calls > 100 and len(done["wren"]) >= 4 and len(done["tam"]) >= 3
+    assert {e.data["by"] for e in events if e.kind == "agent"} >= {"model", "schedule"}
