@@ -256,6 +256,8 @@ def _effect_writes(eff_kind: str, op: str, target_kind: str, target_name: str,
         return {("role",), ("rel*",)}
     if op in ("start", "stop"):
         return {("timer", str(consts[0])), ("timers*",)} if consts[0] is not None else None
+    if op == "combine":  # what the recipe makes is not known here
+        return None
     if op in ("quest", "advance"):
         return {("quest", str(consts[0])), ("quests*",)} if consts[0] is not None else None
     if any(c is None for c in consts):

@@ -26,6 +26,7 @@ Game mechanics add (docs/story-format.md, "Game mechanics")::
     become('warden')            # take a role (its effects and how characters take to it)
     start('tide'); stop('tide') # start (restart) or stop a timer
     quest('lamp'); advance('lamp')
+    combine('oil', 'wick')      # use one held item on another by the story's recipes
     need('mara', 'cold') -= 3   # needs are assignable, like trust('c')
 
 Both are parsed once at load (Python's ``ast`` parser, which only parses) and
@@ -55,7 +56,7 @@ CONDITION_FUNCTIONS: dict[str, int] = {
 }
 #: Functions effects may call as statements, with their arity.
 EFFECT_FUNCTIONS: dict[str, int] = {"give": 2, "take": 1, "drop": 1, "react": 2,
-                                    "become": 1, "start": 1, "stop": 1, "quest": 1, "advance": 1}
+                                    "become": 1, "start": 1, "stop": 1, "quest": 1, "advance": 1, "combine": 2}
 #: Relationship functions an effect may assign to, and the axis each names.
 RELATION_TARGETS = {"trust": "trust", "affinity": "affinity", "rel": ""}
 #: World keys conditions can read by name and effects can set.

@@ -183,9 +183,11 @@ class Linter:
     def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
         m = self.m
         for fn, args in calls:
-            if fn in ("has", "count", "take", "drop", "give") and args and isinstance(args[0], str):
+            if fn in ("has", "count", "take", "drop", "give", "combine") and args and isinstance(args[0], str):
                 if args[0] not in m.items:
                     self.add("WL002", path, args[0])
+            if fn == "combine" and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
+                self.add("WL002", path, args[1])
             if fn in ("holds", "gave") and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
                 self.add("WL002", path, args[1])
             if fn in ("trust", "affinity", "rel", "holds", "gave", "react", "give"):

@@ -169,6 +169,11 @@ class _Env:
                                              data={"left": s.timers.get(str(args[0]), -1), "what": fn}))
         elif fn in ("quest", "advance"):
             self.events += self.rt.quest_step(s, str(args[0]), fn)
+        elif fn == "combine":
+            a, b = str(args[0]), str(args[1])
+            if a not in items or b not in items or a not in s.inventory or b not in s.inventory:
+                raise ExpressionError(f"combine({a!r}, {b!r}): the player does not hold both")
+            self.events += self.rt.combine(s, a, b)
 
 
 def _combine(old: Any, op: str, value: Any) -> Any:
@@ -370,6 +375,9 @@ class StoryRuntime:
                 return events
             if tid not in state.timers:
                 continue
+            if tid not in m.timers:  # a timer the story no longer has (a save or a reload from before)
+                del state.timers[tid]
+                continue
             timer = m.timers[tid]
             state.timers[tid] -= 1
             left = state.timers[tid]
@@ -391,6 +399,8 @@ class StoryRuntime:
         for qid, quest in m.quests.items():
             for _ in range(len(quest.stages)):
                 current = state.quests.get(qid, "")
+                if current not in ("", "done") and current not in quest.stages:  # a stage the story lost
+                    current = state.quests[qid] = next(iter(quest.stages))
                 if current in ("", "done") or self.is_ending(state):
                     break
                 done = quest.stages[current].done

@@ -114,6 +114,9 @@ def test_combining_items_by_recipe() -> None:
     assert "The lamp takes light." in [e.text for e in events]
     with pytest.raises(InputError):
         rt.apply(st, Give(item_id="lit", character_id="flask"))  # the flask is gone
+    d["scenes"]["hall"]["choices"].append({"id": "mix", "text": "mix", "do": "combine('lamp', 'flask')"})
+    _, st, events = run(d, Choose(choice_id="mix"))  # the same recipe from a choice (a window's menu)
+    assert st.inventory == ["lit"] and any(e.kind == "combine" for e in events)
     d["recipes"] = {}
     _, st, events = run(d, Give(item_id="lamp", character_id="flask"))
     assert st.inventory == ["lamp", "flask"] and events[-1].ids["line"] == "builtin.combine"
@@ -159,3 +162,15 @@ def test_the_explorer_keys_role_and_timer_and_reaches_rule_endings() -> None:
     report = explore(story, n_random=5)
     assert report.endings == ["Dark", "Won"] and report.ok
     assert report.coverage["mechanics"].reached == report.coverage["mechanics"].total == 4
+
+
+def test_a_state_from_an_older_story_keeps_playing() -> None:
+    """A save or reload that names a timer, quest stage or agent the story no longer has."""
+    d = base(timers={"candle": {"turns": 3, "start": True}},
+             quests={"q": {"name": "Q", "start": True, "stages": {"a": {"done": "oil > 100"}}}})
+    rt, st, _ = run(d)
+    st.timers["gone"] = 1
+    st.quests["q"] = "lost_stage"
+    st.agents["ghost"] = {"at": "hall"}
+    rt.apply(st, Wait())
+    assert st.timers == {"candle": 2} and st.quests == {"q": "a"}
