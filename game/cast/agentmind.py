@@ -5,7 +5,8 @@ what it last heard each other character say, and the numbered actions it may tak
 now (always including ``wait``); it answers with one number or id. The pick is
 checked against those actions (:func:`parse_pick`: anything else is ``wait``), so a
 model can never make a character do something the story did not declare. Decoding
-is greedy with a seed from the state, so the same game gives the same picks.
+is greedy, so the same game gives the same picks, and a prompt seen before is
+answered from a cache.
 
 Replays need no model: :class:`RecordedAgentPolicy` answers each agent turn with the
 pick recorded in the event log (``agent`` events with ``data.by == "model"``).
@@ -13,6 +14,7 @@ pick recorded in the event log (``agent`` events with ``data.by == "model"``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 
@@ -38,8 +40,9 @@ def agent_messages(story: Story, state: GameState, agent: str, options: Sequence
     if todo:
         lines.append("You want: " + "; ".join(todo) + ".")
     if d.needs:
-        lines.append("Your needs (0 = fine, high = pressing): " + ", ".join(
-            f"{n} {float(row.get(f'need.{n}', nd.start)):.0f} of {nd.max:.0f}" for n, nd in d.needs.items()) + ".")
+        lines.append("Your needs: " + ", ".join(
+            f"{n} {need_word(float(row.get(f'need.{n}', nd.start)), nd.min, nd.max)}"
+            for n, nd in d.needs.items()) + ".")
     lines.append(f"You are at {loc.name if loc else location_of(state, agent)}.")
     for key, text in sorted(row.items()):
         if key.startswith("last."):
@@ -56,6 +59,17 @@ def agent_messages(story: Story, state: GameState, agent: str, options: Sequence
         numbered.append(f"{i}. {aid}: {what}")
     user = "What do you do now? Answer with the number of one action.\n" + "\n".join(numbered)
     return [{"role": "system", "content": " ".join(lines)}, {"role": "user", "content": user}]
+
+
+def need_word(value: float, lo: float, hi: float) -> str:
+    """A need in words: ``low`` (the bottom third of its range), ``rising``, ``pressing`` (the top third).
+
+    Words, not numbers, so the prompt (and the cached pick) changes only when the need
+    crosses a third of its range.
+    """
+    span = hi - lo
+    frac = (value - lo) / span if span > 0 else 0.0
+    return "low" if frac < 1 / 3 else "rising" if frac < 2 / 3 else "pressing"
 
 
 def parse_pick(text: str, options: Sequence[str]) -> str:
@@ -76,29 +90,40 @@ class ModelAgentPolicy:
     Args:
         model: any :class:`game.models.llm.DialogueModel` (the embedded SmolLM2, a scripted one...).
 
+    Decoding is greedy, so a pick is a pure function of the prompt: a prompt seen
+    before is answered from the cache without the model (the same pick the model
+    would make), which is what keeps a long run at the window's frame rate.
+
     Attributes:
         asked: model calls made (for benches).
+        reused: picks answered from the cache.
         failures: model errors met (the agent waited instead).
     """
 
     def __init__(self, model: DialogueModel) -> None:
         self.model = model
         self.asked = 0
+        self.reused = 0
         self.failures = 0
+        self._picks: dict[str, str] = {}
 
     def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
         """One of ``options``; :data:`WAIT` when the model fails or names none of them."""
         if list(options) == [WAIT]:
             return WAIT
+        messages = agent_messages(story, state, agent, options)
+        key = json.dumps(messages, sort_keys=True)
+        if key in self._picks:
+            self.reused += 1
+            return self._picks[key]
         self.asked += 1
-        seed = state.seed * 1_000_003 + state.turn * 31 + sorted(story.model.agents).index(agent)
         try:
-            text = "".join(self.model.stream(agent_messages(story, state, agent, options),
-                                             max_new_tokens=PICK_TOKENS, temperature=0.0, seed=seed))
+            text = "".join(self.model.stream(messages, max_new_tokens=PICK_TOKENS, temperature=0.0, seed=0))
         except ModelError:
             self.failures += 1
             return WAIT
-        return parse_pick(text, options)
+        pick = self._picks[key] = parse_pick(text, options)
+        return pick
 
 
 class RecordedAgentPolicy:

@@ -29,7 +29,7 @@ def test_the_prompt_names_goals_needs_place_and_numbered_options() -> None:
     st.agents["oren"]["last.mara"] = "Hurry."
     sys, user = agent_messages(story, st, "oren", ["climb", "wait"])
     assert "Oren, an old boatman" in sys["content"] and "get the boat out before dusk" in sys["content"]
-    assert "tired 2 of 10" in sys["content"] and "the quay" in sys["content"]
+    assert "tired low" in sys["content"] and "the quay" in sys["content"]
     assert 'Mara last told you: "Hurry."' in sys["content"]
     assert "1. climb: Oren climbs the stair." in user["content"] and "2. wait" in user["content"]
 
@@ -49,7 +49,8 @@ def test_the_model_drives_the_fallback_and_a_replay_needs_no_model() -> None:
     for _ in range(3):
         events += rt.apply(st, Wait())
     picks = [e.ids["action"] for e in events if e.kind == "agent"]
-    assert picks == ["climb", "back", "climb"] and policy.asked == 3 and model.calls == 3
+    assert picks == ["climb", "back", "climb"]
+    assert policy.asked == 2 and policy.reused == 1 and model.calls == 2  # turn 3 asks what turn 1 asked
     replay = StoryRuntime(story_from_dict(STORY), RecordedAgentPolicy(events))
     st2 = replay.new_state(seed=4)
     again = replay.begin(st2)
@@ -65,9 +66,11 @@ def test_200_turns_with_two_agents_stay_inside_the_declared_actions() -> None:
     from game.story import load_story
 
     story = load_story(Path(__file__).resolve().parents[1] / "data" / "two_agents")
-    model = ScriptedDialogueModel(default=["1", "3", "9", "I fly to the moon", "2", "chat", "0", "4"])
+    model = ScriptedDialogueModel([(r"drink:", "I fly to the moon"), (r"eat:", "9"), (r"tired|flour", "3"),
+                                   (r"grab:", "grab"), (r"hand:", "hand")], default="2")
     rt = StoryRuntime(story)
-    rt.use_policy(ModelAgentPolicy(model))
+    policy = ModelAgentPolicy(model)
+    rt.use_policy(policy)
     st = rt.new_state(seed=11)
     events = rt.begin(st)
     for _ in range(200):
@@ -79,5 +82,7 @@ def test_200_turns_with_two_agents_stay_inside_the_declared_actions() -> None:
             done[e.ids["character"]].add(e.ids["action"])
     for cid, acts in done.items():
         assert acts and acts <= declared[cid], (cid, acts - declared[cid])
-    assert model.calls > 100 and len(done["wren"]) >= 4 and len(done["tam"]) >= 3
+    assert model.calls > 10 and len(done["wren"]) >= 3 and len(done["tam"]) >= 3
+    by_model = sum(1 for e in events if e.kind == "agent" and e.data["by"] == "model")
+    assert by_model < policy.asked + policy.reused  # the made-up answers were refused: she waited
     assert {e.data["by"] for e in events if e.kind == "agent"} >= {"model", "schedule"}
