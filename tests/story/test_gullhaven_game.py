@@ -124,3 +124,25 @@ def test_lint_is_clean_and_the_explorer_keys_the_mechanics(story: Story) -> None
     assert {"role()", "timer(tide)", "quest(light)", "agent(ysolde)", "agent(brann)"} <= set(key)
     report = explore(load_story(STORY, use_cache=False), max_states=400, n_random=6, max_steps=40)
     assert report.failures == [] and report.dead_ends == [] and report.endings
+
+
+def test_agents_save_load_and_roll_back_with_the_game(story: Story, tmp_path: Path) -> None:
+    from game.session import Session
+    from game.world.backends.null import NullBackend
+
+    s = Session(story, NullBackend(), seed=2, save_dir=tmp_path)
+    s.start()
+    s.submit(Choose(choice_id="be_wrecker"))
+    for _ in range(5):
+        s.submit(Choose(choice_id="watch_sea"))
+    s.save("mid")
+    saved = s.state.to_json()
+    ahead = [e.model_dump() for _ in range(4) for e in s.submit(Choose(choice_id="watch_sea")).events]
+    assert s.state.agents != saved["agents"] or s.state.holders != saved["holders"]
+    s.load("mid")
+    assert s.state.agents == saved["agents"] and s.state.timers == saved["timers"] and s.state.role == "wrecker"
+    again = [e.model_dump() for _ in range(4) for e in s.submit(Choose(choice_id="watch_sea")).events]
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "frame"} for r in rows]  # noqa: E731
+    assert strip(again) == strip(ahead)
+    s.rollback(4)
+    assert s.state.agents == saved["agents"]
