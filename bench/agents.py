@@ -14,8 +14,10 @@ with the agents choosing by
 * ``none`` (the baseline, same run): no policy, so the agents act by rules and
   schedule only and wait otherwise;
 
-and, for each, how many picks the model made and whether every agent action stayed
-inside the story's declared actions. The window needs >= 24 frames/s (its clock).
+and, for each, how many actions the model chose, how many times it was called (a
+prompt seen before is answered from the cache), how many different actions were
+taken, and whether every agent action stayed inside the story's declared actions.
+The window needs >= 24 frames/s (its clock).
 
 Run: ``python bench/agents.py [--turns 200] [--size 320x180] [--quick] [--no-model]``
 (``--quick``: 40 turns; the first start of the embedded model converts its GGUF once).
@@ -63,7 +65,7 @@ def run(policy: Any, turns: int, size: tuple[int, int], seed: int = 0) -> dict[s
     inside = all(a in declared[c] for c, a in acts)
     return {"fps": frames / elapsed, "frames": frames, "s": elapsed, "acts": len(acts),
             "by_model": sum(1 for e in events if e.kind == "agent" and e.data.get("by") == "model"),
-            "inside": inside, "asked": getattr(policy, "asked", 0)}
+            "inside": inside, "asked": getattr(policy, "asked", 0), "kinds": len(set(acts))}
 
 
 def main() -> None:
@@ -96,10 +98,10 @@ def main() -> None:
     print(f"two agents, {turns} turns of 'wait 1' on the procedural backend at {w}x{h}, 24 fps clock"
           + (f"; model loaded in {load_s:.1f} s" if load_s else ""))
     print(f"  {'agents choose by':<42}{'frames/s':>10}{'frames':>8}{'wall s':>8}{'actions':>9}"
-          f"{'model picks':>13}{'declared':>10}")
+          f"{'by model':>10}{'model calls':>13}{'kinds':>7}{'declared':>10}")
     for name, r in rows:
-        print(f"  {name:<42}{r['fps']:>10.1f}{r['frames']:>8}{r['s']:>8.1f}{r['acts']:>9}{r['by_model']:>13}"
-              f"{'yes' if r['inside'] else 'NO':>10}")
+        print(f"  {name:<42}{r['fps']:>10.1f}{r['frames']:>8}{r['s']:>8.1f}{r['acts']:>9}{r['by_model']:>10}"
+              f"{r['asked']:>13}{r['kinds']:>7}{'yes' if r['inside'] else 'NO':>10}")
     worst = min(r["fps"] for _, r in rows)
     print(f"slowest: {worst:.1f} frames/s ({'keeps' if worst >= 24 else 'does NOT keep'} the window's 24 frames/s)")
 
