@@ -35,6 +35,14 @@ EventKind = Literal[
     "reload",  # the story or a card was reloaded from disk
     "warning",  # something the player or author should know (play goes on)
     "chunk",  # a world chunk was shown (transcripts only)
+    "timer",  # a story timer started, ticked out or stopped (game mechanics)
+    "quest",  # a quest started, moved to a stage or ended
+    "role",  # the player took a role
+    "combine",  # two items were combined into a third
+    "outcome",  # a win or lose condition held
+    "agent",  # a character acted on her own (story agents)
+    "goal",  # an agent's goal was met
+    "offstage",  # an agent's line said where the player is not
 ]
 
 #: The kinds, in order (for tools that list them).

@@ -47,6 +47,12 @@ class GameState(BaseModel):
         turn: number of intents applied.
         frame: index of the next frame on the frame clock.
         log_offset: number of events in the append-only event log at this state.
+        role: the role the player took (``""``: none yet); see ``roles:`` in the story.
+        timers: running timers: timer id -> turns left.
+        quests: started quests: quest id -> current stage id, ``"done"`` when complete.
+        agents: characters who act: character id -> ``{"at": location, "doing": action id,
+            "need.<n>": value, "goal.<g>": achieved, "rule.<i>": once-rule used,
+            "heard.<speaker>": lines heard from them, "last.<speaker>": the last one}``.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
@@ -72,6 +78,10 @@ class GameState(BaseModel):
     turn: int = 0
     frame: int = 0
     log_offset: int = 0
+    role: str = ""
+    timers: dict[str, int] = Field(default_factory=dict)
+    quests: dict[str, str] = Field(default_factory=dict)
+    agents: dict[str, dict[str, Value]] = Field(default_factory=dict)
 
     def copy_state(self) -> GameState:
         """A deep copy (a checkpoint's snapshot)."""

@@ -59,10 +59,11 @@ from pathlib import Path
 from typing import Any
 
 from game.errors import ExpressionError, InputError, StoryRuntimeError, WorldloomError
-from game.state import Choose, Event, GameState, Give, Move, Say
+from game.state import Choose, Event, GameState, Give, Move, Say, Wait
 from game.story.expr import WORLD_KEYS
 from game.story.keywords import resolve
 from game.story.loader import load_story
+from game.story.mechanics import mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.runtime import StoryRuntime
 from game.story.schema import Reaction
 from game.story.story import Story
@@ -85,7 +86,7 @@ Slot = tuple[str, ...]
 """A quantity a condition reads: ``("var", name)``, ``("rel", char, axis)``, ``("visited", scene)``..."""
 Key = tuple[str, tuple[Hashable, ...]]
 """An abstract state: ``(scene id, values of the keyed slots)``."""
-StepIntent = Choose | Move | Say | Give
+StepIntent = Choose | Move | Say | Give | Wait
 
 _MONOTONE_KINDS = {"visited", "chosen", "turn"}
 _NONNEG_INT_KINDS = {"visited", "chosen", "turn", "count"}
@@ -159,6 +160,14 @@ class _Reads:
             return ("turn",)
         if fn == "random":
             return ("draws",)
+        if fn == "role":
+            return ("role",)
+        if fn in ("left", "running") and len(a) == 1:
+            return ("timer", a[0]) if a[0] is not None else ("timers*",)
+        if fn in ("stage", "done") and len(a) == 1:
+            return ("quest", a[0]) if a[0] is not None else ("quests*",)
+        if fn in ("need", "at", "goal", "heard") and a:
+            return ("agent", a[0]) if a[0] is not None else ("agents*",)
         return None
 
     def _args(self, node: ast.AST) -> None:
@@ -233,6 +242,8 @@ def _effect_writes(eff_kind: str, op: str, target_kind: str, target_name: str,
     if eff_kind == "assign":
         if target_kind == "relation":
             return {("rel", target_name, target_axis), ("rel*",)}
+        if target_kind == "need":
+            return {("agent", target_name), ("agents*",)}
         if target_name in variables:
             return {("var", target_name)}
         if target_name in WORLD_KEYS:
@@ -241,6 +252,14 @@ def _effect_writes(eff_kind: str, op: str, target_kind: str, target_name: str,
     consts = [_const_str(a) for a in args]
     if op == "react":
         return set()
+    if op == "become":
+        return {("role",), ("rel*",)}
+    if op in ("start", "stop"):
+        return {("timer", str(consts[0])), ("timers*",)} if consts[0] is not None else None
+    if op == "combine":  # what the recipe makes is not known here
+        return None
+    if op in ("quest", "advance"):
+        return {("quest", str(consts[0])), ("quests*",)} if consts[0] is not None else None
     if any(c is None for c in consts):
         return None
     item = str(consts[0])
@@ -298,6 +317,10 @@ def slot_name(slot: Slot) -> str:
         return f"holder({args[0]})"
     if kind == "draws":
         return "random draws"
+    if kind in ("timer", "quest", "agent"):
+        return f"{kind}({args[0]})"
+    if kind == "role":
+        return "role()"
     return f"{kind}({', '.join(args)})" if args else f"{kind}()" if not kind.endswith("*") else kind
 
 
@@ -320,6 +343,26 @@ def key_spec(story: Story) -> KeySpec:
     for path, line in story.lines():
         if line.if_:
             reads.visit(story.condition(line.if_, story.where((*path, "if"))).tree, truth=True)
+    for path, r in mechanic_reactions(m):
+        if r.if_:
+            reads.visit(story.condition(r.if_, story.where((*path, "if"))).tree, truth=True)
+    for path, src in mechanic_conditions(m):
+        reads.visit(story.condition(src, story.where(path)).tree, truth=True)
+    # Mechanics the runtime itself reads each turn: the role (gated choices), every timer,
+    # quest and agent (what happens between turns), the turn (schedules), draws (random picks).
+    if m.roles:
+        reads.read_exact(("role",))
+    for tid in m.timers:
+        reads.read_exact(("timer", tid))
+    for qid in m.quests:
+        reads.read_exact(("quest", qid))
+    for cid in m.agents:
+        reads.read_exact(("agent", cid))
+    schedule_turns = [e.turn for a in m.agents.values() for e in a.schedule]
+    if schedule_turns:
+        reads.compare(("turn",), ">=", float(max(schedule_turns)))
+    if any(a.fallback == "random" for a in m.agents.values()):
+        reads.read_exact(("draws",))
     # The runtime's own reads: once-only choices and actions check chosen(id) > 0.
     for sc in m.scenes.values():
         once_ids = [c.id for c in sc.choices if c.once] + [a.id for a in sc.actions if a.once]
@@ -389,6 +432,9 @@ def _all_effects(story: Story) -> list[Any]:
         out += [story.effect(e, story.where((*path, "do", i))) for i, e in enumerate(r.do)]
     for sid, sc in story.model.scenes.items():
         out += [story.effect(e, story.where(("scenes", sid, "on_enter", i))) for i, e in enumerate(sc.on_enter)]
+    for path, r in mechanic_reactions(story.model):
+        out += [story.effect(e, story.where((*path, "do", i))) for i, e in enumerate(r.do)]
+    out += [story.effect(e, story.where(path)) for path, e in mechanic_effects(story.model)]
     return out
 
 
@@ -431,6 +477,23 @@ def _getter(slot: Slot, cap: tuple[float, bool] | None) -> Callable[[GameState],
         raw = lambda s: tuple(sorted(getattr(s, attr).items()))  # noqa: E731
     elif kind == "world*":
         raw = lambda s: tuple(sorted((k, str(v)) for k, v in s.world.items()))  # noqa: E731
+    elif kind == "role":
+        raw = lambda s: s.role  # noqa: E731
+    elif kind == "timer":
+        raw = lambda s: s.timers.get(a[0], -1)  # noqa: E731
+    elif kind == "timers*":
+        raw = lambda s: tuple(sorted(s.timers.items()))  # noqa: E731
+    elif kind == "quest":
+        raw = lambda s: s.quests.get(a[0], "")  # noqa: E731
+    elif kind == "quests*":
+        raw = lambda s: tuple(sorted(s.quests.items()))  # noqa: E731
+    elif kind == "agent":  # what the agent is doing and its last words heard are not read by any rule
+        raw = lambda s: tuple(sorted((k, v) for k, v in s.agents.get(a[0], {}).items()  # noqa: E731
+                                     if k != "doing" and not k.startswith("last.")))
+    elif kind == "agents*":
+        raw = lambda s: tuple(sorted((c, tuple(sorted((k, v) for k, v in row.items()  # noqa: E731
+                                                   if k != "doing" and not k.startswith("last."))))
+                                     for c, row in s.agents.items()))
     else:  # pragma: no cover - every slot kind is listed above
         raise ValueError(f"unknown slot {slot}")
     if cap is None:
@@ -502,7 +565,7 @@ class _KeyFn:
 _KNOWN_FIELDS = {
     "schema_version", "story_id", "scene", "variables", "inventory", "holders", "visits", "chosen",
     "relationships", "reactions", "gifts", "world", "location", "camera_x", "seed", "draws", "turn", "frame",
-    "log_offset",
+    "log_offset", "objects", "looks", "role", "timers", "quests", "agents",
 }
 _FAST_COPY = set(GameState.model_fields) == _KNOWN_FIELDS
 
@@ -544,6 +607,7 @@ class Coverage:
         endings: ending name -> times reached.
         story_gifts: ``(scene, character or "any", key)`` of story-level gift
             reactions that ran, by the scene they ran in (the map colours per scene).
+        mechanics: labels of the game mechanics that ran (:func:`mechanic_labels`).
     """
 
     scenes: set[str] = field(default_factory=set)
@@ -551,8 +615,10 @@ class Coverage:
     lines: set[Path_] = field(default_factory=set)
     endings: dict[str, int] = field(default_factory=dict)
     story_gifts: set[tuple[str, str, str]] = field(default_factory=set)
+    mechanics: set[str] = field(default_factory=set)
 
     def merge(self, other: Coverage) -> None:
+        self.mechanics |= other.mechanics
         self.scenes |= other.scenes
         self.reactions |= other.reactions
         self.lines |= other.lines
@@ -563,12 +629,13 @@ class Coverage:
     def to_json(self) -> dict[str, Any]:
         return {"scenes": sorted(self.scenes), "reactions": sorted(list(p) for p in self.reactions),
                 "lines": sorted(list(p) for p in self.lines), "endings": dict(sorted(self.endings.items())),
-                "story_gifts": sorted(list(g) for g in self.story_gifts)}
+                "story_gifts": sorted(list(g) for g in self.story_gifts), "mechanics": sorted(self.mechanics)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Coverage:
         return cls(set(d["scenes"]), {tuple(p) for p in d["reactions"]}, {tuple(p) for p in d["lines"]},
-                   dict(d["endings"]), {(str(a), str(b), str(c)) for a, b, c in d["story_gifts"]})
+                   dict(d["endings"]), {(str(a), str(b), str(c)) for a, b, c in d["story_gifts"]},
+                   set(d.get("mechanics", ())))
 
 
 @dataclass(frozen=True)
@@ -661,9 +728,16 @@ class Explorer:
                 continue
             text = self.say_text[(sid, a.id)]
             out.append(Step(Say(text=text, action_id=a.id), f"say {text}"))
+        here = self.rt.present(state) if self.m.agents else scene.present
         for item in dict.fromkeys(state.inventory):
             if item in self.m.items:
-                out += [Step(Give(item_id=item, character_id=c), f"give {item} {c}") for c in scene.present]
+                out += [Step(Give(item_id=item, character_id=c), f"give {item} {c}") for c in here]
+        for rec in self.m.recipes.values():
+            first, second = rec.items
+            if first in state.inventory and second in state.inventory and first != second:
+                out.append(Step(Give(item_id=first, character_id=second), f"give {first} {second}"))
+        if self.rt.has_world_turn:  # waiting lets the clock run and the characters act
+            out.append(Step(Wait(seconds=1.0), "wait 1"))
         return out
 
     def _skip(self, state: GameState, cond: str, path: Path_) -> bool:
@@ -761,11 +835,46 @@ class Explorer:
             elif k == "ending":
                 name = e.ids.get("ending", e.text)
                 cov.endings[name] = cov.endings.get(name, 0) + 1
+            label = _mechanic_label(e)
+            if label:
+                cov.mechanics.add(label)
         for done in ran:
             cov.reactions.add(done)
             r = self._reaction_by_path.get(done)
             if r is not None:
                 cov.lines.update((*done, "say", i) for i in range(len(r.say)))
+
+
+def mechanic_labels(story: Story) -> dict[str, Path_]:
+    """Every mechanic the explorer counts, by label (``timer:tide``, ``role:warden``,
+    ``quest:lamp`` (completed), ``outcome:drowned``, ``recipe:lit_lamp``, ``agent:mara.walk``),
+    with its source path."""
+    m = story.model
+    out: dict[str, Path_] = {f"role:{r}": ("roles", r) for r in m.roles}
+    out.update({f"timer:{t}": ("timers", t) for t in m.timers})
+    out.update({f"quest:{q}": ("quests", q) for q in m.quests})
+    out.update({f"outcome:{o}": ("outcomes", o) for o in m.outcomes})
+    out.update({f"recipe:{r}": ("recipes", r) for r in m.recipes})
+    out.update({f"agent:{c}.{a}": ("agents", c, "actions", a) for c, d in m.agents.items() for a in d.actions})
+    return out
+
+
+def _mechanic_label(e: Event) -> str:
+    """The :func:`mechanic_labels` label an event shows ran, or ``""``."""
+    k = e.kind
+    if k == "timer" and e.data.get("what") == "fired":
+        return f"timer:{e.ids.get('timer', '')}"
+    if k == "role":
+        return f"role:{e.ids.get('role', '')}"
+    if k == "quest" and e.data.get("what") == "done":
+        return f"quest:{e.ids.get('quest', '')}"
+    if k == "outcome":
+        return f"outcome:{e.ids.get('outcome', '')}"
+    if k == "combine":
+        return f"recipe:{e.ids.get('recipe', '')}"
+    if k == "agent":
+        return f"agent:{e.ids.get('character', '')}.{e.ids.get('action', '')}"
+    return ""
 
 
 def _resolves(text: str, model: Any, scene: Any, action_id: str) -> bool:
@@ -1253,7 +1362,7 @@ class Report:
             lines.append(f"  declared but never reached: {', '.join(missing)}")
         c = self.coverage
         parts = ", ".join(f"{k} {c[k].reached}/{c[k].total} {c[k].percent:.0f}%"
-                          for k in ("scenes", "choices", "actions", "lines"))
+                          for k in ("scenes", "choices", "actions", "lines", "mechanics") if k in c)
         lines.append(f"coverage: {c['overall'].percent:.0f}% ({parts})")
         for kind, ident, where in self.unreached[:20]:
             lines.append(f"  {where}: {kind} {ident!r} never reached")
@@ -1370,6 +1479,9 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
         "actions": CoverageCount(sum(p in cov.reactions for p in actions), len(actions)),
         "lines": CoverageCount(sum(p in cov.lines for p in all_lines), len(all_lines)),
     }
+    mech = mechanic_labels(story)
+    if mech:
+        coverage["mechanics"] = CoverageCount(len(cov.mechanics & set(mech)), len(mech))
     coverage["overall"] = CoverageCount(sum(c.reached for c in coverage.values()),
                                         sum(c.total for c in coverage.values()))
     unreached = [("scene", sid, story.where(("scenes", sid))) for sid in m.scenes if sid not in cov.scenes]
@@ -1377,6 +1489,7 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
                   for p in choices if p not in cov.reactions and p[1] in cov.scenes]
     unreached += [("action", str(m.scenes[str(p[1])].actions[int(p[3])].id), story.where(p))
                   for p in actions if p not in cov.reactions and p[1] in cov.scenes]
+    unreached += [("mechanic", label, story.where(p)) for label, p in mech.items() if label not in cov.mechanics]
     unreached += [("line", _line_label(story, p), story.where(p)) for p in all_lines
                   if p[2] == "lines" and p not in cov.lines and p[1] in cov.scenes]
     notes = []

@@ -16,6 +16,19 @@ Effects are one statement each::
     drop('leaf')            # the player loses an item
     react('creature', 'leap')
 
+Game mechanics add (docs/story-format.md, "Game mechanics")::
+
+    role() == 'warden'          # the role the player took ('' before)
+    left('tide') <= 3           # turns left on a running timer (-1: not running); running('tide')
+    stage('lamp') == 'climb'    # a quest's stage ('' not started, 'done' complete); done('lamp')
+    need('mara', 'cold') > 5    # an agent's need; at('mara') == 'quay'; goal('mara', 'boat')
+    heard('oren', 'mara') >= 1  # lines a character heard another say
+    become('warden')            # take a role (its effects and how characters take to it)
+    start('tide'); stop('tide') # start (restart) or stop a timer
+    quest('lamp'); advance('lamp')
+    combine('oil', 'wick')      # use one held item on another by the story's recipes
+    need('mara', 'cold') -= 3   # needs are assignable, like trust('c')
+
 Both are parsed once at load (Python's ``ast`` parser, which only parses) and
 evaluated by ``simpleeval`` with a fixed set of names and functions: never
 Python ``eval``, no attribute access, no imports.
@@ -41,9 +54,11 @@ from game.errors import ExpressionError
 CONDITION_FUNCTIONS: dict[str, int] = {
     "has": 1, "visited": 1, "chosen": 1, "trust": 1, "affinity": 1, "rel": 2,
     "holds": 2, "gave": 2, "world": 1, "random": 0, "turn": 0, "count": 1,
+    "role": 0, "left": 1, "running": 1, "stage": 1, "done": 1, "need": 2, "at": 1, "goal": 2, "heard": 2,
 }
 #: Functions effects may call as statements, with their arity.
-EFFECT_FUNCTIONS: dict[str, int] = {"give": 2, "take": 1, "drop": 1, "react": 2}
+EFFECT_FUNCTIONS: dict[str, int] = {"give": 2, "take": 1, "drop": 1, "react": 2,
+                                    "become": 1, "start": 1, "stop": 1, "quest": 1, "advance": 1, "combine": 2}
 #: Relationship functions an effect may assign to, and the axis each names.
 RELATION_TARGETS = {"trust": "trust", "affinity": "affinity", "rel": ""}
 #: World keys conditions can read by name and effects can set.
@@ -63,9 +78,9 @@ class ExprEnv(Protocol):
 
 @dataclass(frozen=True)
 class Target:
-    """Where an assignment goes: a variable/world key, or a relationship axis."""
+    """Where an assignment goes: a variable/world key, a relationship axis, or an agent's need."""
 
-    kind: Literal["name", "relation"]
+    kind: Literal["name", "relation", "need"]
     name: str  # variable name, or character id
     axis: str = ""
 
@@ -185,8 +200,13 @@ def _target(node: ast.AST, src: str, where: str) -> Target:
             return Target("relation", str(args[0]), str(args[1]))
         if fn != "rel" and len(args) == 1:
             return Target("relation", str(args[0]), RELATION_TARGETS[fn])
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "need"
+            and not node.keywords and len(node.args) == 2
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)):
+        a, b = (x.value for x in node.args if isinstance(x, ast.Constant))
+        return Target("need", str(a), str(b))
     raise ExpressionError(f"cannot assign to this target in {src!r}", where=where,
-                          hint="assign to a variable, trust('c'), affinity('c') or rel('c', 'axis')")
+                          hint="assign to a variable, trust('c'), affinity('c'), rel('c', 'axis') or need('c', 'n')")
 
 
 def _split_assignment(src: str, where: str) -> tuple[str, str, str] | None:
@@ -251,6 +271,8 @@ def compile_effect(src: str, where: str = "") -> Effect:
     calls = _const_calls(value)
     if target.kind == "relation":
         calls = ((("rel", (target.name, target.axis)),) + calls)
+    elif target.kind == "need":
+        calls = ((("need", (target.name, target.axis)),) + calls)
     return Effect(src, "assign", target, op, value, (), _names(value), calls)
 
 
@@ -343,15 +365,27 @@ def _evaluate(tree: ast.AST, env: ExprEnv) -> Any:
     evaluator = getattr(_LOCAL, "evaluator", None)
     if evaluator is None:
         evaluator = _LOCAL.evaluator = _Evaluator()
+        # One table of functions per thread, calling whichever env is being evaluated now
+        # (building a closure per function per evaluation cost more than the evaluation).
+        evaluator.functions = {fn: _bound(fn) for fn in CONDITION_FUNCTIONS}
 
     def lookup(node: ast.Name) -> Any:
         return env.name(node.id)
 
-    def bind(fn: str) -> Callable[..., Any]:
-        return lambda *args: env.call(fn, args)
-
     evaluator.names = lookup
-    evaluator.functions = {fn: bind(fn) for fn in CONDITION_FUNCTIONS}
+    previous = getattr(_LOCAL, "env", None)
+    _LOCAL.env = env
+    try:
+        return _run(evaluator, tree)
+    finally:
+        _LOCAL.env = previous
+
+
+def _bound(fn: str) -> Callable[..., Any]:
+    return lambda *args: _LOCAL.env.call(fn, args)
+
+
+def _run(evaluator: _Evaluator, tree: ast.AST) -> Any:
     node = tree.body if isinstance(tree, ast.Expression) else tree
     try:
         return evaluator._eval(node)

@@ -17,6 +17,7 @@ from game.errors import ExpressionError, StoryError
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
 from game.story.loader import load_story, story_file
+from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.yamlio import Path_
@@ -105,12 +106,15 @@ class Linter:
             out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
         for sid, sc in self.m.scenes.items():
             out += [(("scenes", sid, "on_enter", i), e) for i, e in enumerate(sc.on_enter)]
-        return out
+        for path, r in mechanic_reactions(self.m):
+            out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
+        return out + list(mechanic_effects(self.m))
 
     def _conditions(self) -> list[tuple[Path_, str]]:
         out: list[tuple[Path_, str]] = [((*p, "if"), r.if_) for p, r in self.story.reactions() if r.if_]
         out += [((*p, "if"), ln.if_) for p, ln in self.story.lines() if ln.if_]
-        return out
+        out += [((*p, "if"), r.if_) for p, r in mechanic_reactions(self.m) if r.if_]
+        return out + list(mechanic_conditions(self.m))
 
     def edges(self) -> dict[str, set[str]]:
         """Scene graph: scene -> scenes it can lead to."""
@@ -125,11 +129,16 @@ class Linter:
                 for sid, sc in self.m.scenes.items():
                     if who == "any" or who in sc.present:
                         g[sid].add(r.goto)
+        for target in anywhere_gotos(self.m):  # a timer, outcome or agent may send the player there from anywhere
+            for sid, sc in self.m.scenes.items():
+                if not sc.ending:
+                    g[sid].add(target)
         return g
 
     # -- checks ----------------------------------------------------------------
     def run(self) -> list[Diagnostic]:
         self.check_references()
+        self.check_mechanics()
         self.check_expressions()
         self.check_graph()
         self.check_lines()
@@ -174,9 +183,11 @@ class Linter:
     def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
         m = self.m
         for fn, args in calls:
-            if fn in ("has", "count", "take", "drop", "give") and args and isinstance(args[0], str):
+            if fn in ("has", "count", "take", "drop", "give", "combine") and args and isinstance(args[0], str):
                 if args[0] not in m.items:
                     self.add("WL002", path, args[0])
+            if fn == "combine" and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
+                self.add("WL002", path, args[1])
             if fn in ("holds", "gave") and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
                 self.add("WL002", path, args[1])
             if fn in ("trust", "affinity", "rel", "holds", "gave", "react", "give"):
@@ -185,6 +196,104 @@ class Linter:
                     self.add("WL003", path, who)
             if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
                 self.add("WL001", path, args[0])
+            self._check_mechanic_call(path, fn, args)
+
+    def _check_mechanic_call(self, path: Path_, fn: str, args: tuple[Any, ...]) -> None:
+        m = self.m
+        first = args[0] if args and isinstance(args[0], str) else None
+        if first is None:
+            return
+        if fn in ("start", "stop", "left", "running") and first not in m.timers:
+            self.add("WL040", path, first)
+        elif fn in ("quest", "advance", "stage", "done") and first not in m.quests:
+            self.add("WL041", path, first)
+        elif fn == "become" and first not in m.roles:
+            self.add("WL042", path, first)
+        elif fn in ("need", "at", "goal", "heard") and first not in m.agents:
+            self.add("WL043", path, first)
+        elif fn in ("need", "goal") and len(args) == 2 and isinstance(args[1], str):
+            table = m.agents[first].needs if fn == "need" else m.agents[first].goals
+            if args[1] not in table:
+                self.add("WL049", path, f"{fn}({first}, {args[1]})")
+
+    def _called(self, fn: str) -> set[str]:
+        """Constant first arguments of every ``fn(...)`` effect (effects that do not compile are skipped)."""
+        out: set[str] = set()
+        for path, src in self._effects():
+            try:
+                eff = self.story.effect(src, self.story.where(path))
+            except ExpressionError:
+                continue
+            if eff.kind == "call" and eff.op == fn and eff.calls and eff.calls[0][1]:
+                out.add(str(eff.calls[0][1][0]))
+        return out
+
+    def check_mechanics(self) -> None:
+        """Roles, bounds, timers, outcomes, recipes and agents refer to things that exist."""
+        m = self.m
+        for name, v in m.variables.items():
+            lo, hi = v.min, v.max
+            if (lo is not None and hi is not None and lo > hi) or (
+                    isinstance(v.default, int | float) and not isinstance(v.default, bool)
+                    and ((lo is not None and v.default < lo) or (hi is not None and v.default > hi))):
+                self.add("WL046", ("variables", name), name)
+        for path, r in mechanic_reactions(m):
+            if r.goto and r.goto not in m.scenes:
+                self.add("WL001", (*path, "goto"), r.goto)
+            for who in r.react:
+                if who not in m.cast:
+                    self.add("WL003", (*path, "react", who), who)
+        for path, r in [*self.story.reactions(), *mechanic_reactions(m)]:
+            for role_id in r.roles:
+                if role_id not in m.roles:
+                    self.add("WL042", (*path, "roles"), role_id)
+        for rid, role in m.roles.items():
+            for who in role.treat:
+                if who not in m.cast:
+                    self.add("WL003", ("roles", rid, "treat", who), who)
+        if m.roles and not self._called("become"):
+            self.add("WL050", ("roles",), ", ".join(m.roles))
+        started = self._called("start")
+        for tid, t in m.timers.items():
+            if not t.start and tid not in started:
+                self.add("WL048", ("timers", tid), tid)
+        for oid, o in m.outcomes.items():
+            if o.goto in m.scenes and not m.scenes[o.goto].ending:
+                self.add("WL047", ("outcomes", oid, "goto"), o.goto)
+        for rid, rec in m.recipes.items():
+            for item in (*rec.items, *([rec.make] if rec.make else [])):
+                if item not in m.items:
+                    self.add("WL002", ("recipes", rid), item)
+            if rec.make in m.items:
+                self.obtainable.add(rec.make)
+        for cid, a in m.agents.items():
+            if cid not in m.cast:
+                self.add("WL043", ("agents", cid), cid)
+            if a.at not in m.locations:
+                self.add("WL016", ("agents", cid, "at"), a.at)
+            for i, item in enumerate(a.carries):
+                if item not in m.items:
+                    self.add("WL002", ("agents", cid, "carries", i), item)
+            for aid, act in a.actions.items():
+                path = ("agents", cid, "actions", aid)
+                if act.kind == "move" and act.to not in m.locations:
+                    self.add("WL044", path, f"{aid}: move to {act.to!r}, not a location")
+                if act.kind in ("take", "drop", "give") and act.item not in m.items:
+                    self.add("WL044", path, f"{aid}: {act.kind} {act.item!r}, not an item")
+                if act.kind == "use" and act.item and act.item not in m.items:
+                    self.add("WL044", path, f"{aid}: use {act.item!r}, not an item")
+                if act.kind in ("give", "talk") and act.to not in (*m.cast, "player", "all", ""):
+                    self.add("WL044", path, f"{aid}: {act.kind} to {act.to!r}, not a character")
+                if act.kind == "give" and act.to == "player":
+                    self.obtainable.add(act.item)
+            for i, rule in enumerate(a.rules):
+                if rule.act not in a.actions and rule.act != "wait":
+                    self.add("WL045", ("agents", cid, "rules", i, "act"), rule.act)
+            moves = {act.to for act in a.actions.values() if act.kind == "move"}
+            for i, entry in enumerate(a.schedule):
+                if entry.at not in moves and entry.at != a.at:
+                    self.add("WL044", ("agents", cid, "schedule", i, "at"),
+                             f"schedule: no move action to {entry.at!r}")
 
     def check_expressions(self) -> None:
         declared = set(self.m.variables) | set(WORLD_KEYS)

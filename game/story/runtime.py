@@ -15,8 +15,10 @@ from game.errors import ExpressionError, InputError, StoryRuntimeError
 from game.state import Choose, Event, GameState, Give, Move, Say, Wait
 from game.state.events import EventKind
 from game.state.intents import AnyIntent, Instruct
+from game.story import agents as agents_
+from game.story.agents import AgentPolicy, clamp
 from game.story.expr import WORLD_KEYS, Target, combine
-from game.story.schema import Choice, Line, Reaction
+from game.story.schema import Choice, Line, Reaction, RecipeDef
 from game.story.story import Story
 
 _INTERP = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -67,6 +69,24 @@ class _Env:
             return s.random()
         if fn == "turn":
             return s.turn
+        if fn == "role":
+            return s.role
+        if fn == "left":
+            return s.timers.get(args[0], -1)
+        if fn == "running":
+            return args[0] in s.timers
+        if fn == "stage":
+            return s.quests.get(args[0], "")
+        if fn == "done":
+            return s.quests.get(args[0], "") == "done"
+        if fn == "need":
+            return float(s.agents.get(args[0], {}).get(f"need.{args[1]}", 0.0))
+        if fn == "at":
+            return agents_.location_of(s, args[0])
+        if fn == "goal":
+            return bool(s.agents.get(args[0], {}).get(f"goal.{args[1]}", False))
+        if fn == "heard":
+            return int(s.agents.get(args[0], {}).get(f"heard.{args[1]}", 0))
         raise ExpressionError(f"unknown function {fn!r}")
 
     def assign(self, target: Target, op: str, value: Any) -> None:
@@ -77,11 +97,16 @@ class _Env:
             rel[target.axis] = float(combine(old_rel, op, value))
             self._effect(f"{target.axis}({target.name})", old_rel, rel[target.axis])
             return
+        if target.kind == "need":
+            self._need(target, op, value)
+            return
         if target.name in s.variables:
             old = s.variables[target.name]
             new = combine(old, op, value)
             decl = self.rt.story.model.variables.get(target.name)
             if decl is not None:
+                if decl.min is not None or decl.max is not None:
+                    new = clamp(_number(new, target.name), decl.min, decl.max)
                 new = _coerce(decl.type, new, target.name)
             s.variables[target.name] = new
         elif target.name in WORLD_KEYS:
@@ -92,6 +117,18 @@ class _Env:
             raise ExpressionError(f"assignment to undeclared variable {target.name!r}",
                                   hint="declare it under variables:")
         self._effect(target.name, old, new)
+
+    def _need(self, target: Target, op: str, value: Any) -> None:
+        agent = self.rt.story.model.agents.get(target.name)
+        need = agent.needs.get(target.axis) if agent else None
+        if agent is None or need is None:
+            raise ExpressionError(f"{target.name!r} has no need {target.axis!r}",
+                                  hint="declare it under agents: <id>: needs:")
+        row = self.state.agents.setdefault(target.name, {"at": agent.at})
+        key = f"need.{target.axis}"
+        old = float(row.get(key, need.start))
+        row[key] = clamp(_number(combine(old, op, value), key), need.min, need.max)
+        self._effect(f"need({target.name}, {target.axis})", old, row[key])
 
     def _effect(self, name: str, old: Any, new: Any) -> None:
         self.events.append(self.rt.event(self.state, "effect", ids={"target": name},
@@ -118,6 +155,31 @@ class _Env:
             self.events.append(self.rt.event(s, "give", ids={"item": item, "to": who}))
         elif fn == "react":
             self.rt.set_reaction(s, str(args[0]), str(args[1]), self.events)
+        elif fn == "become":
+            self.events += self.rt.take_role(s, str(args[0]))
+        elif fn in ("start", "stop"):
+            timer = self.rt.story.model.timers.get(str(args[0]))
+            if timer is None:
+                raise ExpressionError(f"unknown timer {args[0]!r}", hint="declare it under timers:")
+            if fn == "start":
+                s.timers[str(args[0])] = timer.turns
+            else:
+                s.timers.pop(str(args[0]), None)
+            self.events.append(self.rt.event(s, "timer", ids={"timer": str(args[0])},
+                                             data={"left": s.timers.get(str(args[0]), -1), "what": fn}))
+        elif fn in ("quest", "advance"):
+            self.events += self.rt.quest_step(s, str(args[0]), fn)
+        elif fn == "combine":
+            a, b = str(args[0]), str(args[1])
+            if a not in items or b not in items or a not in s.inventory or b not in s.inventory:
+                raise ExpressionError(f"combine({a!r}, {b!r}): the player does not hold both")
+            self.events += self.rt.combine(s, a, b)
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ExpressionError(f"{name} is a number; cannot store {value!r}")
+    return float(value)
 
 
 def _coerce(kind: str, value: Any, name: str) -> Any:
@@ -143,20 +205,34 @@ class StoryRuntime:
             (a ``goto`` to a missing scene, an effect that fails), with where.
     """
 
-    def __init__(self, story: Story) -> None:
+    def __init__(self, story: Story, policy: AgentPolicy | None = None) -> None:
         self.story = story
+        #: Picks agents' actions for ``fallback: model`` (their dialogue model); ``None``: seeded random.
+        self.policy = policy
+        m = story.model
+        #: Whether the story has any mechanic that runs between turns (timers, quests, outcomes, agents).
+        self.has_world_turn = bool(m.timers or m.quests or m.outcomes or m.agents)
+
+    def use_policy(self, policy: AgentPolicy | None) -> None:
+        """Let ``policy`` (an agent's dialogue model, or a replay of its picks) choose for
+        agents with ``fallback: model``; ``None``: they wait when no rule applies."""
+        self.policy = policy
 
     # -- state helpers -------------------------------------------------------
     def new_state(self, seed: int = 0) -> GameState:
         """A fresh state with the story's defaults (not yet in any scene)."""
         m = self.story.model
-        return GameState(
+        state = GameState(
             story_id=m.id,
             variables={k: v.default for k, v in m.variables.items()},
             inventory=list(m.inventory),
             relationships={cid: dict(c.relationship) for cid, c in m.cast.items()},
             seed=seed,
+            timers={t: d.turns for t, d in m.timers.items() if d.start},
+            quests={q: next(iter(d.stages)) for q, d in m.quests.items() if d.start},
         )
+        agents_.init_agents(self.story, state)
+        return state
 
     def world_default(self, state: GameState, key: str) -> Any:
         scene = self.story.model.scenes.get(state.scene)
@@ -199,6 +275,133 @@ class StoryRuntime:
         events.append(self.event(state, "reaction", speaker=who, ids={"character": who},
                                  data={"reaction": reaction}))
 
+    def open_to(self, state: GameState, r: Reaction) -> bool:
+        """Whether ``r`` is open to the player's role (``roles: []`` is open to all)."""
+        return not r.roles or state.role in r.roles
+
+    def present(self, state: GameState) -> dict[str, float]:
+        """Who is in the player's scene now (agents come and go): id -> position, world units."""
+        return agents_.present(self.story, state)
+
+    # -- mechanics -------------------------------------------------------------
+    def take_role(self, state: GameState, role_id: str) -> list[Event]:
+        """The player takes role ``role_id``: its effects, how characters take to it, its line.
+
+        Raises:
+            game.errors.ExpressionError: no such role.
+        """
+        role = self.story.model.roles.get(role_id)
+        if role is None:
+            raise ExpressionError(f"unknown role {role_id!r}", hint="declare it under roles:")
+        state.role = role_id
+        events = [self.event(state, "role", text=role.name, ids={"role": role_id})]
+        env = _Env(self, state, events)
+        for who, axes in role.treat.items():
+            for axis, delta in axes.items():
+                env.assign(Target("relation", who, axis), "+=", delta)
+        for i, src in enumerate(role.do):
+            self._apply_effect(env, src, ("roles", role_id, "do", i))
+        if role.text:
+            events.append(self.event(state, "line", text=self.interpolate(state, role.text),
+                                     ids={"line": f"role.{role_id}"}))
+        return events
+
+    def quest_step(self, state: GameState, quest_id: str, how: str) -> list[Event]:
+        """``quest``: start ``quest_id`` (no-op when started); ``advance``/``auto``: finish its stage.
+
+        Finishing a stage applies its ``do`` and ``say`` and moves to the next stage,
+        or to ``"done"`` after the last (a ``quest`` event says which).
+
+        Raises:
+            game.errors.ExpressionError: no such quest.
+        """
+        quest = self.story.model.quests.get(quest_id)
+        if quest is None:
+            raise ExpressionError(f"unknown quest {quest_id!r}", hint="declare it under quests:")
+        stages = list(quest.stages)
+        current = state.quests.get(quest_id, "")
+        if how == "quest":
+            if current:
+                return []
+            state.quests[quest_id] = stages[0]
+            return [self.event(state, "quest", text=quest.stages[stages[0]].text,
+                               ids={"quest": quest_id, "stage": stages[0]}, data={"what": "start"})]
+        if current in ("", "done"):
+            return []
+        stage = quest.stages[current]
+        events: list[Event] = []
+        env = _Env(self, state, events)
+        nxt = stages[stages.index(current) + 1] if current != stages[-1] else "done"
+        state.quests[quest_id] = nxt
+        for i, src in enumerate(stage.do):
+            self._apply_effect(env, src, ("quests", quest_id, "stages", current, "do", i))
+        for i, line in enumerate(stage.say):
+            events.append(self._line(state, line, line.id or f"quest.{quest_id}.{current}.say{i}"))
+        text = quest.name if nxt == "done" else quest.stages[nxt].text
+        events.insert(0, self.event(state, "quest", text=text, ids={"quest": quest_id, "stage": nxt},
+                                    data={"what": "done" if nxt == "done" else "stage", "finished": current}))
+        return events
+
+    def world_turn(self, state: GameState) -> list[Event]:
+        """What happens on its own after a turn that lets time pass, in this order:
+        agents act (:func:`game.story.agents.agent_turn`), timers count down (warnings,
+        then firing at 0), quest stages whose ``done`` holds complete, and the first
+        outcome whose condition holds ends the story. Stops once an ending is reached.
+
+        Raises:
+            game.errors.StoryRuntimeError: a mechanic's condition or effect fails, naming where.
+        """
+        if not self.has_world_turn or self.is_ending(state):
+            return []
+        m = self.story.model
+        events = agents_.agent_turn(self, state, self.policy)
+        for tid in list(state.timers):
+            if self.is_ending(state):
+                return events
+            if tid not in state.timers:
+                continue
+            if tid not in m.timers:  # a timer the story no longer has (a save or a reload from before)
+                del state.timers[tid]
+                continue
+            timer = m.timers[tid]
+            state.timers[tid] -= 1
+            left = state.timers[tid]
+            warn = timer.warn.get(left)
+            if warn is not None and left > 0 and \
+                    self.check(state, warn.if_, self.story.where(("timers", tid, "warn", left, "if"))):
+                events.append(self.event(state, "timer", ids={"timer": tid}, data={"left": left, "what": "warn"}))
+                events += self.react(state, warn, ("timers", tid, "warn", left), f"timer.{tid}.warn{left}")
+            if left > 0:
+                continue
+            if timer.repeat:
+                state.timers[tid] = timer.turns
+            else:
+                del state.timers[tid]
+            if self.check(state, timer.if_, self.story.where(("timers", tid, "if"))):
+                events.append(self.event(state, "timer", ids={"timer": tid},
+                                         data={"left": 0, "what": "fired", "chunk": timer.chunk}))
+                events += self.react(state, timer, ("timers", tid), f"timer.{tid}")
+        for qid, quest in m.quests.items():
+            for _ in range(len(quest.stages)):
+                current = state.quests.get(qid, "")
+                if current not in ("", "done") and current not in quest.stages:  # a stage the story lost
+                    current = state.quests[qid] = next(iter(quest.stages))
+                if current in ("", "done") or self.is_ending(state):
+                    break
+                done = quest.stages[current].done
+                if not done or not self.check(state, done, self.story.where(("quests", qid, "stages", current,
+                                                                              "done"))):
+                    break
+                events += self.quest_step(state, qid, "auto")
+        for oid, outcome in m.outcomes.items():
+            if self.is_ending(state):
+                break
+            if self.check(state, outcome.if_, self.story.where(("outcomes", oid, "if"))):
+                events.append(self.event(state, "outcome", text=outcome.kind, ids={"outcome": oid},
+                                         data={"kind": outcome.kind, "chunk": outcome.chunk}))
+                events += self.react(state, outcome, ("outcomes", oid), f"outcome.{oid}")
+        return events
+
     # -- queries ---------------------------------------------------------------
     def available_choices(self, state: GameState) -> list[Choice]:
         """Choices of the current scene whose condition holds and that are not used up."""
@@ -207,7 +410,7 @@ class StoryRuntime:
             return []
         out = []
         for i, c in enumerate(scene.choices):
-            if c.once and state.chosen.get(c.id, 0) > 0:
+            if (c.once and state.chosen.get(c.id, 0) > 0) or not self.open_to(state, c):
                 continue
             if self.check(state, c.if_, self.story.where(("scenes", state.scene, "choices", i, "if"))):
                 out.append(c)
@@ -318,6 +521,20 @@ class StoryRuntime:
         """
         state.turn += 1
         state.reactions.clear()
+        events = self._apply_intent(state, intent)
+        if self.passes_time(intent, events):
+            events += self.world_turn(state)
+        return events
+
+    @staticmethod
+    def passes_time(intent: AnyIntent, events: list[Event]) -> bool:
+        """Whether the world takes its turn after ``intent``: every choice, gift, word and
+        wait, and a move through an exit; not a camera pan or a world edit."""
+        if isinstance(intent, Move):
+            return any(e.kind == "exit" for e in events)
+        return isinstance(intent, Choose | Give | Say | Wait)
+
+    def _apply_intent(self, state: GameState, intent: AnyIntent) -> list[Event]:
         if isinstance(intent, Choose):
             return self.stuck(state, self.choose(state, intent.choice_id))
         if isinstance(intent, Move):
@@ -349,7 +566,8 @@ class StoryRuntime:
         scene = self.story.model.scenes[state.scene]
         exit_ = scene.exits.get(intent.direction)
         path = ("scenes", state.scene, "exits", intent.direction)
-        if exit_ is not None and self.check(state, exit_.if_, self.story.where((*path, "if"))):
+        if exit_ is not None and self.open_to(state, exit_) and \
+                self.check(state, exit_.if_, self.story.where((*path, "if"))):
             events = [self.event(state, "exit", text=exit_.label,
                                  ids={"direction": intent.direction, "scene": state.scene})]
             return events + self.react(state, exit_, path, f"{state.scene}.exit_{intent.direction}")
@@ -382,8 +600,9 @@ class StoryRuntime:
             raise InputError(f"no item {item_id!r} in this story")
         if item_id not in state.inventory:
             raise InputError(f"you do not have the {m.items[item_id].name}")
-        scene = m.scenes[state.scene]
-        if character_id not in scene.present:
+        if character_id in m.items and character_id not in m.cast:
+            return self.combine(state, item_id, character_id)
+        if character_id not in self.present(state):
             raise InputError(f"{character_id!r} is not here")
         item = m.items[item_id]
         found = self.give_reaction(state, character_id, [item_id, *item.tags, "default"])
@@ -406,6 +625,41 @@ class StoryRuntime:
         r, path = found
         return events + self.react(state, r, path, f"give.{character_id}.{path[-1]}", extra)
 
+    def recipe(self, state: GameState, a: str, b: str) -> tuple[str, RecipeDef] | None:
+        """The recipe combining items ``a`` and ``b`` (either order) open to the player now, or ``None``."""
+        for rid, r in self.story.model.recipes.items():
+            if set(r.items) == {a, b} and a != b and self.open_to(state, r) and \
+                    self.check(state, r.if_, self.story.where(("recipes", rid, "if"))):
+                return rid, r
+        return None
+
+    def combine(self, state: GameState, a: str, b: str) -> list[Event]:
+        """Combine held items ``a`` and ``b`` by the story's ``recipes:`` (``give <item> <item>``).
+
+        Raises:
+            game.errors.InputError: the player does not hold both.
+        """
+        m = self.story.model
+        if b not in state.inventory or a == b:
+            raise InputError(f"you do not have the {m.items[b].name} to use the {m.items[a].name} on")
+        found = self.recipe(state, a, b)
+        if found is None:
+            text = f"The {m.items[a].name} and the {m.items[b].name} do not go together."
+            return [self.event(state, "line", text=text, ids={"line": "builtin.combine"})]
+        rid, r = found
+        make = r.make
+        events = [self.event(state, "combine", ids={"recipe": rid, "item": a, "with": b},
+                             data={"make": make, "chunk": r.chunk})]
+        if not r.keep:  # used up: gone from the world too (no agent can take them)
+            for used in (a, b):
+                state.inventory.remove(used)
+                state.looks.setdefault(used, {})["removed"] = True
+        if make:
+            state.inventory.append(make)
+            events.append(self.event(state, "give", ids={"item": make, "to": "player"}))
+        names = {"item": m.items[a].name, "with": m.items[b].name}
+        return events + self.react(state, r, ("recipes", rid), f"recipe.{rid}", names)
+
     def say(self, state: GameState, intent: Say) -> list[Event]:
         events = [self.event(state, "say", speaker="player", text=intent.text,
                              ids={"action": intent.action_id} if intent.action_id else {},
@@ -420,6 +674,8 @@ class StoryRuntime:
         path = ("scenes", state.scene, "actions", index)
         if action.once and state.chosen.get(action.id, 0) > 0:
             return events + [self.event(state, "not_understood", text="You have already done that.")]
+        if not self.open_to(state, action):
+            return events + [self.event(state, "not_understood", text="That is not yours to do.")]
         if not self.check(state, action.if_, self.story.where((*path, "if"))):
             return events + [self.event(state, "not_understood", text="Nothing happens.")]
         state.chosen[action.id] = state.chosen.get(action.id, 0) + 1

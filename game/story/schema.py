@@ -44,6 +44,9 @@ class VariableDef(_Model):
 
     type: Literal["int", "float", "bool", "str"]
     default: bool | int | float | str
+    #: Bounds of a stat or resource (``int``/``float`` only): every assignment is clamped to them.
+    min: float | None = None
+    max: float | None = None
 
     @model_validator(mode="after")
     def _default_matches(self) -> VariableDef:
@@ -55,6 +58,8 @@ class VariableDef(_Model):
         }[self.type]
         if not ok:
             raise ValueError(f"default {self.default!r} is not of type {self.type}")
+        if (self.min is not None or self.max is not None) and self.type not in ("int", "float"):
+            raise ValueError(f"min:/max: bound numbers; {self.type} has no bounds")
         return self
 
 
@@ -138,6 +143,8 @@ class Reaction(_Model):
     goto: str = ""
     chunk: ChunkHint | None = None
     keep: bool = True
+    #: Player roles this is open to (``[]``: every role); see ``roles:``.
+    roles: tuple[Id, ...] = ()
 
     @field_validator("do", mode="before")
     @classmethod
@@ -240,6 +247,204 @@ class Scene(_Model):
         return v
 
 
+# -- game mechanics ------------------------------------------------------------------------------
+
+class RoleDef(_Model):
+    """A role the player may take (``become('id')``, usually in the start scene).
+
+    Attributes:
+        name: display name.
+        text: a line shown when the role is taken.
+        do: effects applied on taking it.
+        treat: how characters take to the role: character id -> axis -> change
+            added to the relationship on taking it (``{keeper: {trust: 2}}``).
+    """
+
+    name: str
+    text: str = ""
+    do: tuple[str, ...] = ()
+    treat: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    @field_validator("do", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, str) else v
+
+
+class TimerDef(Reaction):
+    """A clock counted in turns (every intent that lets time pass: not a camera pan).
+
+    When it runs out its reaction fires (``do``, ``say``, ``react``, ``goto``; ``if``
+    must hold, else it fires nothing). ``start: true`` runs it from the first turn,
+    else ``start('id')`` starts it; ``repeat: true`` restarts it after it fires.
+    ``warn`` maps turns left to a reaction (``{3: {say: "The water is at the steps."}}``).
+    """
+
+    turns: Annotated[int, Field(ge=1, le=100_000)]
+    start: bool = False
+    repeat: bool = False
+    warn: dict[int, Reaction] = Field(default_factory=dict)
+
+
+class StageDef(_Model):
+    """One stage of a quest: its text, the condition that completes it, what completing does."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    text: str = ""
+    done: str = ""
+    do: tuple[str, ...] = ()
+    say: tuple[Line, ...] = ()
+
+    @field_validator("do", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, str) else v
+
+    @field_validator("say", mode="before")
+    @classmethod
+    def _lines(cls, v: Any) -> Any:
+        if isinstance(v, str | dict):
+            v = [v]
+        return [{"text": x} if isinstance(x, str) else x for x in v]
+
+
+class QuestDef(_Model):
+    """An objective: ordered stages; complete when the last stage is done.
+
+    ``start: true`` makes it active from the start, else ``quest('id')`` starts it.
+    A stage is done when its ``done`` condition holds after a turn, or by ``advance('id')``.
+    """
+
+    name: str
+    start: bool = False
+    stages: dict[str, StageDef]
+
+    @field_validator("stages", mode="after")
+    @classmethod
+    def _has_stages(cls, v: dict[str, StageDef]) -> dict[str, StageDef]:
+        if not v:
+            raise ValueError("a quest needs at least one stage")
+        for key in v:
+            if not ID_RE.match(str(key)) or key == "done":
+                raise ValueError(f"{key!r} is not a valid stage id")
+        return v
+
+
+class OutcomeDef(Reaction):
+    """A win or lose condition: when ``if`` holds after a turn, ``goto`` (an ending scene) runs."""
+
+    kind: Literal["win", "lose"] = "win"
+
+    @model_validator(mode="after")
+    def _needs_if_goto(self) -> OutcomeDef:
+        if not self.if_ or not self.goto:
+            raise ValueError("an outcome needs if: (when) and goto: (its ending scene)")
+        return self
+
+
+class RecipeDef(Reaction):
+    """Combining two items the player holds (``give <item> <item>``).
+
+    ``make`` is the item made (may be empty); the two items are used up unless ``keep``.
+    """
+
+    items: tuple[Id, Id]
+    make: str = ""
+    keep: bool = False
+
+
+AgentActionKind = Literal["move", "take", "drop", "give", "use", "talk", "wait"]
+
+
+class AgentAction(Reaction):
+    """One action an agent may take: the fixed set of what it can ever do.
+
+    Attributes:
+        kind: ``move`` (to location ``to``), ``take``/``drop``/``use`` (``item``),
+            ``give`` (``item`` to character ``to`` or ``player``), ``talk`` (to ``to``:
+            a character, ``player`` or ``all``; its ``say`` lines are spoken by the
+            agent unless they name another speaker: a group scene), ``wait``.
+        to, item: as above.
+        (``if``, ``do``, ``say``, ``react``, ``goto``, ``chunk``: as for any reaction.)
+    """
+
+    kind: AgentActionKind
+    to: str = ""
+    item: str = ""
+
+
+class AgentRule(_Model):
+    """An authored rule: when ``if`` holds, the agent does action ``act`` (first rule wins)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    if_: str = Field("", alias="if")
+    act: Id
+    once: bool = False
+
+
+class ScheduleEntry(_Model):
+    """From turn ``turn`` on, the agent wants to be at location ``at``."""
+
+    turn: Annotated[int, Field(ge=0)]
+    at: Id
+
+
+class NeedDef(_Model):
+    """A need: starts at ``start``, changes by ``per_turn`` each turn, stays in ``[min, max]``."""
+
+    start: float = 0.0
+    per_turn: float = 0.0
+    min: float = 0.0
+    max: float = 10.0
+
+    @model_validator(mode="after")
+    def _bounds(self) -> NeedDef:
+        if self.min > self.max or not self.min <= self.start <= self.max:
+            raise ValueError(f"need bounds: min {self.min} <= start {self.start} <= max {self.max} must hold")
+        return self
+
+
+class GoalDef(_Model):
+    """A goal: what the agent wants (for its dialogue model) and when it is achieved."""
+
+    text: str
+    done: str = ""
+
+
+class AgentDef(_Model):
+    """A character who acts between the player's turns.
+
+    Attributes:
+        at: the location it starts at.
+        carries: items it holds at the start.
+        goals, needs, schedule: see their types.
+        actions: the only actions it may take, by id.
+        rules: authored rules, tried in order; then the schedule; then ``fallback``.
+        fallback: ``wait`` (do nothing), ``random`` (a seeded pick among the
+            possible actions) or ``model`` (its dialogue model picks among them;
+            without one, it waits).
+    """
+
+    at: Id
+    carries: tuple[Id, ...] = ()
+    goals: dict[str, GoalDef] = Field(default_factory=dict)
+    needs: dict[str, NeedDef] = Field(default_factory=dict)
+    schedule: tuple[ScheduleEntry, ...] = ()
+    actions: dict[str, AgentAction] = Field(default_factory=dict)
+    rules: tuple[AgentRule, ...] = ()
+    fallback: Literal["wait", "random", "model"] = "wait"
+
+    @field_validator("goals", "needs", "actions", mode="after")
+    @classmethod
+    def _ids(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key in v:
+            if not ID_RE.match(str(key)):
+                raise ValueError(f"{key!r} is not a valid id")
+        return v
+
+
 class StoryModel(_Model):
     """A whole story file (after ``include:`` files are merged in)."""
 
@@ -257,6 +462,19 @@ class StoryModel(_Model):
     on_give: dict[str, dict[str, Reaction]] = Field(default_factory=dict)
     #: World edits allowed in scenes that do not say (``None``: every edit).
     allow_edits: tuple[EditName, ...] | None = None
+    # -- game mechanics (docs/story-format.md, "Game mechanics") --------------------------
+    #: Roles the player picks at the start (``become('id')``).
+    roles: dict[str, RoleDef] = Field(default_factory=dict)
+    #: Timers and clocks, counted in turns, that fire when they run out.
+    timers: dict[str, TimerDef] = Field(default_factory=dict)
+    #: Objectives with ordered stages.
+    quests: dict[str, QuestDef] = Field(default_factory=dict)
+    #: Win and lose conditions, checked after every turn in order.
+    outcomes: dict[str, OutcomeDef] = Field(default_factory=dict)
+    #: Item combinations (``give <item> <item>``).
+    recipes: dict[str, RecipeDef] = Field(default_factory=dict)
+    #: Characters who act between the player's turns, by cast id (:mod:`game.story.agents`).
+    agents: dict[str, AgentDef] = Field(default_factory=dict)
 
     @field_validator("format")
     @classmethod
@@ -265,7 +483,8 @@ class StoryModel(_Model):
             raise ValueError(f"story format {v} is not supported (this build reads {FORMAT_VERSION})")
         return v
 
-    @field_validator("variables", "items", "cast", "locations", "scenes", mode="after")
+    @field_validator("variables", "items", "cast", "locations", "scenes", "roles", "timers", "quests",
+                     "outcomes", "recipes", "agents", mode="after")
     @classmethod
     def _ids(cls, v: dict[str, Any]) -> dict[str, Any]:
         for key in v:

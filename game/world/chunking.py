@@ -39,6 +39,10 @@ EVENT_HINT: dict[str, str] = {
     "start": "cut",
     "rollback": "short",
     "load": "cut",
+    "timer": "long",  # a clock runs out: the tide comes in
+    "outcome": "long",
+    "agent": "medium",  # a character acting in view: walking off, handing something over
+    "combine": "medium",
 }
 
 #: Switch mode per event kind: a step keeps the cache (``plain``), an edit or a
@@ -59,6 +63,10 @@ EVENT_SWITCH: dict[str, SwitchMode] = {
     "ending": "recache",
     "rollback": "recache",
     "load": "scene_cut",
+    "timer": "recache",
+    "outcome": "recache",
+    "agent": "recache",
+    "combine": "recache",
 }
 
 

@@ -50,10 +50,13 @@ from game.world.objects import ObjectMemory
 from game.world.protocol import Anchor, Capabilities, Entity, Scene, SessionStart, SwitchMode, WorldRequest
 
 #: Event kinds in order of how much they change what the world should show.
-PRIORITY = ("scene", "exit", "ending", "choice", "action", "give", "edit", "reaction", "say", "move")
+PRIORITY = ("scene", "exit", "ending", "outcome", "timer", "choice", "action", "give", "combine", "agent", "edit",
+            "reaction", "say", "move")
+#: Causes whose event carries the author's chunk hint in ``data.chunk`` (a choice, a timer, an agent's action...).
+HINTED = frozenset({"choice", "outcome", "timer", "combine", "agent"})
 #: Causes after which the current sink is rebuilt from the state.
 REBUILD = frozenset({"scene", "exit", "ending", "choice", "action", "give", "edit", "reaction", "start", "load",
-                     "rollback"})
+                     "rollback", "outcome", "timer", "combine", "agent"})
 #: Longest rolling-history entry, characters.
 ROLLING_CHARS = 240
 
@@ -375,12 +378,18 @@ class Director:
     # -- requests --------------------------------------------------------------
     def cause(self, events: list[Event], fallback: str = "idle", seconds: float | None = None,
               direction: str = "", camera_from: float | None = None) -> Cause:
-        """The most significant event of a turn (see :data:`PRIORITY`)."""
-        kinds = {e.kind: e for e in events}
+        """The most significant event of a turn (see :data:`PRIORITY`).
+
+        A timer that fires (the tide rising) or an agent's action the player can see
+        (a character walking off) is a cause like the player's own events; an agent
+        acting out of view, and a timer's warning or start, are not.
+        """
+        kinds = {e.kind: e for e in events if not (e.kind == "agent" and not e.data.get("seen", True))
+                 and not (e.kind == "timer" and e.data.get("what") != "fired")}
         for kind in PRIORITY:
             if kind in kinds:
                 e = kinds[kind]
-                hint = e.data.get("chunk") if kind == "choice" else None
+                hint = e.data.get("chunk") if kind in HINTED else None
                 if kind == "scene":
                     sc = self.story.model.scenes.get(e.ids.get("scene", ""))
                     hint = sc.chunk if sc and sc.chunk else ("cut" if e.data.get("cut") else "medium")

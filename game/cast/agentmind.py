@@ -1,0 +1,143 @@
+"""An agent's dialogue model picks its action when no authored rule does (``fallback: model``).
+
+The model sees who the character is (name, look), its goals, needs, where it is,
+what it last heard each other character say, and the numbered actions it may take
+now (always including ``wait``); it answers with one number or id. The pick is
+checked against those actions (:func:`parse_pick`: anything else is ``wait``), so a
+model can never make a character do something the story did not declare. Decoding
+is greedy, so the same game gives the same picks, and a prompt seen before is
+answered from a cache.
+
+Replays need no model: :class:`RecordedAgentPolicy` answers each agent turn with the
+pick recorded in the event log (``agent`` events with ``data.by == "model"``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+from game.models.llm import DialogueModel, Message, ModelError
+from game.state import Event, GameState
+from game.story.agents import WAIT, location_of
+from game.story.story import Story
+
+#: Most tokens the model may answer with (a number or an id).
+PICK_TOKENS = 8
+
+
+def agent_messages(story: Story, state: GameState, agent: str, options: Sequence[str]) -> list[Message]:
+    """The prompt: a system message describing the character and a user message listing ``options``."""
+    m = story.model
+    c = m.cast.get(agent)
+    d = m.agents[agent]
+    row = state.agents.get(agent, {})
+    name = c.name if c else agent
+    loc = m.locations.get(location_of(state, agent))
+    lines = [f"You are {name}" + (f", {c.look}" if c and c.look else "") + "."]
+    todo = [g.text for gid, g in d.goals.items() if not row.get(f"goal.{gid}")]
+    if todo:
+        lines.append("You want: " + "; ".join(todo) + ".")
+    if d.needs:
+        lines.append("Your needs: " + ", ".join(
+            f"{n} {need_word(float(row.get(f'need.{n}', nd.start)), nd.min, nd.max)}"
+            for n, nd in d.needs.items()) + ".")
+    lines.append(f"You are at {loc.name if loc else location_of(state, agent)}.")
+    for key, text in sorted(row.items()):
+        if key.startswith("last."):
+            who = key[5:]
+            other = m.cast.get(who)
+            lines.append(f"{other.name if other else who} last told you: \"{text}\"")
+    numbered = []
+    for i, aid in enumerate(options, 1):
+        a = d.actions.get(aid)
+        if a is None:
+            what = "wait and do nothing"
+        else:
+            what = a.say[0].text if a.say else f"{a.kind} {a.to or a.item}".strip()
+        numbered.append(f"{i}. {aid}: {what}")
+    user = "What do you do now? Answer with the number of one action.\n" + "\n".join(numbered)
+    return [{"role": "system", "content": " ".join(lines)}, {"role": "user", "content": user}]
+
+
+def need_word(value: float, lo: float, hi: float) -> str:
+    """A need in words: ``low`` (the bottom third of its range), ``rising``, ``pressing`` (the top third).
+
+    Words, not numbers, so the prompt (and the cached pick) changes only when the need
+    crosses a third of its range.
+    """
+    span = hi - lo
+    frac = (value - lo) / span if span > 0 else 0.0
+    return "low" if frac < 1 / 3 else "rising" if frac < 2 / 3 else "pressing"
+
+
+def parse_pick(text: str, options: Sequence[str]) -> str:
+    """The option ``text`` names: its first number (1-based) or an option id in it; else :data:`WAIT`."""
+    low = text.lower()
+    num = re.search(r"\d+", low)
+    if num is not None and 1 <= int(num.group()) <= len(options):
+        return options[int(num.group()) - 1]
+    for aid in sorted(options, key=len, reverse=True):
+        if re.search(rf"\b{re.escape(aid.lower())}\b", low):
+            return aid
+    return WAIT
+
+
+class ModelAgentPolicy:
+    """:class:`game.story.agents.AgentPolicy` backed by a dialogue model.
+
+    Args:
+        model: any :class:`game.models.llm.DialogueModel` (the embedded SmolLM2, a scripted one...).
+
+    Decoding is greedy, so a pick is a pure function of the prompt: a prompt seen
+    before is answered from the cache without the model (the same pick the model
+    would make), which is what keeps a long run at the window's frame rate.
+
+    Attributes:
+        asked: model calls made (for benches).
+        reused: picks answered from the cache.
+        failures: model errors met (the agent waited instead).
+    """
+
+    def __init__(self, model: DialogueModel) -> None:
+        self.model = model
+        self.asked = 0
+        self.reused = 0
+        self.failures = 0
+        self._picks: dict[str, str] = {}
+
+    def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
+        """One of ``options``; :data:`WAIT` when the model fails or names none of them."""
+        if list(options) == [WAIT]:
+            return WAIT
+        messages = agent_messages(story, state, agent, options)
+        key = json.dumps(messages, sort_keys=True)
+        if key in self._picks:
+            self.reused += 1
+            return self._picks[key]
+        self.asked += 1
+        try:
+            text = "".join(self.model.stream(messages, max_new_tokens=PICK_TOKENS, temperature=0.0, seed=0))
+        except ModelError:
+            self.failures += 1
+            return WAIT
+        pick = self._picks[key] = parse_pick(text, options)
+        return pick
+
+
+class RecordedAgentPolicy:
+    """Answers ``fallback: model`` from recorded ``agent`` events (a replay without the model).
+
+    A turn whose pick was not recorded (the model chose ``wait``) waits again.
+    """
+
+    def __init__(self, events: Iterable[Event]) -> None:
+        self.picks: dict[tuple[int, str], str] = {
+            (e.turn, e.ids.get("character", "")): e.ids.get("action", WAIT)
+            for e in events if e.kind == "agent" and e.data.get("by") == "model"}
+
+    def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
+        """The recorded pick for this turn and agent (``wait`` if none or no longer possible)."""
+        pick = self.picks.get((state.turn, agent), WAIT)
+        return pick if pick in options else WAIT
