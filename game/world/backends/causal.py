@@ -348,7 +348,7 @@ class CausalBackend:
         if mode == "scene_cut":
             sess.cache = sess.cache.without("rolling", "sink_current")
             sess.shot_latents = 0
-            return "scene_cut"
+            return "scene_cut" if sess.cache.frames else ""
         return "recache" if mode == "recache" and sess.cache.frames else ""
 
     def _stopped(self, session_id: str) -> bool:
