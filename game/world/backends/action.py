@@ -32,6 +32,7 @@ a window of 6 latent frames (its ``local_attn_size``), 3 steps.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def pooled_image_features(rgb: np.ndarray, dim: int) -> torch.Tensor:
     (seeded, the same on every machine). Not a vision model: it tells images apart
     so that a start image really changes the conditioning.
     """
-    x = torch.from_numpy(np.ascontiguousarray(rgb)).float().div(255.0).permute(2, 0, 1)[None]
+    x = torch.from_numpy(np.array(rgb, dtype=np.uint8)).float().div(255.0).permute(2, 0, 1)[None]
     cells = F.adaptive_avg_pool2d(x, 16).flatten(2).transpose(1, 2)  # (1, 256, 3)
     tokens = torch.cat([x.mean(dim=(2, 3))[:, None], cells], dim=1) - 0.5
     gen = torch.Generator(device="cpu").manual_seed(20250813)
@@ -122,6 +123,8 @@ class ActionBackend(CausalBackend):
         #: The conditioning tensors of the last block: ``keyboard`` ``(T, 4)``, ``mouse`` ``(T, 2)``
         #: per frame, ``keyboard_window`` / ``mouse_window`` as given to the action layers.
         self.conditioning: dict[str, torch.Tensor] = {}
+        #: Frames each key was held in, over every block given to the model.
+        self.keys_seen: Counter[str] = Counter()
         self.info["image"] = "custom" if image_encoder is not None else "pooled"
 
     def _capabilities(self, width: int, height: int, fps: float) -> Capabilities:
@@ -240,6 +243,7 @@ class ActionBackend(CausalBackend):
         kbw = torch.stack([all_kb[e - w4:e] for e in starts])[None]  # (1, F, W4, 4)
         msw = torch.stack([all_ms[e - w4:e] for e in starts])[None]
         self.conditioning = {"keyboard": kb, "mouse": ms, "keyboard_window": kbw, "mouse_window": msw}
+        self.keys_seen.update({k: int(kb[:, j].sum()) for j, k in enumerate(KEYS) if kb[:, j].any()})
         history = {"actions.keyboard": all_kb[-w4:], "actions.mouse": all_ms[-w4:]}
         dev, dt = self.net.device, self.net.dtype
 

@@ -70,7 +70,7 @@ class WanStream:
         """Normalised latent ``(1, z_dim, 1, H / 8, W / 8)`` of one ``(H, W, 3)`` uint8 image (the mode)."""
         vae = self.vae
         dtype = next(vae.parameters()).dtype
-        x = torch.from_numpy(np.ascontiguousarray(rgb)).to(vae.device).float().div(127.5).sub(1.0)
+        x = torch.from_numpy(np.array(rgb, dtype=np.uint8)).to(vae.device).float().div(127.5).sub(1.0)
         x = x.permute(2, 0, 1)[None, :, None].to(dtype)
         with torch.no_grad():
             z = vae.encode(x).latent_dist.mode().float()
