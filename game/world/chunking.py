@@ -62,6 +62,10 @@ EVENT_SWITCH: dict[str, SwitchMode] = {
 }
 
 
+#: Blocks a player keeps made ahead of the display: more only adds latency, since a
+#: new input drops every queued block (``bench/latency.py``, ``floor-policy``).
+MAX_BUFFERED_BLOCKS = 1
+
 #: Events the player causes and waits to see answered: their first block is the
 #: backend's smallest (``Capabilities.min_block_frames``), so the answer shows soonest.
 REACTION_EVENTS = frozenset({"move", "say", "give", "choice", "action", "reaction", "edit"})
