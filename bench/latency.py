@@ -1,6 +1,6 @@
 """Input-to-frame latency of fixed vs dynamic chunking, as a SIMULATION (no backend runs).
 
-Usage: ``python bench/latency.py [--minutes 10] [--seed 1]``
+Usage: ``python bench/latency.py [--minutes 10] [--seed 1] [--quick]``
 
 What is simulated, on a simulated clock (nothing sleeps, nothing is timed):
 
@@ -25,6 +25,24 @@ What is simulated, on a simulated clock (nothing sleeps, nothing is timed):
   (each one is a possible visible discontinuity); ``cut`` counts those where a
   chunk was pre-empted mid-way.
 
+The block-granular arms (:func:`simulate_stream`, a KV-cached block-causal backend
+such as ``causal`` / ``action``) add the rules of pre-emption at block granularity,
+one at a time (:class:`Rules`):
+
+* ``abandon``: a new input drops the queued blocks not yet shown (the display keeps
+  what it has until the new block is ready, then switches) and abandons the block
+  being denoised (the generator starts the new request at the input's arrival);
+* ``+plain-free``: the set-up cost is charged only where a real model pays it, a
+  ``recache`` / ``scene_cut`` switch (a choice, an edit, a scene change), not on a plain
+  continuation (a move, an idle block keeps the cache as it is);
+* ``+small-first`` (the full policy, ``floor-policy``): a reaction's first block is the
+  backend's smallest (4 frames, :meth:`ChunkPolicy.first_block`), and at most one
+  block is made ahead of the display (:data:`game.world.chunking.MAX_BUFFERED_BLOCKS`).
+
+Generating a block takes its frames / 20 s (time in proportion to frames). The
+**floor** of an input is the smallest block's time plus the set-up its switch pays;
+the bench prints their median: no policy can show a reaction sooner.
+
 The figures describe this model, not a real backend; ``docs/inputs.md`` records a run.
 """
 
@@ -35,7 +53,7 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from game.world.chunking import ChunkPolicy
+from game.world.chunking import MAX_BUFFERED_BLOCKS, ChunkPolicy
 from game.world.protocol import Capabilities
 
 FPS = 20.0
@@ -43,6 +61,12 @@ BLOCK = 12
 REQUEST_COST = 0.150
 BLOCK_SECONDS = BLOCK / FPS
 CAPS = Capabilities(backend="sim", frames_per_block=BLOCK, fps=FPS, width=8, height=8)
+#: The block-causal backend of the stream arms: the same 12-frame blocks, and 4-frame ones for reactions.
+SMALL = 4
+STREAM_CAPS = Capabilities(backend="sim-causal", frames_per_block=BLOCK, fps=FPS, width=8, height=8,
+                           min_block_frames=SMALL)
+#: Event kind of each scripted input kind (and of an idle continuation).
+EVENT = {"edit": "edit", "choice": "choice", "scene": "scene", "move": "move", "idle": "idle"}
 #: Which input kind wins when several wait for the same request.
 RANK = {"scene": 4, "edit": 3, "choice": 3, "move": 1}
 
@@ -158,11 +182,94 @@ def simulate(arm: str, inputs: list[Input], minutes: float, policy: ChunkPolicy 
     return res
 
 
+@dataclass(frozen=True)
+class Rules:
+    """Which pre-emption rules a stream arm follows (see the module doc)."""
+
+    abandon: bool = True
+    plain_free: bool = False
+    small_first: bool = False
+    buffered: int | None = None
+
+
+STREAM_ARMS = {
+    "abandon": Rules(),
+    "abandon+plain-free": Rules(plain_free=True),
+    "floor-policy": Rules(plain_free=True, small_first=True, buffered=MAX_BUFFERED_BLOCKS),
+}
+
+
+def setup_cost(kind: str, rules: Rules, policy: ChunkPolicy) -> float:
+    """Seconds of set-up before a request's first block: only a recache / scene cut pays with ``plain_free``."""
+    if not rules.plain_free:
+        return REQUEST_COST
+    return 0.0 if policy.switch(EVENT[kind]) == "plain" else REQUEST_COST
+
+
+def floor(inputs: list[Input], policy: ChunkPolicy) -> list[float]:
+    """Each input's floor: the smallest block's generation time plus the set-up its switch pays."""
+    full = Rules(plain_free=True)
+    return [SMALL / FPS + setup_cost(x.kind, full, policy) for x in inputs]
+
+
+def simulate_stream(name: str, rules: Rules, inputs: list[Input], minutes: float,
+                    policy: ChunkPolicy | None = None) -> Result:
+    """A block-granular pre-empting backend over ``inputs`` (see the module doc); same figures as :func:`simulate`."""
+    policy = policy or ChunkPolicy.for_preemption()
+    res = Result(name, seconds=minutes * 60.0)
+    end = minutes * 60.0
+    t = 0.0  # the generator is free from t
+    shown_until = 0.0  # the display has frames up to this time
+    i = 0
+    first_request = True
+    while t < end:
+        waiting = []
+        while i < len(inputs) and inputs[i].t <= t + 1e-12:
+            waiting.append(inputs[i])
+            i += 1
+        kind = max(waiting, key=lambda x: RANK[x.kind]).kind if waiting else "idle"
+        held = max((x.held or 0.0) for x in waiting if x.kind == "move") if kind == "move" else None
+        event = EVENT[kind]
+        n = policy.frames(event, STREAM_CAPS, "cut" if kind == "scene" else None, held)
+        first = policy.first_block(event, STREAM_CAPS) if rules.small_first else 0
+        plan = STREAM_CAPS.block_plan(n, first)
+        res.requests += 1
+        started = t
+        t += setup_cost(kind, rules, policy)
+        for b, frames in enumerate(plan):
+            if rules.buffered is not None and b > 0:  # at most `buffered` blocks made ahead of the display
+                t = max(t, shown_until - rules.buffered * frames / FPS)
+            done = t + frames / FPS
+            if i < len(inputs) and inputs[i].t < done:  # an input arrives while this block is denoised
+                t = max(started, inputs[i].t)  # set-up and denoising so far are abandoned
+                res.cuts += 1
+                break
+            if b == 0 and (waiting or first_request):
+                on_screen = done  # the new request's first block replaces what was queued
+                if shown_until < done - 1e-9 and not first_request:
+                    res.stalls += 1
+                    res.stall_seconds += done - shown_until
+                for x in waiting:
+                    res.latencies.append(on_screen - x.t)
+            else:
+                on_screen = max(done, shown_until)
+                if done > shown_until + 1e-9:
+                    res.stalls += 1
+                    res.stall_seconds += done - shown_until
+            first_request = False
+            shown_until = on_screen + frames / FPS
+            t = done
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="2 simulated minutes")
     args = ap.parse_args()
+    if args.quick:
+        args.minutes = 2.0
     inputs = script(args.minutes, args.seed)
     arms = ["fixed-12", "fixed-24", "fixed-48", "dynamic", "dynamic+idle-long"]
     results = {a: simulate(a, inputs, args.minutes) for a in arms}
@@ -180,6 +287,18 @@ def main() -> None:
     def med(r: Result) -> float:
         return 1000.0 * statistics.median(r.latencies)
 
+    streams = {a: simulate_stream(a, r, inputs, args.minutes) for a, r in STREAM_ARMS.items()}
+    print("block-granular arms (KV-cached block-causal backend; 4-frame smallest block):")
+    for r in streams.values():
+        print(r.row())
+    floors = floor(inputs, ChunkPolicy())
+    fl = 1000.0 * statistics.median(floors)
+    print(f"{'floor':19s} {fl:8.0f}   (smallest block {1000 * SMALL / FPS:.0f} ms + {1000 * REQUEST_COST:.0f} ms "
+          "set-up where the switch recaches; median over the inputs)")
+    top = streams["floor-policy"]
+    print(f"floor-policy: median {med(top):.0f} ms = {med(best) / med(top):.1f}x below {best.name} "
+          f"({med(best):.0f} ms; goal >= 3x) and {med(top) / fl:.2f}x the floor (goal <= 1.2x); "
+          f"stalls/min {top.stalls * per_min:.1f} vs {best.stalls * per_min:.1f} ({best.name})")
     for name in ("dynamic", "dynamic+idle-long"):
         dyn = results[name]
         for ref, why in ((best, "lowest latency"), (calm, "fewest stalls")):

@@ -128,6 +128,53 @@ def timed(backend: Any, request: WorldRequest) -> tuple[float, float]:
     return ms, float(chunks[0].memory.get("bytes_per_frame", 0.0))
 
 
+def codec_figures(w: int, h: int, blocks: int) -> int:
+    """H.264 (PyAV, one stream per session) vs JPEG (per frame) on a procedural shot, in this process:
+    bytes per frame, added latency per 12-frame block (encode + decode) and PSNR. Prints; asserts nothing."""
+    import numpy as np
+
+    from game.world.video_wire import H264Decoder, H264Stream, h264_available
+    from game.world.wire import decode_frames, encode_frames
+
+    local = ProceduralBackend(w, h)
+    local.start(SessionStart("main", 1, "a meadow at dusk"))
+    shot = [c.frames for seq in range(1, blocks + 1) for c in local.generate(
+        WorldRequest("main", seq, 12, "a meadow at dusk", "plain", scene=SCENE, actions=("d",) * 12))]
+
+    def psnr(a: np.ndarray, b: np.ndarray) -> float:
+        mse = float(((a.astype(np.float64) - b) ** 2).mean())
+        return 10 * np.log10(255.0 ** 2 / max(mse, 1e-9))
+
+    print(f"codecs on a {w}x{h} procedural shot of {blocks} blocks of 12 frames (in this process)")
+    print(f"{'codec':6s} {'bytes/frame':>12s} {'ms/block':>9s} {'PSNR dB':>8s}")
+    rows: list[tuple[str, float, float, float]] = []
+    sizes_j, ms_j, q_j = 0, [], []
+    for blk in shot:
+        t0 = time.perf_counter()
+        payload, sizes = encode_frames(blk, "jpeg")
+        back = decode_frames(payload, "jpeg", blk.shape, sizes)
+        ms_j.append((time.perf_counter() - t0) * 1000.0)
+        sizes_j += len(payload)
+        q_j.append(psnr(back, blk))
+    rows.append(("jpeg", sizes_j / (12 * blocks), statistics.median(ms_j), statistics.mean(q_j)))
+    if h264_available():
+        enc, dec = H264Stream(w, h, 24.0), H264Decoder()
+        total, ms_h, q_h = 0, [], []
+        for blk in shot:
+            t0 = time.perf_counter()
+            payload, sizes = enc.encode(blk)
+            back = dec.decode(payload, sizes)
+            ms_h.append((time.perf_counter() - t0) * 1000.0)
+            total += len(payload)
+            q_h.append(psnr(back, blk))
+        rows.append(("h264", total / (12 * blocks), statistics.median(ms_h), statistics.mean(q_h)))
+    else:
+        print("h264: PyAV with libx264 is not installed; JPEG is the fallback")
+    for name, bpf, ms, q in rows:
+        print(f"{name:6s} {bpf:12.0f} {ms:9.1f} {q:8.1f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", default="160x90")
@@ -135,10 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--blocks", type=int, default=1, help="blocks of 12 frames per request")
     p.add_argument("--in-thread", action="store_true", help="run the server in this process")
     p.add_argument("--quick", action="store_true", help="20 requests, raw encoding only")
+    p.add_argument("--codecs", action="store_true", help="only H.264 vs JPEG bytes/frame and latency, no server")
     args = p.parse_args(argv)
     if args.quick:
         args.requests = min(args.requests, 20)
     w, h = (int(v) for v in args.size.split("x"))
+    if args.codecs:
+        return codec_figures(w, h, max(4, args.blocks))
     port = free_port()
     proc = None
     thread = None

@@ -70,6 +70,15 @@ EVENT_SWITCH: dict[str, SwitchMode] = {
 }
 
 
+#: Blocks a player keeps made ahead of the display: more only adds latency, since a
+#: new input drops every queued block (``bench/latency.py``, ``floor-policy``).
+MAX_BUFFERED_BLOCKS = 1
+
+#: Events the player causes and waits to see answered: their first block is the
+#: backend's smallest (``Capabilities.min_block_frames``), so the answer shows soonest.
+REACTION_EVENTS = frozenset({"move", "say", "give", "choice", "action", "reaction", "edit"})
+
+
 @dataclass(frozen=True)
 class ChunkPolicy:
     """Maps an event (and an optional author hint) to a frame count.
@@ -77,10 +86,17 @@ class ChunkPolicy:
     Attributes:
         hint_seconds: seconds per named hint.
         event_hint: default hint per event kind.
+        quick_first: events whose first block is the backend's smallest.
     """
 
     hint_seconds: dict[str, float] = field(default_factory=lambda: dict(HINT_SECONDS))
     event_hint: dict[str, str] = field(default_factory=lambda: dict(EVENT_HINT))
+    quick_first: frozenset[str] = REACTION_EVENTS
+
+    def first_block(self, event: str, caps: Capabilities) -> int:
+        """``WorldRequest.first_block_frames`` for ``event``: the backend's smallest block
+        (``caps.min_block_frames``) for a reaction, else ``0`` (its usual block)."""
+        return caps.min_block_frames if event in self.quick_first else 0
 
     def frames(self, event: str, caps: Capabilities, hint: str | int | None = None,
                seconds: float | None = None) -> int:

@@ -21,6 +21,13 @@ and the chunk length, and marks which memory tier each part came from
 * ``request``: this turn's own parts (event, reactions, actions, references, audio cue,
   each living character's expression and what she says this turn).
 
+Actions: every request carries one :class:`ActionFrame` per frame it will yield
+(``action_frames``): the key of a ``Move`` held for its frames (WASD), the mouse
+look motion of the cause (``Cause.mouse``, normalised per frame), and the camera
+pose the story's pan gives each frame (``x`` from ``camera_x`` moving ``camera_dx``
+per frame). What a backend does not read is reported by it (``FrameChunk.ignored``).
+A reaction's first block is the backend's smallest (``ChunkPolicy.first_block``).
+
 Characters with a card (a :class:`CastView` in :attr:`Director.cast`, given by
 :func:`game.session.assembly.open_game`) send their card's look and first reference
 image as their identity anchor (``char.<id>`` image and ``char.<id>.look`` text, global
@@ -47,7 +54,17 @@ from game.state import Event, GameState
 from game.story.story import Story
 from game.world.chunking import ChunkPolicy
 from game.world.objects import ObjectMemory
-from game.world.protocol import Anchor, Capabilities, Entity, Scene, SessionStart, SwitchMode, WorldRequest
+from game.world.protocol import (
+    ActionFrame,
+    Anchor,
+    CameraPose,
+    Capabilities,
+    Entity,
+    Scene,
+    SessionStart,
+    SwitchMode,
+    WorldRequest,
+)
 
 #: Event kinds in order of how much they change what the world should show.
 PRIORITY = ("scene", "exit", "ending", "outcome", "timer", "choice", "action", "give", "combine", "agent", "edit",
@@ -100,7 +117,12 @@ def speech_seconds(events: Sequence[Event]) -> float | None:
 
 @dataclass(frozen=True)
 class Cause:
-    """Why a request is made: the event kind, its stable id, a hint, a duration."""
+    """Why a request is made: the event kind, its stable id, a hint, a duration.
+
+    ``direction`` is the WASD key a ``Move`` holds, ``camera_from`` the camera's ``x``
+    before the turn, ``mouse`` the look motion ``(dx, dy)`` per frame (normalised, see
+    :class:`ActionFrame`).
+    """
 
     event: str
     event_id: str = ""
@@ -108,6 +130,16 @@ class Cause:
     seconds: float | None = None
     direction: str = ""
     camera_from: float | None = None
+    mouse: tuple[float, float] = (0.0, 0.0)
+
+
+def action_frames(n: int, direction: str, mouse: tuple[float, float], start_x: float,
+                  dx: float) -> tuple[ActionFrame, ...]:
+    """``n`` action frames: ``direction`` held (``""``: no key), ``mouse`` each frame, and the
+    camera at ``start_x + i * dx`` world units in frame ``i``."""
+    keys = (direction,) if direction else ()
+    return tuple(ActionFrame(keys=keys, mouse=mouse, camera=CameraPose(x=round(start_x + i * dx, 6)))
+                 for i in range(n))
 
 
 class Director:
@@ -377,7 +409,8 @@ class Director:
 
     # -- requests --------------------------------------------------------------
     def cause(self, events: list[Event], fallback: str = "idle", seconds: float | None = None,
-              direction: str = "", camera_from: float | None = None) -> Cause:
+              direction: str = "", camera_from: float | None = None,
+              mouse: tuple[float, float] = (0.0, 0.0)) -> Cause:
         """The most significant event of a turn (see :data:`PRIORITY`).
 
         A timer that fires (the tide rising) or an agent's action the player can see
@@ -400,8 +433,8 @@ class Director:
                 else:
                     event_id = next(iter(e.ids.values()), "")
                 secs = seconds if kind == "move" else speech_seconds(events) if kind == "say" else None
-                return Cause(kind, event_id, hint, secs, direction, camera_from)
-        return Cause(fallback, "", None, seconds, direction, camera_from)
+                return Cause(kind, event_id, hint, secs, direction, camera_from, mouse)
+        return Cause(fallback, "", None, seconds, direction, camera_from, mouse)
 
     def switch_mode(self, cause: Cause, events: list[Event], prompt: str, preempt: bool) -> SwitchMode | None:
         """How the backend switches to this request.
@@ -460,6 +493,8 @@ class Director:
             switch_mode=switch,
             scene=scene,
             actions=actions,
+            action_frames=action_frames(n_out, direction, cause.mouse, start_x, dx),
+            first_block_frames=self.policy.first_block(cause.event, self.caps),
             camera_x=round(start_x, 6),
             camera_dx=dx,
             references=references,

@@ -12,7 +12,11 @@ LongLive, Self-Forcing, CausVid, Matrix-Game, SkyReels-V2, Helios):
 * memory operations are explicit (reset history, re-anchor, reset, snapshot,
   restore, fork);
 * inputs a backend cannot use are reported in ``FrameChunk.ignored``, never
-  dropped silently.
+  dropped silently;
+* actions are one :class:`ActionFrame` per output frame (keys held, mouse motion,
+  an optional camera pose); :class:`Capabilities` says which parts a backend reads
+  (``actions`` keys, ``mouse``, ``camera`` pose components), :func:`ignored_inputs`
+  reports the rest.
 
 Frames are ``numpy.ndarray`` of shape ``(T, H, W, 3)``, ``uint8``, RGB. Audio is
 ``float32`` mono in [-1, 1] at ``audio_rate`` Hz, ``round(T * audio_rate / fps)``
@@ -31,6 +35,8 @@ import numpy as np
 SwitchMode = Literal["recache", "scene_cut", "plain"]
 MemoryOpKind = Literal["reset_history", "reanchor", "reset", "snapshot", "restore", "fork"]
 Tier = Literal["sink_global", "sink_current", "rolling", "object_cache", "request"]
+#: Components of a :class:`CameraPose`, in the order of its fields.
+POSE_PARTS = ("x", "y", "z", "yaw", "pitch")
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,11 @@ class Capabilities:
         width, height: frame size in pixels.
         text: whether it reads the text prompt.
         switch_modes: the prompt-switch modes it honours.
-        actions: action channels it reads per frame (e.g. ``("w","a","s","d")``).
+        actions: the keys it reads from each :class:`ActionFrame` (e.g. ``("w","a","s","d")``).
+        mouse: whether it reads the mouse motion of each :class:`ActionFrame`.
+        camera: the :class:`CameraPose` components it reads (a subset of :data:`POSE_PARTS`).
+        min_block_frames: frames of its smallest block (what a request's
+            ``first_block_frames`` rounds up to); ``0``: every block is ``frames_per_block``.
         ref_images: ``"none"``, ``"first_frame"`` (I2V only) or ``"any_chunk"``.
         audio_in: whether it takes audio cues; ``audio_out``: whether it makes sound.
         audio_rate: sample rate of the sound it makes, Hz.
@@ -65,6 +75,9 @@ class Capabilities:
     text: bool = True
     switch_modes: tuple[SwitchMode, ...] = ("plain",)
     actions: tuple[str, ...] = ()
+    mouse: bool = False
+    camera: tuple[str, ...] = ()
+    min_block_frames: int = 0
     ref_images: Literal["none", "first_frame", "any_chunk"] = "none"
     audio_in: bool = False
     audio_out: bool = False
@@ -81,6 +94,58 @@ class Capabilities:
         """Frames the backend will produce for ``min_frames``: whole blocks, at least one."""
         blocks = max(1, math.ceil(max(1, min_frames) / self.frames_per_block))
         return blocks * self.frames_per_block
+
+    def block_plan(self, min_frames: int, first_block_frames: int = 0) -> tuple[int, ...]:
+        """Frames of each block a request yields, in order; they sum to at least ``min_frames``.
+
+        Whole ``frames_per_block`` blocks, except that with ``first_block_frames`` and a
+        backend that has smaller blocks (``min_block_frames``) the first block is the
+        smallest multiple of ``min_block_frames`` that is ``>= first_block_frames``
+        (at most ``frames_per_block``), then whole blocks cover the rest.
+        """
+        fpb = self.frames_per_block
+        if first_block_frames <= 0 or self.min_block_frames <= 0:
+            return (fpb,) * (self.round_up(min_frames) // fpb)
+        unit = self.min_block_frames
+        first = min(fpb, max(unit, math.ceil(first_block_frames / unit) * unit))
+        rest = max(0, max(1, min_frames) - first)
+        return (first,) + (fpb,) * math.ceil(rest / fpb)
+
+
+@dataclass(frozen=True)
+class CameraPose:
+    """Where the camera is in one frame.
+
+    Attributes:
+        x: horizontal position in world units (0 = the location's origin, 1 = one screen
+            width; the story's pan, ``GameState.camera_x``).
+        y: height above the ground, world units.
+        z: depth, world units (positive = forward).
+        yaw: turn to the right, radians. ``pitch``: tilt up, radians.
+    """
+
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+    yaw: float = 0.0
+    pitch: float = 0.0
+
+
+@dataclass(frozen=True)
+class ActionFrame:
+    """What the player does during one output frame.
+
+    Attributes:
+        keys: the keys held, sorted, lower case (``("a", "w")``; ``()`` for none).
+        mouse: ``(dx, dy)`` look motion during the frame, normalised: ``1.0`` is a
+            full-speed turn right (``dx``) or down (``dy``) for the whole frame.
+        camera: the camera pose in this frame, or ``None`` when the game does not
+            dictate one (the model moves the camera itself).
+    """
+
+    keys: tuple[str, ...] = ()
+    mouse: tuple[float, float] = (0.0, 0.0)
+    camera: CameraPose | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +259,11 @@ class WorldRequest:
         scene: the structured scene.
         actions: one action per frame (``""`` for none; ``"w"``, ``"a"``...), length
             ``min_frames`` or shorter (the backend holds the last one).
+        action_frames: one :class:`ActionFrame` per output frame (keys held, mouse,
+            camera pose), or shorter (the backend holds the last one); ``()``: no input.
+        first_block_frames: make the first block only this many frames (rounded up
+            to the backend's ``min_block_frames``) so the reaction shows soonest;
+            ``0``: the backend's usual block.
         camera_x: camera position at the chunk's start, in world units.
         camera_dx: camera motion per frame, in world units.
         references: paths of reference images to honour.
@@ -221,6 +291,8 @@ class WorldRequest:
     switch_mode: SwitchMode | None = None
     scene: Scene = field(default_factory=lambda: Scene(location=""))
     actions: tuple[str, ...] = ()
+    action_frames: tuple[ActionFrame, ...] = ()
+    first_block_frames: int = 0
     camera_x: float = 0.0
     camera_dx: float = 0.0
     references: tuple[str, ...] = ()
@@ -367,8 +439,9 @@ def ignored_inputs(caps: Capabilities, request: WorldRequest) -> tuple[str, ...]
         out.append("prompt: backend takes no text")
     if request.switch_mode and request.switch_mode not in caps.switch_modes:
         out.append(f"switch_mode {request.switch_mode}: supports {', '.join(caps.switch_modes)}")
-    if any(request.actions) and not caps.actions:
+    if any(request.actions) and not caps.actions and not request.action_frames:
         out.append("actions: backend takes no actions")
+    out += ignored_action_parts(caps, request.action_frames)
     if request.references and caps.ref_images == "none":
         out.append("references: backend takes no reference images")
     if request.audio and not caps.audio_in:
@@ -378,6 +451,27 @@ def ignored_inputs(caps: Capabilities, request: WorldRequest) -> tuple[str, ...]
     out += [f"directive {d}: not acted on by this backend" for d in request.directives
             if d.split(":", 1)[0].strip() not in caps.directives]
     return tuple(out)
+
+
+def ignored_action_parts(caps: Capabilities, frames: tuple[ActionFrame, ...]) -> list[str]:
+    """The parts of ``frames`` a backend with ``caps`` does not read, one sentence per kind.
+
+    Keys outside ``caps.actions``, any non-zero mouse motion without ``caps.mouse``, and
+    camera-pose components outside ``caps.camera`` that move or are non-zero.
+    """
+    out: list[str] = []
+    keys = sorted({k for f in frames for k in f.keys if k not in caps.actions})
+    if keys:
+        reads = ", ".join(caps.actions) if caps.actions else "no keys"
+        out.append(f"action keys {', '.join(keys)}: backend reads {reads}")
+    if not caps.mouse and any(f.mouse != (0.0, 0.0) for f in frames):
+        out.append("action mouse: backend reads no mouse")
+    poses = [f.camera for f in frames if f.camera is not None]
+    unread = [p for p in POSE_PARTS if p not in caps.camera and any(getattr(c, p) for c in poses)]
+    if unread:
+        reads = ", ".join(caps.camera) if caps.camera else "no camera pose"
+        out.append(f"action camera {', '.join(unread)}: backend reads {reads}")
+    return out
 
 
 def check_frames(frames: np.ndarray, caps: Capabilities) -> str:

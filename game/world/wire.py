@@ -32,7 +32,9 @@ import numpy as np
 from game import limits
 from game.errors import BackendError
 from game.world.protocol import (
+    ActionFrame,
     Anchor,
+    CameraPose,
     Capabilities,
     Entity,
     FrameChunk,
@@ -171,6 +173,8 @@ def request_from_json(data: Any) -> WorldRequest:
             switch_mode=switch,
             scene=scene,
             actions=tuple(str(a) for a in data.get("actions", ()) or ()),
+            action_frames=action_frames_from_json(data.get("action_frames", []) or [], w),
+            first_block_frames=int(data.get("first_block_frames", 0)),
             camera_x=float(data.get("camera_x", 0.0)),
             camera_dx=float(data.get("camera_dx", 0.0)),
             references=tuple(str(r) for r in data.get("references", ()) or ()),
@@ -187,6 +191,29 @@ def request_from_json(data: Any) -> WorldRequest:
         )
     except (TypeError, ValueError) as exc:
         raise WireError(f"{w}: {exc}") from exc
+
+
+def action_frames_from_json(items: Any, where: str) -> tuple[ActionFrame, ...]:
+    """Rebuild a request's :class:`ActionFrame` list (``[{"keys", "mouse", "camera"}]``).
+
+    Raises:
+        WireError: not a list of objects, more than :data:`MAX_FRAMES` frames, or mistyped fields.
+    """
+    if not isinstance(items, list) or len(items) > MAX_FRAMES:
+        raise WireError(f"{where}: action_frames must be a list of at most {MAX_FRAMES} objects")
+    out = []
+    for f in items:
+        if not isinstance(f, dict):
+            raise WireError(f"{where}: an action frame must be an object")
+        try:
+            cam = f.get("camera")
+            pose = None if cam is None else CameraPose(**{k: float(v) for k, v in dict(cam).items()})
+            dx, dy = (float(v) for v in f.get("mouse", (0.0, 0.0)))
+            out.append(ActionFrame(keys=tuple(str(k) for k in f.get("keys", ()) or ()), mouse=(dx, dy),
+                                   camera=pose))
+        except (TypeError, ValueError) as exc:
+            raise WireError(f"{where}: bad action frame: {exc}") from exc
+    return tuple(out)
 
 
 def memory_op_json(op: MemoryOp) -> dict[str, Any]:
@@ -243,6 +270,7 @@ def caps_from_json(data: Any) -> Capabilities:
         d["switch_modes"] = tuple(d.get("switch_modes", ("plain",)))
         d["actions"] = tuple(d.get("actions", ()))
         d["directives"] = tuple(d.get("directives", ()))
+        d["camera"] = tuple(d.get("camera", ()))
         caps = Capabilities(**d)
     except TypeError as exc:
         raise WireError(f"capabilities: {exc}") from exc

@@ -30,6 +30,20 @@ def _diffusion(**kw: Any) -> Backend:
     return DiffusionBackend(**kw)
 
 
+def _causal(**kw: Any) -> Backend:
+    """Block-causal text-to-video with a KV cache (Self-Forcing / LongLive family, Wan)."""
+    from game.world.backends.causal import CausalBackend
+
+    return CausalBackend(**kw)
+
+
+def _action(**kw: Any) -> Backend:
+    """Matrix-Game 2.0 style keyboard + mouse world model (block-causal, KV cache, Wan)."""
+    from game.world.backends.action import ActionBackend
+
+    return ActionBackend(**kw)
+
+
 def _remote(**kw: Any) -> Backend:
     """A backend served by ``worldloom serve``; websockets is imported only when chosen."""
     from game.world.backends.remote import RemoteBackend
@@ -43,6 +57,8 @@ BACKENDS: dict[str, Callable[..., Backend]] = {
     "null": NullBackend,
     "drifting": _drifting,
     "diffusion": _diffusion,
+    "causal": _causal,
+    "action": _action,
     "remote": _remote,
 }
 

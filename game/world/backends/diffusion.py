@@ -251,6 +251,8 @@ class DiffusionBackend:
             text=True,
             switch_modes=("recache", "scene_cut", "plain"),
             actions=(),
+            mouse=False,
+            camera=(),
             ref_images="first_frame",
             audio_in=False,
             audio_out=False,
@@ -570,7 +572,7 @@ class DiffusionBackend:
 
     def _ignored(self, request: WorldRequest, sess: _State) -> tuple[str, ...]:
         notes = list(ignored_inputs(self._caps, request))
-        if request.camera_dx:
+        if request.camera_dx and not request.action_frames:  # else the pose is reported by ignored_inputs
             notes.append("camera: no camera control (SkyReels-DF reads text and a first frame)")
         if request.cue:
             notes.append(f"cue {request.cue}: no reaction control")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from game.world.protocol import (
+    POSE_PARTS,
     Capabilities,
     FrameChunk,
     MemoryOp,
@@ -29,7 +30,8 @@ class NullBackend:
         self.caps = Capabilities(backend="null", frames_per_block=frames_per_block, fps=fps,
                                  width=width, height=height, text=True,
                                  switch_modes=("recache", "scene_cut", "plain"),
-                                 actions=("w", "a", "s", "d"), ref_images="any_chunk",
+                                 actions=("w", "a", "s", "d"), mouse=True, camera=POSE_PARTS,
+                                 ref_images="any_chunk",
                                  structured_scene=True, snapshot=True)
         self.frame = 0
         self._snapshots: dict[str, int] = {}

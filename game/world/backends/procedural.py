@@ -163,6 +163,8 @@ class ProceduralBackend:
             text=True,
             switch_modes=("recache", "scene_cut", "plain"),
             actions=("w", "a", "s", "d"),
+            mouse=False,
+            camera=("x",),
             ref_images="any_chunk",
             audio_in=False,
             audio_out=True,
