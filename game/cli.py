@@ -2,7 +2,7 @@
 
     worldloom play STORY [--headless --inputs play.txt --record out.mp4
                           --transcript out.jsonl --seed N --save-dir DIR --backend NAME --watch]
-    worldloom replay out.jsonl
+    worldloom replay out.jsonl [--story STORY --save-dir DIR]
     worldloom lint STORY [--format text|json]
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("transcript")
     rep.add_argument("--story", help="story to use instead of the one the transcript names")
     rep.add_argument("--quiet", action="store_true")
+    rep.add_argument("--save-dir", help="where the replay's save/load inputs go (the play's own --save-dir, "
+                                        "to load saves an earlier run made; default: a fresh temporary folder)")
 
     lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
     lint.add_argument("story")
@@ -156,7 +158,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from game.replay import replay
 
-    result = replay(args.transcript, args.story, echo=None if args.quiet else print)
+    result = replay(args.transcript, args.story, save_dir=args.save_dir, echo=None if args.quiet else print)
     if result.ok:
         console.print(f"replay matches the transcript: {result.matched} events")
         return 0

@@ -99,4 +99,13 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "cast: {mara: {name: Mara}}\nagents: {mara: {at: here}}\nscenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"need('mara', 'cold') > 1\", goto: a}, {id: d, text: stay, goto: a}]}\n"),
     Code("WL050", "warning", "roles {name} are declared but no effect calls become()", "let the player pick one: a start-scene choice with do: become('id')",
          _BASE + "roles: {warden: {name: Warden}}\nscenes:\n  a: {location: here, ending: e}\n"),
+    Code("WL019", "warning", "{name} in the text is not a variable or world key: the player sees it as typed",
+         "fix the name, or declare it under variables:",
+         "variables: {name: {type: str, default: Ann}}\n" + _BASE
+         + "scenes:\n  a: {location: here, ending: e, lines: ['Hello, {nmae}.']}\n"),
+    Code("WL020", "error", "every way on from scene {name} is gated on a condition that can never hold",
+         "nothing assigns the variables it reads, and their defaults make it false: assign one, or add a way on",
+         "variables: {door_open: {type: bool, default: false}}\n" + _BASE
+         + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: door_open, goto: b}]}\n"
+         "  b: {location: here, ending: e}\n"),
 ]}

@@ -61,6 +61,8 @@ from typing import Any
 from game.errors import ExpressionError, InputError, StoryRuntimeError, WorldloomError
 from game.state import Choose, Event, GameState, Give, Move, Say, Wait
 from game.story.expr import WORLD_KEYS
+from game.story.ink import ROOT_SCENE, InkStory, split_tag
+from game.story.ink_runtime import INK_ENDING, InkRuntime
 from game.story.keywords import resolve
 from game.story.loader import load_story
 from game.story.mechanics import mechanic_conditions, mechanic_effects, mechanic_reactions
@@ -688,7 +690,22 @@ class Explorer:
                     text = (a.examples or a.keywords or (a.id,))[0]
                 self.say_text[(sid, a.id)] = " ".join(text.split())
 
+    notes: tuple[str, ...] = ()
+
     # -- state and moves -----------------------------------------------------------------------
+    def ending_name(self, state: GameState) -> str:
+        """The ending ``state`` is at (its scene's ``ending:``), or ``""``."""
+        scene = self.m.scenes.get(state.scene)
+        return scene.ending if scene else ""
+
+    def declared_endings(self) -> list[str]:
+        """Every ending name the story declares, sorted."""
+        return sorted({sc.ending for sc in self.m.scenes.values() if sc.ending})
+
+    def choice_label(self, path: Path_) -> str:
+        """The id of the choice at a choice path (``("scenes", sid, "choices", i)``)."""
+        return str(self.m.scenes[str(path[1])].choices[int(path[3])].id)
+
     def key(self, state: GameState) -> Key:
         """The abstract state of ``state`` (see :class:`KeySpec`)."""
         return self._key(state)
@@ -875,6 +892,189 @@ def _mechanic_label(e: Event) -> str:
     if k == "agent":
         return f"agent:{e.ids.get('character', '')}.{e.ids.get('action', '')}"
     return ""
+#: Keys of bink's state JSON that count turns or threads, not what can happen next.
+_INK_VOLATILE = frozenset({"turnIdx", "turnIndices", "threadCounter", "threadIndex", "originalThreadIndex",
+                           "outputStream", "storySeed"})
+
+
+def _ink_key_part(x: Any) -> Hashable:
+    """bink state JSON as a hashable value without the volatile keys (choice threads by content)."""
+    if isinstance(x, dict):
+        items: list[tuple[str, Hashable]] = []
+        for k, v in x.items():
+            if k in _INK_VOLATILE:
+                continue
+            if k == "choiceThreads" and isinstance(v, dict):
+                items.append((k, tuple(sorted((_ink_key_part(t) for t in v.values()), key=repr))))
+            else:
+                items.append((k, _ink_key_part(v)))
+        return tuple(sorted(items, key=lambda kv: kv[0]))
+    if isinstance(x, list):
+        return tuple(_ink_key_part(y) for y in x)
+    return x  # type: ignore[no-any-return]
+
+
+def _ink_count_reads(root: Any) -> tuple[set[str], bool]:
+    """Container paths whose visit counts Ink reads as numbers: ``({"knot", "knot.stitch"...}, all?)``.
+
+    ``{"CNT?": path}`` reads a count (relative paths resolved); a ``"visit"`` command
+    (sequences, shuffles) reads its own container's. Other counts are only ever
+    tested for "visited at all" (once-only choices), so a key may cap them at 1.
+    ``all`` is ``True`` when a read cannot be placed (a variable path): keep every count.
+    """
+    reads: set[str] = set()
+    every = False
+
+    def walk(node: list[Any], path: list[str]) -> None:
+        nonlocal every
+        for i, x in enumerate(node):
+            if x == "visit":
+                reads.add(".".join(path))
+            elif isinstance(x, list):
+                walk(x, [*path, str(i)])
+            elif isinstance(x, dict):
+                target = x.get("CNT?")
+                if isinstance(target, str):
+                    if target.startswith("."):
+                        parts = [*path, str(i)]
+                        for part in target.split(".")[1:]:
+                            if part == "^":
+                                parts = parts[:-1]
+                            else:
+                                parts.append(part)
+                        reads.add(".".join(parts))
+                    else:
+                        reads.add(target)
+                elif "CNT?" in x:
+                    every = True
+                for k, v in x.items():
+                    if isinstance(v, list):
+                        walk(v, [*path, k])
+
+    top = root[-1] if isinstance(root, list) and root and isinstance(root[-1], dict) else {}
+    for name, body in top.items():
+        if isinstance(body, list):
+            walk(body, [name])
+    if isinstance(root, list):
+        walk([x for x in root if not isinstance(x, dict)], ["0"])
+    return reads, every
+
+
+class InkExplorer(Explorer):
+    """Explores an Ink story through :class:`~game.story.ink_runtime.InkRuntime` (Ink decides every move).
+
+    A state's key is the scene plus Ink's own saved state without what only counts
+    turns or threads (``turnIdx``, ``turnIndices``, thread numbers, the text already
+    shown) and the holdings, relationships and gifts the external functions read;
+    so states merge only when Ink would play them the same from there (kept exactly:
+    variables, the call stack, the current choices, and the visit counts Ink reads as
+    numbers; every other count is capped at 1, all Ink tests of it: see
+    :func:`_ink_count_reads`). When the story reads turn counts (``TURNS()``,
+    ``TURNS_SINCE()``) they are kept too. Moves are
+    the current Ink choices (gifts are not tried), so every script line is a
+    ``choose <id>`` that ``worldloom play --headless --inputs`` replays.
+    """
+
+    notes = ("Ink story: explored through the Ink runtime (bink); gifts (on_give) are not tried",)
+
+    def __init__(self, story: Story, seed: int = 0) -> None:
+        assert isinstance(story, InkStory)
+        self.story = story
+        self.m = story.model
+        self.rt = InkRuntime(story)
+        self.seed = seed
+        self.spec = KeySpec((), {}, False)
+        self._turns = '"turns"' in story.json_text or '"turn"' in story.json_text
+        self._counts, self._all_counts = _ink_count_reads(json.loads(story.json_text)["root"])
+        self.choice_paths = {}
+        self.action_paths = {}
+        self._entry_lines = {}
+        self._reaction_by_path = {}
+        self.say_text = {}
+        self.unresolvable = set()
+        self._pure_checks = False
+        self._threads: dict[str, list[str]] = {}  # scene -> the knots it threads in (reached with it)
+        for sid, info in story.knots.items():
+            if info.threaded:
+                for caller in info.returns:
+                    self._threads.setdefault(caller, []).append(sid)
+
+    def start(self) -> tuple[GameState, list[Event]]:
+        """A fresh state at the first choice; the root (the text before the first knot) counts as reached."""
+        state, events = super().start()
+        return state, [self.rt.event(state, "scene", ids={"scene": ROOT_SCENE}), *events]
+
+    def key(self, state: GameState) -> Key:
+        """The scene, Ink's state (see the class docstring) and the holdings and relationships."""
+        saved = state.world.get("ink")
+        doc = json.loads(saved) if isinstance(saved, str) else {}
+        counts = doc.get("visitCounts")
+        if isinstance(counts, dict) and not self._all_counts:
+            doc["visitCounts"] = {k: (v if k in self._counts else min(v, 1)) for k, v in counts.items()}
+        if self._turns:
+            doc = {k: v for k, v in doc.items() if k != "storySeed"}
+            part: Hashable = (tuple(sorted((k, repr(v)) for k, v in doc.items())),)
+        else:
+            part = _ink_key_part(doc)
+        return state.scene, (part, tuple(sorted(state.inventory)), tuple(sorted(state.holders.items())),
+                             tuple(sorted((k, tuple(sorted(v.items()))) for k, v in state.relationships.items())))
+
+    def describe_key(self, key: Key) -> dict[str, Any]:
+        """``{"scene": ...}`` (an Ink state is not broken into named slots)."""
+        return {"scene": key[0]}
+
+    def ending_name(self, state: GameState) -> str:
+        """The ending name the Ink runtime recorded when the story ended, or ``""``."""
+        return str(state.world.get(INK_ENDING, ""))
+
+    def declared_endings(self) -> list[str]:
+        """Endings named by ``# ending:`` tags, and knots that can only end the story."""
+        assert isinstance(self.story, InkStory)
+        names = {v for k in self.story.knots.values() for key, v in map(split_tag, k.tags) if key == "ending" and v}
+        return sorted(names | {sc.ending for sc in self.m.scenes.values() if sc.ending})
+
+    def choice_label(self, path: Path_) -> str:
+        return str(path[2])
+
+    def moves(self, state: GameState) -> list[Step]:
+        """The current Ink choices, each a ``choose <id>`` step (listed ones become coverage's choices)."""
+        if self.rt.is_ending(state):
+            return []
+        out = []
+        for c in self.rt.available_choices(state):
+            self.choice_paths.setdefault((state.scene, c.id), ("scenes", state.scene, c.id))
+            out.append(Step(Choose(choice_id=c.id), f"choose {c.id}"))
+        return out
+
+    def step(self, state: GameState, step: Step) -> tuple[GameState, list[Event], Path_ | None] | None:
+        """Take the choice on a copy of ``state`` (``None`` when Ink does not offer it)."""
+        child = _copy(state)
+        try:
+            events = self.rt.apply(child, step.intent)
+        except InputError:
+            return None
+        return child, events, None
+
+    def record(self, cov: Coverage, events: list[Event], gift: Path_ | None) -> None:
+        """Scenes (knots) entered, choices taken and endings reached."""
+        for e in events:
+            if e.kind == "scene":
+                sid = e.ids.get("scene", e.scene)
+                cov.scenes.add(sid)
+                cov.scenes.update(self._threads.get(sid, ()))
+            elif e.kind == "choice":
+                sid = e.ids.get("scene", e.scene)
+                cid = e.ids.get("choice", "")
+                self.choice_paths.setdefault((sid, cid), ("scenes", sid, cid))
+                cov.reactions.add(("scenes", sid, cid))
+            elif e.kind == "ending":
+                name = e.ids.get("ending", e.text)
+                cov.endings[name] = cov.endings.get(name, 0) + 1
+
+
+def explorer_for(story: Story, seed: int = 0) -> Explorer:
+    """The explorer for ``story``: :class:`InkExplorer` for an Ink story, else :class:`Explorer`."""
+    return InkExplorer(story, seed) if isinstance(story, InkStory) else Explorer(story, seed)
 
 
 def _resolves(text: str, model: Any, scene: Any, action_id: str) -> bool:
@@ -964,8 +1164,7 @@ def breadth_first(ex: Explorer, max_states: int, cov: Coverage, failures: list[F
         g.via.append(via)
         g.depth.append(g.depth[parent] + 1 if parent >= 0 else 0)
         g.succ.append([])
-        scene = ex.m.scenes.get(state.scene)
-        g.ending.append(scene.ending if scene else "")
+        g.ending.append(ex.ending_name(state))
         return i
 
     add(root, ex.key(root), -1, "")
@@ -1153,7 +1352,7 @@ def random_playthrough(ex: Explorer, index: int, seed: int, max_steps: int) -> d
     path: list[str] = []
     for _ in range(max_steps):
         if ex.rt.is_ending(state):
-            result["ending"] = ex.m.scenes[state.scene].ending
+            result["ending"] = ex.ending_name(state)
             break
         try:
             steps = ex.moves(state)
@@ -1184,7 +1383,7 @@ def random_playthrough(ex: Explorer, index: int, seed: int, max_steps: int) -> d
             break
     else:
         if ex.rt.is_ending(state):
-            result["ending"] = ex.m.scenes[state.scene].ending
+            result["ending"] = ex.ending_name(state)
     result["steps"] = len(path)
     result["coverage"] = cov.to_json()
     return result
@@ -1202,7 +1401,7 @@ def _worker(task: tuple[str, int, int, int, int]) -> str:
     story_path, seed, first, count, max_steps = task
     ex = _WORKER_CACHE.get((story_path, seed))
     if ex is None:
-        ex = _WORKER_CACHE[(story_path, seed)] = Explorer(load_story(story_path, use_cache=False), seed)
+        ex = _WORKER_CACHE[(story_path, seed)] = explorer_for(load_story(story_path, use_cache=False), seed)
     return json.dumps([random_playthrough(ex, i, seed, max_steps) for i in range(first, first + count)])
 
 
@@ -1417,7 +1616,7 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
     if max_states < 1 or n_random < 0 or max_steps < 1 or jobs < 1:
         raise ValueError("max_states, max_steps and jobs must be >= 1, n_random >= 0")
     t0 = time.perf_counter()
-    ex = Explorer(story, seed)
+    ex = explorer_for(story, seed)
     cov = Coverage()
     failures: list[Failure] = []
     with _progress(show_progress) as bar:
@@ -1485,14 +1684,14 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
     coverage["overall"] = CoverageCount(sum(c.reached for c in coverage.values()),
                                         sum(c.total for c in coverage.values()))
     unreached = [("scene", sid, story.where(("scenes", sid))) for sid in m.scenes if sid not in cov.scenes]
-    unreached += [("choice", str(m.scenes[str(p[1])].choices[int(p[3])].id), story.where(p))
+    unreached += [("choice", ex.choice_label(p), story.where(p[:2]))
                   for p in choices if p not in cov.reactions and p[1] in cov.scenes]
     unreached += [("action", str(m.scenes[str(p[1])].actions[int(p[3])].id), story.where(p))
                   for p in actions if p not in cov.reactions and p[1] in cov.scenes]
     unreached += [("mechanic", label, story.where(p)) for label, p in mech.items() if label not in cov.mechanics]
     unreached += [("line", _line_label(story, p), story.where(p)) for p in all_lines
                   if p[2] == "lines" and p not in cov.lines and p[1] in cov.scenes]
-    notes = []
+    notes = list(ex.notes)
     if ex.spec.uses_random:
         notes.append(f"conditions call random(): the breadth-first pass follows seed {seed}'s draws only")
     for sid, aid in sorted(ex.unresolvable):
@@ -1502,7 +1701,7 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
         story=str(story_path or story.folder), seed=seed, states=len(g.keys), transitions=g.transitions,
         max_states=max_states, bound_hit=g.bound_hit, playthroughs=len(plays), random_steps=random_steps,
         seconds=seconds, endings=sorted(cov.endings),
-        all_endings=sorted({sc.ending for sc in m.scenes.values() if sc.ending}),
+        all_endings=ex.declared_endings(),
         coverage=coverage, unreached=unreached, dead_ends=dead_ends, loops=loops,
         failures=sorted(unique.values(), key=lambda f: (len(f.path), f.kind, f.message)),
         key=ex.spec.describe(), notes=notes, reached=cov)

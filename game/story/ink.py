@@ -19,6 +19,11 @@ the ``bink`` runtime (a ctypes wrapper over blade-ink) by
   with the target and then diverts on. That is how the runtime knows which knot a
   line came from without positional paths; nothing else in the story moves, so
   positional paths inside the story (and Ink's own save states) are unaffected.
+  A tunnel call (``->t-> knot``) goes through a wrapper that is itself a tunnel: it
+  enters the knot with ``->t->``, and when that returns (``->->``) calls
+  :data:`RETURN_HOOK` with the caller's scene and returns too, so the runtime puts
+  the scene back. A thread (``<- knot``) is not wrapped: its choices join the
+  current knot's, which stays the scene.
 
 See ``docs/ink.md`` for the author's view: tags, external functions, saves.
 """
@@ -44,6 +49,10 @@ from game.story.yamlio import Path_
 ROOT_SCENE = "_root"
 #: External function the instrumentation calls on entering a knot: ``__wl_scene(target)``.
 HOOK = "__wl_scene"
+#: External function a tunnel's wrapper calls when the tunnel returns: ``__wl_return(caller scene)``.
+RETURN_HOOK = "__wl_return"
+#: Prefix of the target :data:`HOOK` gets from a tunnel wrapper (``"t:knot"``).
+TUNNEL_MARK = "t:"
 #: Prefix of the generated knots that call :data:`HOOK`.
 WRAP_PREFIX = "__wl_enter__"
 #: Tags read as world directives (``# key: value``); others are kept on the line event.
@@ -128,8 +137,14 @@ class KnotInfo:
         chunk: its ``# chunk:`` hint, if any.
         ending: its ``# ending:`` name, or the knot name when it can only end the story
             (``-> END`` / ``-> DONE`` and no divert into another knot).
-        targets: knots its diverts enter.
+        targets: knots its diverts enter (a tunnel call ``->t->`` and a thread ``<-`` included).
         title: its ``# title:`` tag, or the knot name made readable.
+        returns: knots the flow goes back to from here: the callers of a tunnel (``->->``)
+            and of a thread (``<- knot``, whose ``-> DONE`` ends only the thread).
+        tunnel: the knot returns with ``->->``; ``threaded``: some knot threads it in with ``<-``.
+        shape: a hash of the knot's compiled structure without its text: it changes when a
+            choice, gather or divert is added or removed (Ink's saved positions move), not
+            when only wording changes. Saves record it (see ``InkRuntime.sync``).
     """
 
     name: str
@@ -144,6 +159,10 @@ class KnotInfo:
     title: str = ""
     has_choices: bool = False
     ends: bool = False
+    returns: list[str] = field(default_factory=list)
+    tunnel: bool = False
+    threaded: bool = False
+    shape: str = ""
 
 
 def _containers(node: Any) -> Iterator[list[Any]]:
@@ -202,8 +221,29 @@ def _calls(container: list[Any]) -> Iterator[tuple[str, list[str | None]]]:
 
 
 def _is_function(container: list[Any]) -> bool:
-    """Whether a knot is an Ink ``function`` (its body returns with ``~ret``)."""
+    """Whether a knot's body returns with ``~ret`` (an Ink ``function`` with a ``return``)."""
     return any("~ret" in c for c in _containers(container))
+
+
+def _called(root: Any) -> set[str]:
+    """Knots called as functions anywhere (``{"f()": name}``): Ink ``=== function``s without a ``return``."""
+    return {str(x["f()"]).split(".")[0] for c in _containers(root) for x in c
+            if isinstance(x, dict) and isinstance(x.get("f()"), str)}
+
+
+def _shape(container: Any) -> str:
+    """Hash of ``container``'s structure with every text run (``"^..."``) blanked (see :class:`KnotInfo`)."""
+    def blank(x: Any) -> Any:
+        if isinstance(x, str):
+            return "^" if x.startswith("^") else x
+        if isinstance(x, list):
+            return [blank(y) for y in x]
+        if isinstance(x, dict):
+            return {k: blank(v) for k, v in x.items()}
+        return x
+
+    text = json.dumps(blank(container), separators=(",", ":"), sort_keys=True)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 class _Scan:
@@ -217,7 +257,8 @@ class _Scan:
             raise StoryError("not a compiled Ink story (no root container)", where=where)
         named = root[-1] if isinstance(root[-1], dict) else {}
         self.named: dict[str, Any] = named
-        self.functions = {k for k, v in named.items() if isinstance(v, list) and _is_function(v)}
+        called = _called(root)
+        self.functions = {k for k, v in named.items() if isinstance(v, list) and (k in called or _is_function(v))}
         self.knots = [k for k, v in named.items()
                       if isinstance(v, list) and k != "global decl" and not k.startswith("#")
                       and k not in self.functions]
@@ -230,6 +271,10 @@ class _Scan:
             used.add(sid)
             self.scene_of[k] = sid
         self.wrappers: dict[str, str] = {}  # wrapper knot -> divert target
+        self.tunnel_wrappers: dict[str, str] = {}  # tunnel wrapper knot -> the caller's scene
+        self.inner: set[str] = set()  # knots with a divert inside themselves (to a gather, a label, the top)
+        self.tunnel_callers: dict[str, list[str]] = {}  # tunnel knot -> scenes that call it with ->t->
+        self.thread_callers: dict[str, list[str]] = {}  # threaded knot -> scenes that thread it in with <-
 
     # -- instrumentation -------------------------------------------------------
     def _wrap(self, target: str) -> str:
@@ -237,6 +282,14 @@ class _Scan:
         name = WRAP_PREFIX + target.replace(".", "__")
         if name not in self.wrappers:
             self.wrappers[name] = target
+        return name
+
+    def _wrap_tunnel(self, target: str, source: str) -> str:
+        """The tunnel wrapper that enters ``target`` from ``source`` and puts the scene back on return."""
+        name = WRAP_PREFIX + "t__" + self.scene_of[source] + "__" + target.replace(".", "__")
+        if name not in self.wrappers:
+            self.wrappers[name] = target
+            self.tunnel_wrappers[name] = self.scene_of[source]
         return name
 
     def _enters(self, target: str, source: str) -> str | None:
@@ -254,9 +307,15 @@ class _Scan:
         return head
 
     def instrument(self, container: list[Any], source: str, info: KnotInfo) -> None:
-        """Route the diverts in ``container`` (knot ``source``) that enter a knot through a hook knot."""
+        """Route the diverts in ``container`` (knot ``source``) that enter a knot through a hook knot.
+
+        A thread (``<- knot``: ``"thread"`` then a divert) is not routed: the threaded
+        knot's choices join the current knot's, which stays the scene.
+        """
         for c in _containers(container):
+            prev: Any = None
             for x in c:
+                thread, prev = prev == "thread", x
                 if not isinstance(x, dict):
                     continue
                 for key in ("->", "->t->", "^->"):
@@ -265,21 +324,43 @@ class _Scan:
                         continue
                     knot = self._enters(target, source)
                     if knot is None:
+                        if key == "->" and target.startswith("."):
+                            self.inner.add(source)
                         continue
-                    x[key] = self._wrap(target)
-                    if self.scene_of[knot] not in info.targets:
-                        info.targets.append(self.scene_of[knot])
+                    sid = self.scene_of[knot]
+                    callers = (self.thread_callers if thread else
+                               self.tunnel_callers if key == "->t->" else None)
+                    if callers is not None and self.scene_of[source] not in callers.setdefault(knot, []):
+                        callers[knot].append(self.scene_of[source])
+                    if key == "->t->" and not thread:
+                        x[key] = self._wrap_tunnel(target, source)
+                    elif not thread:
+                        x[key] = self._wrap(target)
+                    if sid not in info.targets:
+                        info.targets.append(sid)
 
     # -- scanning ----------------------------------------------------------------
     def knot_info(self, name: str, container: list[Any], targets: list[str]) -> KnotInfo:
-        """Tags, place, cast, chunk, ending and title of one knot whose diverts enter ``targets``."""
+        """Tags, place, cast, chunk, ending and title of one knot whose diverts enter ``targets``.
+
+        A tunnel or threaded knot goes back to its callers (``returns``); its
+        ``-> DONE`` ends a thread, not the story, so only ``-> END`` makes it an ending.
+        """
         info = KnotInfo(name, self.scene_of[name], targets=targets)
+        info.threaded = name in self.thread_callers
+        info.returns = [s for s in self.tunnel_callers.get(name, []) + self.thread_callers.get(name, [])]
+        info.returns = list(dict.fromkeys(info.returns))
         for c in _containers(container):
             info.tags.extend(_tags(c))
             if any(isinstance(x, dict) and "*" in x for x in c):
                 info.has_choices = True
-            if "end" in c or "done" in c:
+            if "end" in c or ("done" in c and not info.threaded):
                 info.ends = True
+            if "->->" in c:
+                info.tunnel = True
+        if not info.tunnel:
+            info.returns = [s for s in info.returns if s in self.thread_callers.get(name, [])]
+        info.shape = _shape(container)
         for tag in info.tags:
             key, value = split_tag(tag)
             if key == "scene" and value and not info.location:
@@ -295,7 +376,9 @@ class _Scan:
                 info.ending = value
             elif key == "title" and value and name != ROOT_SCENE and not info.title:
                 info.title = value
-        if not info.ending and info.ends and not info.targets and name != ROOT_SCENE:
+        if not info.ends and not info.targets and not info.returns and name in self.inner and info.has_choices:
+            info.targets.append(info.scene)  # it loops inside itself (``+ [again] -> knot``): not a dead end
+        if not info.ending and info.ends and not info.targets and not info.returns and name != ROOT_SCENE:
             info.ending = name
         info.title = info.title or name.replace("_", " ").strip().capitalize()
         return info
@@ -324,14 +407,22 @@ class _Scan:
         for part in top:
             if isinstance(part, list):
                 self.instrument(part, ROOT_SCENE, root_info)
+        found = {ROOT_SCENE: root_info}
+        for k in self.knots:
+            found[k] = KnotInfo(k, self.scene_of[k])
+            self.instrument(self.named[k], k, found[k])
         infos = {ROOT_SCENE: self.knot_info(ROOT_SCENE, [p for p in top if isinstance(p, list)], root_info.targets)}
         for k in self.knots:
-            info = KnotInfo(k, self.scene_of[k])
-            self.instrument(self.named[k], k, info)
-            infos[info.scene] = self.knot_info(k, self.named[k], info.targets)
+            infos[self.scene_of[k]] = self.knot_info(k, self.named[k], found[k].targets)
         for name, target in self.wrappers.items():
-            self.named[name] = ["ev", "str", "^" + target, "/str", {"x()": HOOK, "exArgs": 1}, "pop", "/ev",
-                                {"->": target}, None]
+            caller = self.tunnel_wrappers.get(name)
+            mark = "" if caller is None else TUNNEL_MARK
+            enter = ["ev", "str", "^" + mark + target, "/str", {"x()": HOOK, "exArgs": 1}, "pop", "/ev"]
+            if caller is None:
+                self.named[name] = [*enter, {"->": target}, None]
+            else:
+                self.named[name] = [*enter, {"->t->": target}, "ev", "str", "^" + caller, "/str",
+                                    {"x()": RETURN_HOOK, "exArgs": 1}, "pop", "void", "/ev", "->->", None]
         return infos
 
 
@@ -408,6 +499,8 @@ class InkStory(Story):
         self.externals = externals or set()
         #: A bink story built while loading (to check the file); the first runtime takes it.
         self.spare_bink: Any = None
+        #: Some tag in a knot is ``# id: ...`` (the runtime then reads choice tags for pinned ids).
+        self.pinned_ids = any(split_tag(t)[0] == "id" for k in knots.values() for t in k.tags)
 
     def where(self, path: Path_) -> str:
         """``story.ink.json`` plus ``#knot`` for paths under a scene (compiled Ink has no line numbers)."""
@@ -483,7 +576,7 @@ def load_ink(path: str | Path) -> InkStory:
     knots[ROOT_SCENE].tags = knots[ROOT_SCENE].tags[len(global_tags):]
     json_text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     model = _model(p, doc, knots, global_tags, scan.named)
-    externals = {fn for c in _containers(doc["root"]) for fn, _ in _calls(c)} - {HOOK}
+    externals = {fn for c in _containers(doc["root"]) for fn, _ in _calls(c)} - {HOOK, RETURN_HOOK}
     story = InkStory(model, p, digest, json_text, knots, dict(scan.wrappers), global_tags,
                      set(scan.functions), int(doc.get("inkVersion", 0)), externals)
     from game.story.ink_runtime import check_playable
@@ -598,8 +691,16 @@ def _model(path: Path, doc: dict[str, Any], knots: dict[str, KnotInfo], global_t
     place, present = _flow(knots)
     scenes: dict[str, Any] = {}
     for sid, info in knots.items():
-        choices = [{"id": slug(f"{sid}__{t}"), "text": f"-> {knots[t].name}", "goto": t}
+        def call(t: str, sid: str = sid) -> str:  # how sid goes to t: a divert, a tunnel call or a thread
+            if sid in knots[t].returns:
+                return "->t->" if knots[t].tunnel else "<-"
+            return "->"
+
+        choices = [{"id": slug(f"{sid}__{t}"), "text": f"{call(t)} {knots[t].name}", "goto": t}
                    for t in info.targets if t in knots]
+        back = "->->" if info.tunnel else "DONE ->"
+        choices += [{"id": slug(f"{sid}__back__{t}"), "text": f"{back} {knots[t].name}", "goto": t}
+                    for t in info.returns if t in knots]
         scene: dict[str, Any] = {"title": title if sid == ROOT_SCENE else info.title, "location": place[sid],
                                  "present": present[sid], "choices": choices}
         if info.chunk is not None:
@@ -625,5 +726,5 @@ def _model(path: Path, doc: dict[str, Any], knots: dict[str, KnotInfo], global_t
         raise StoryError(f"cannot map this Ink story: {field_name}: {first_error['msg']}", where=str(path)) from exc
 
 
-__all__ = ["DIRECTIVES", "HOOK", "InkStory", "KnotInfo", "ROOT_SCENE", "chunk_hint", "is_ink_path", "load_ink",
-           "location_of", "read_ink_json", "slug", "split_tag"]
+__all__ = ["DIRECTIVES", "HOOK", "RETURN_HOOK", "TUNNEL_MARK", "InkStory", "KnotInfo", "ROOT_SCENE", "chunk_hint",
+           "is_ink_path", "load_ink", "location_of", "read_ink_json", "slug", "split_tag"]

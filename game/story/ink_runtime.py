@@ -16,7 +16,9 @@ What the player sees maps onto worldloom's events (``docs/ink.md``):
   -> a new location (``cut``: the director asks for a ``scene_cut``);
 * ``# music:`` / ``# sound:`` -> an ``audio`` event; ``# chunk:`` -> the chunk hint;
 * Ink choices -> :class:`~game.story.schema.Choice` objects whose ids are
-  ``<knot>.<slug of the text>``, stable across saves and edits elsewhere;
+  ``<knot>.<slug of the text>``, stable across saves and edits elsewhere, or pinned
+  by a ``# id: name`` tag on the choice (``<knot>.name``; a value with a dot is the
+  whole id); a ``# id:`` tag on a line pins that line's id the same way;
 * Ink variables -> ``GameState.variables`` after every step (``effect`` events for
   the ones that changed); values a hook writes there are pushed back into Ink;
 * external functions ``give``, ``take``, ``drop``, ``has``, ``trust``, ``affinity``,
@@ -38,8 +40,10 @@ from game.state import AnyIntent, Event, GameState
 from game.story.ink import (
     DIRECTIVES,
     HOOK,
+    RETURN_HOOK,
     ROOT_SCENE,
     SPEAKER_RE,
+    TUNNEL_MARK,
     InkStory,
     chunk_hint,
     location_of,
@@ -54,6 +58,12 @@ from game.story.story import Story
 INK_STATE = "ink"
 #: ``GameState.world`` key holding the number of lines shown since the current knot was entered.
 INK_LINE = "ink_line"
+#: ``GameState.world`` key holding the :attr:`~game.story.ink.KnotInfo.shape` of the knot the state is in.
+INK_SHAPE = "ink_shape"
+#: ``GameState.world`` key holding the ending's name once the story has ended (absent before).
+INK_ENDING = "ink_ending"
+#: ``GameState.world`` key holding the line counters of the knots a tunnel was called from (``"3,0"``).
+INK_LINES_BELOW = "ink_lines_below"
 #: Ink function called when the player gives an item (``=== function on_give(item, who) ===``).
 ON_GIVE = "on_give"
 
@@ -158,6 +168,7 @@ class InkRuntime(StoryRuntime):
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
         self.ink.bind_external_function(HOOK, self._hook)
+        self.ink.bind_external_function(RETURN_HOOK, self._return_hook)
         builtins: dict[str, External] = {
             "give": self._give, "take": self._take, "drop": self._drop, "has": self._has, "trust": self._trust,
             "affinity": self._affinity, "rel": self._rel, "relate": self._relate, "react": self._react_fn}
@@ -214,9 +225,36 @@ class InkRuntime(StoryRuntime):
         try:
             if state is None:
                 raise RuntimeError("called outside a story step")
-            self._enter_scene(state, self.story.scene_for_target(str(target)))
+            name = str(target)
+            if name.startswith(TUNNEL_MARK):  # a tunnel call: keep the caller's line count for the return
+                name = name[len(TUNNEL_MARK):]
+                below = str(state.world.get(INK_LINES_BELOW, ""))
+                count = str(int(state.world.get(INK_LINE, 0)))
+                state.world[INK_LINES_BELOW] = f"{below},{count}" if below else count
+            self._enter_scene(state, self.story.scene_for_target(name))
         except Exception as exc:  # bink would swallow it
             self._errors.append((HOOK, exc))
+
+    def _return_hook(self, _name: str, caller: Any) -> None:
+        """A tunnel returned: the caller's knot is the scene again (no new visit); its line count resumes."""
+        state = self._state
+        try:
+            if state is None:
+                raise RuntimeError("called outside a story step")
+            scene_id = str(caller)
+            below = str(state.world.get(INK_LINES_BELOW, ""))
+            head, _, rest = below.rpartition(",") if "," in below else ("", "", below)
+            state.world[INK_LINE] = int(rest) if rest else 0
+            if head:
+                state.world[INK_LINES_BELOW] = head
+            else:
+                state.world.pop(INK_LINES_BELOW, None)
+            state.scene = scene_id
+            self._events.append(self.event(state, "scene", text=self.story.model.scenes[scene_id].title,
+                                           ids={"scene": scene_id},
+                                           data={"location": state.location, "cause": "return", "cut": False}))
+        except Exception as exc:  # bink would swallow it
+            self._errors.append((RETURN_HOOK, exc))
 
     def _give(self, state: GameState, item: Any, who: Any) -> None:
         item_id, who_id = slug(str(item)), slug(str(who))
@@ -286,13 +324,18 @@ class InkRuntime(StoryRuntime):
         self._vars = dict(state.variables)
 
     def _read_choices(self, scene: str) -> None:
-        """Read bink's current choices and give them ids under ``scene`` (duplicates get ``_2``...)."""
+        """Read bink's current choices and give them ids under ``scene`` (duplicates get ``_2``...).
+
+        A ``# id:`` tag on a choice pins its id (see :func:`pinned_id`).
+        """
         choices = self.ink.get_current_choices()
         out: list[InkChoice] = []
         seen: dict[str, int] = {}
+        pins = self.story.pinned_ids
         for i in range(len(choices)):
             text = str(choices[i]).strip()
-            base = f"{scene}.{slug(text, 48) if text else f'c{i}'}"
+            pin = next((v for k, v in map(split_tag, choices.get_tags(i)) if k == "id" and v), "") if pins else ""
+            base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"
             out.append(InkChoice(i, cid, text))
@@ -310,14 +353,24 @@ class InkRuntime(StoryRuntime):
     def sync(self, state: GameState) -> bool:
         """Make bink's state the one ``state`` holds; ``False`` if the story has not begun.
 
-        A state Ink cannot load (an old save of a recompiled story whose positions
-        moved) is resumed at the start of its knot, variables kept; the warning and
-        the knot's lines come with the next step's events (or from :meth:`resume`).
+        A state whose position no longer fits the story is resumed at the start of its
+        knot, variables kept: Ink cannot load it (the saved path is gone), or the knot's
+        :attr:`~game.story.ink.KnotInfo.shape` differs from the one the state recorded
+        (a choice or divert was added or removed, so the saved path would now land
+        elsewhere). The warning and the knot's lines come with the next step's events
+        (or from :meth:`resume`).
         """
         saved = state.world.get(INK_STATE)
         if not isinstance(saved, str):
             return False
         if saved is not self._synced and saved != self._synced:
+            shape = state.world.get(INK_SHAPE)
+            info = self.story.knots.get(state.scene)
+            if isinstance(shape, str) and (info is None or info.shape != shape):
+                name = info.name if info else state.scene
+                self._deferred += self._reenter(state, f"knot {name!r} changed since this state was saved "
+                                                       "(its choices, gathers or diverts moved)")
+                return True
             try:
                 self.ink.load_state(saved)
             except RuntimeError as exc:
@@ -394,6 +447,12 @@ class InkRuntime(StoryRuntime):
             info = self.story.knots.get(state.scene)
             name = self._ending or (info.ending if info and info.ending else state.scene)
             events.append(self.event(state, "ending", text=name, ids={"ending": name}))
+            state.world[INK_ENDING] = name
+        elif INK_ENDING in state.world:
+            del state.world[INK_ENDING]
+        info = self.story.knots.get(state.scene)
+        if info is not None:
+            state.world[INK_SHAPE] = info.shape
         old = dict(state.variables)
         self._read_vars_quiet()
         for name, value in self._vars.items():
@@ -430,6 +489,7 @@ class InkRuntime(StoryRuntime):
         if not state.scene:  # text before the first knot
             self._enter_scene(state, ROOT_SCENE)
         speaker = "narrator"
+        pin = ""
         extra: list[str] = []
         for tag in tags:
             if tag in self._global:
@@ -452,6 +512,8 @@ class InkRuntime(StoryRuntime):
                 speaker = slug(value)
             elif key == "ending" and value:
                 self._ending = value
+            elif key == "id" and value:
+                pin = value
             elif key not in DIRECTIVES:
                 extra.append(tag)
         text = raw.strip()
@@ -462,7 +524,8 @@ class InkRuntime(StoryRuntime):
             speaker, text = slug(m.group(1)), m.group(2).strip()
         n = int(state.world.get(INK_LINE, 0))
         state.world[INK_LINE] = n + 1
-        events.append(self.event(state, "line", speaker=speaker, text=text, ids={"line": f"{state.scene}.l{n}"},
+        line_id = pinned_id(state.scene, pin) if pin else f"{state.scene}.l{n}"
+        events.append(self.event(state, "line", speaker=speaker, text=text, ids={"line": line_id},
                                  data={"tags": extra} if extra else {}))
 
     # -- the StoryRuntime interface ------------------------------------------------
@@ -591,6 +654,15 @@ class InkRuntime(StoryRuntime):
         return events
 
 
+def pinned_id(scene: str, value: str) -> str:
+    """The id a ``# id: value`` tag pins: ``<scene>.<value>``, or ``value`` itself when it has a dot.
+
+    Each dot-separated part is made a valid id (:func:`~game.story.ink.slug`).
+    """
+    parts = [slug(p) for p in value.split(".") if p.strip()]
+    return ".".join(parts) if len(parts) > 1 else f"{scene}.{parts[0] if parts else slug(value)}"
+
+
 def runtime_for(story: Story) -> StoryRuntime:
     """The runtime that plays ``story``: :class:`InkRuntime` for Ink, :class:`StoryRuntime` otherwise."""
     if isinstance(story, InkStory):
@@ -598,4 +670,5 @@ def runtime_for(story: Story) -> StoryRuntime:
     return StoryRuntime(story)
 
 
-__all__ = ["INK_LINE", "INK_STATE", "InkChoice", "InkRuntime", "check_playable", "new_bink_story", "runtime_for"]
+__all__ = ["INK_ENDING", "INK_LINE", "INK_SHAPE", "INK_STATE", "InkChoice", "InkRuntime", "check_playable",
+           "new_bink_story", "pinned_id", "runtime_for"]

@@ -18,10 +18,13 @@ from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
 from game.story.loader import load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
+from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.yamlio import Path_
 
+#: Names a gift's lines may use besides variables (the item's and the character's names).
+GIFT_NAMES = ("item", "character")
 #: Characters a line may have before the text panel must wrap it too far.
 MAX_LINE_CHARS = 160
 KNOWN_REACTIONS = {"leap", "recoil", "nuzzle", "tilt", "idle", "sleep", "flee"}
@@ -145,6 +148,8 @@ class Linter:
         self.check_assets()
         self.check_ids()
         self.check_actions()
+        self.check_interpolation()
+        self.check_frozen_gates()
         order = {k: i for i, k in enumerate(sorted(CODES))}
         self.out.sort(key=lambda d: (-SEVERITY_ORDER[d.severity], order[d.code], d.where))
         return self.out
@@ -417,6 +422,84 @@ class Linter:
                     if k in owner and owner[k] != a.id:
                         self.add("WL017", ("scenes", sid, "actions", i, "keywords"), f"{owner[k]}/{a.id}")
                     owner.setdefault(k, a.id)
+
+
+    def check_interpolation(self) -> None:
+        """WL019: ``{name}`` in a line or choice text that interpolation cannot fill (shown raw)."""
+        known = set(self.m.variables) | set(WORLD_KEYS)
+        texts: list[tuple[Path_, str, bool]] = [((*p, "text"), ln.text, p[0] == "on_give" or "on_give" in p)
+                                                for p, ln in self.story.lines()]
+        texts += [(("scenes", sid, "choices", i, "text"), c.text, False)
+                  for sid, sc in self.m.scenes.items() for i, c in enumerate(sc.choices)]
+        for path, text, gift in texts:
+            for name in dict.fromkeys(INTERPOLATION.findall(text)):
+                if name not in known and not (gift and name in GIFT_NAMES):
+                    self.add("WL019", path, "{" + name + "}")
+
+    def check_frozen_gates(self) -> None:
+        """WL020: a scene whose every way on is gated on a condition that can never hold.
+
+        A condition can never hold when every name it reads is a variable no effect
+        assigns, it calls no function, and it is false at those variables' defaults.
+        """
+        assigned = {e.target.name for _, src in self._effects() for e in [self._effect_or_none(src)]
+                    if e is not None and e.kind == "assign" and e.target is not None}
+        frozen = {k: v.default for k, v in self.m.variables.items() if k not in assigned}
+        ways: dict[str, list[Reaction]] = {}
+        anywhere: set[str] = set()  # characters whose story-level gift reactions lead on
+        for path, r in self.story.reactions():
+            if path[0] == "scenes" and r.goto:
+                ways.setdefault(str(path[1]), []).append(r)
+            elif r.goto:
+                anywhere.add(str(path[1]))
+        for sid, rs in ways.items():
+            sc = self.m.scenes[sid]
+            if sc.ending or "any" in anywhere or anywhere & set(sc.present):
+                continue
+            gates = [self._never_holds(r.if_, frozen) for r in rs]
+            if gates and all(gates):
+                self.add("WL020", ("scenes", sid), f"{sid!r} ({rs[0].if_!r})")
+
+    def _effect_or_none(self, src: str) -> Effect | None:
+        try:
+            return self.story.effect(src)
+        except ExpressionError:
+            return None
+
+    def _never_holds(self, cond: str, frozen: dict[str, Any]) -> bool:
+        if not cond:
+            return False
+        try:
+            compiled = self.story.condition(cond)
+        except ExpressionError:
+            return False
+        if compiled.calls or not compiled.names or not compiled.names <= set(frozen):
+            return False
+        try:
+            return not compiled(_FrozenEnv(frozen))
+        except ExpressionError:
+            return False
+
+
+class _FrozenEnv:
+    """Variables nothing assigns, at their defaults; any other read is not constant."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def name(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        raise ExpressionError("not constant")
+
+    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
+        raise ExpressionError("not constant")
+
+    def assign(self, *a: Any) -> None:
+        raise ExpressionError("not constant")
+
+    def effect_call(self, *a: Any) -> None:
+        raise ExpressionError("not constant")
 
 
 class _NoEnv:

@@ -21,7 +21,8 @@ from game.story.expr import WORLD_KEYS, Target, combine
 from game.story.schema import Choice, Line, Reaction, RecipeDef
 from game.story.story import Story
 
-_INTERP = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: ``{name}`` in a line or choice text (:meth:`StoryRuntime.interpolate`).
+INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Camera speed for a/d, world units (screens) per second.
 PAN_SPEED = 0.25
 #: How far the camera may pan either way, world units.
@@ -260,7 +261,7 @@ class StoryRuntime:
                 return str(state.world.get(key, self.world_default(state, key)))
             return m.group(0)
 
-        return _INTERP.sub(sub, text)
+        return INTERPOLATION.sub(sub, text)
 
     def check(self, state: GameState, cond: str, where: str) -> bool:
         if not cond:
