@@ -6,13 +6,16 @@ the backend gets less CPU per second, not less work done per CPU second. So the
 asks a :class:`Clock` to watch the thread that runs each backend call:
 
 * :class:`WorkClock` (the default for a backend in this process): the backend's own
-  progress. A watch reads the larger of (a) the CPU seconds the call's thread has used
-  and (b) the seconds it has gone without using any CPU at all. A busy machine slows
-  both the call and the wall clock, but the call still uses CPU whenever it runs, so
-  neither reading grows faster than the call's own work; a call stuck on a lock or a
-  socket stops using CPU and reads (b); a call looping forever reads (a). CPU time is
-  the thread's own clock (``pthread_getcpuclockid``, Linux and most Unixes), else the
-  process's (``time.process_time``).
+  progress. A call is timed by the seconds it has gone without using any CPU at all:
+  a call stuck on a lock or a socket stops using CPU and times out; a call that works,
+  however slowly a busy machine lets it, keeps resetting that count and never does
+  (the procedural world's first block of a new place takes over a second of CPU, and
+  it is not hung). A call that has used more than ``cpu_limit_s`` CPU seconds without
+  answering (a loop that never ends) counts as timed out at once. What a block *cost*
+  (:meth:`Watch.spent`, for lateness) is the CPU seconds its thread used, which a busy
+  machine does not inflate. CPU time is the thread's own clock
+  (``pthread_getcpuclockid``, Linux and most Unixes), else the process's
+  (``time.process_time``).
 * :class:`WallClock`: real seconds, for a backend in another process or on another
   machine (a remote world server): its load is not ours, and a network wait is real time.
 * :class:`FrameClock`: the game's frame clock (headless play). It does not move while
@@ -25,12 +28,14 @@ asks a :class:`Clock` to watch the thread that runs each backend call:
 
 A clock is asked for one :class:`Watch` per call (:meth:`Clock.watch`), given the
 :class:`Worker` running it; the watch's :meth:`Watch.elapsed` is in seconds of that
-clock since the watch began, and :meth:`Watch.wait` waits for the call's answer.
+clock since the watch began (what timeouts compare), :meth:`Watch.spent` what the call
+has cost so far (what lateness compares), and :meth:`Watch.wait` waits for the answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -92,7 +97,11 @@ class Watch(Protocol):
     """Measures one call (see the module doc)."""
 
     def elapsed(self) -> float:
-        """Seconds on this watch's clock since it began."""
+        """Seconds on this watch's clock since it began (what a timeout compares)."""
+        ...
+
+    def spent(self) -> float:
+        """Seconds the call has cost so far (what lateness compares)."""
         ...
 
     def wait(self, done: threading.Event, until: float) -> bool:
@@ -100,7 +109,9 @@ class Watch(Protocol):
 
         ``True`` means the answer came within ``until`` on this clock: when both have
         happened by the time it looks, the clock wins (``False``), so the outcome never
-        depends on how fast the waiting thread looked.
+        depends on how fast the waiting thread looked. ``until = elapsed()`` asks "has it
+        answered by now": on a :class:`ManualClock` a call that is not blocked takes no
+        time, so it is waited for; on the other clocks it is a look, not a wait.
         """
         ...
 
@@ -133,6 +144,9 @@ class _WallWatch:
     def elapsed(self) -> float:
         return self._now() - self._t0
 
+    def spent(self) -> float:
+        return self.elapsed()
+
     def wait(self, done: threading.Event, until: float) -> bool:
         left = until - self.elapsed()
         return left > 0 and done.wait(left)
@@ -158,45 +172,59 @@ class WallClock:
 
 
 class _WorkWatch:
-    def __init__(self, worker: Worker, wall: Callable[[], float]) -> None:
+    def __init__(self, worker: Worker, wall: Callable[[], float], cpu_limit_s: float) -> None:
         self._worker = worker
         self._wall = wall
+        self._cpu_limit_s = cpu_limit_s
         self._cpu0: float | None = None
         self._last_cpu = -1.0
         self._last_progress = wall()
         self._used = 0.0
+        self.elapsed()
 
     def elapsed(self) -> float:
+        idle = self._read()
+        return idle if self._used <= self._cpu_limit_s else math.inf
+
+    def spent(self) -> float:
+        self._read()
+        return self._used
+
+    def _read(self) -> float:
+        """Update the CPU reading; the seconds since the last progress."""
         now = self._wall()
         cpu = self._worker.cpu()
         if cpu >= 0:
-            if self._cpu0 is None:
-                self._cpu0 = cpu
+            if self._cpu0 is None:  # the first reading (the thread has started: that is progress)
+                self._cpu0 = self._last_cpu = cpu
+                self._last_progress = now
             if cpu > self._last_cpu:
-                if self._last_cpu >= 0:
-                    self._last_progress = now
+                self._last_progress = now
                 self._last_cpu = cpu
             self._used = cpu - self._cpu0
-        return max(self._used, now - self._last_progress)
+        return now - self._last_progress
 
     def wait(self, done: threading.Event, until: float) -> bool:
         return _poll(self, done, until)
 
 
 class WorkClock:
-    """The backend's own progress (see the module doc): CPU seconds of the call's thread,
-    or the seconds it has gone without any CPU, whichever is larger.
+    """The backend's own progress (see the module doc): a call is timed by the seconds it has
+    gone without using any CPU; its cost is the CPU seconds it used.
 
     Args:
         wall: the time source for "gone without any CPU", seconds (tests may pass their own).
+        cpu_limit_s: CPU seconds after which a call that has not answered is timed out
+            (a loop that never ends).
     """
 
-    def __init__(self, wall: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, wall: Callable[[], float] = time.monotonic, cpu_limit_s: float = 60.0) -> None:
         self.wall = wall
+        self.cpu_limit_s = cpu_limit_s
 
     def watch(self, worker: Worker) -> Watch:
         """A watch of ``worker``'s progress from now."""
-        return _WorkWatch(worker, self.wall)
+        return _WorkWatch(worker, self.wall, self.cpu_limit_s)
 
     def sleep(self, seconds: float) -> None:
         """``time.sleep`` (a back-off gives a backend time to recover; it decides nothing)."""
@@ -211,6 +239,9 @@ class _FrameWatch:
 
     def elapsed(self) -> float:
         return (self._frames() - self._f0) / self._fps
+
+    def spent(self) -> float:
+        return self.elapsed()
 
     def wait(self, done: threading.Event, until: float) -> bool:
         return _poll(self, done, until)
@@ -250,11 +281,14 @@ class _ManualWatch:
     def elapsed(self) -> float:
         return self._clock.now() - self._t0
 
+    def spent(self) -> float:
+        return self.elapsed()
+
     def wait(self, done: threading.Event, until: float) -> bool:
         c = self._clock
         while True:
             with c._cond:
-                if self.elapsed() >= until:
+                if self.elapsed() > until:
                     return False
                 if done.is_set():
                     return True
