@@ -899,11 +899,10 @@ class GuardedBackend:
             st.pending.clear()
             return
         png = _thumb(frames) if worked else None
-        for case_id in st.pending:
-            changes: dict[str, Any] = {"worked": worked}
-            if png is not None:
-                changes["fixed_png"] = png
-            self.store.update(case_id, **changes)
+        changes: dict[str, Any] = {"worked": worked}
+        if png is not None:
+            changes["fixed_png"] = png
+        self.store.update_many(list(st.pending), **changes)
         st.pending.clear()
 
     def _record_findings(self, st: _Req, block: _Block, findings: list[Finding], fixed: _Block | None,
