@@ -8,9 +8,12 @@ uses it like any backend::
 
 What it does with each request:
 
-* runs the inner ``generate`` in a worker thread, one block per ask, with a timeout
-  (``hang_factor * deadline_ms``, at least ``min_timeout_s``; ``timeout_s`` when the
-  request has no deadline): a hang is detected, never waited out;
+* runs the inner ``generate`` in a worker thread, one block per ask, with a timeout on
+  the guard's :mod:`clock <game.errorbank.clock>` (the backend's own progress for an
+  in-process backend, real time for a remote one, frame time headless; never the wall
+  clock of a busy machine): ``deadline_ms`` plus one block's play time (at least
+  ``min_timeout_s``; ``timeout_s`` when the request has no deadline), so a hang shows the
+  fallback within one block of the missed deadline;
 * checks every block (:class:`~game.errorbank.monitors.FrameMonitor`: shape, dtype,
   empty, black, frozen, late); an exception, a disconnect or a bad block is retried
   with exponential back-off (``backoff_s * 2**k``, at most ``backoff_max_s``), from
@@ -19,7 +22,11 @@ What it does with each request:
 * after ``retries`` failures, or at once on a hang, switches to the fallback
   (the procedural backend at the inner backend's size) for the rest of the request
   and the following ones, sets :attr:`notice`, and probes the inner backend every
-  ``probe_every_s`` seconds of frame time; the first good block switches back;
+  ``probe_every_s`` seconds of frame time, even while a hung call is still alive (a
+  probe waits at most one deadline; one still out is looked at again on the next
+  request); the first good block switches back;
+* validates each block's audio (dtype, shape, length for its frames, NaN, range) and
+  repairs it before it is passed on (:class:`~game.errorbank.monitors.AudioMonitor`);
 * renders the same request with a clean procedural backend at 96 x 54 (the
   *reference*: the current sink, with the camera, night and rain the request asks
   for) and runs the drift and story monitors against it; on drift or a story fault
@@ -42,13 +49,14 @@ import math
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from game.errorbank.clock import Clock, Watch, Worker, default_clock
 from game.errorbank.metrics import U8, thumbnail
 from game.errorbank.monitors import Finding, Monitors
 from game.errorbank.store import Case, ErrorStore, Sample, Severity
@@ -71,6 +79,10 @@ NOTICE_DOWN = "world model unreachable \u2014 showing the procedural world"
 FAULT_KINDS = ("frame.shape", "frame.black", "frame.frozen")
 #: Finding kinds corrected by re-anchoring and regenerating.
 CORRECTABLE_KINDS = ("drift", "story.missing", "story.extra")
+#: Frame indices of corrections kept in :attr:`GuardStats.correction_frames`.
+KEEP_CORRECTIONS = 1024
+#: Snapshot handle pairs (inner -> reference) kept for :meth:`GuardedBackend.memory` restores.
+KEEP_SNAPSHOTS = 256
 
 BackendFactory = Callable[[Capabilities], Backend]
 
@@ -103,22 +115,26 @@ class _Pump:
         self._make = make
         self._ask: queue.Queue[str] = queue.Queue()
         self._out: queue.Queue[tuple[str, Any]] = queue.Queue()
+        #: set when the block asked for (or an error, or the end) is there to take
+        self.ready = threading.Event()
+        self.worker = Worker()
         self.thread = threading.Thread(target=self._run, name="errorbank-pump", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
+        self.worker.enter()
         it: Iterator[FrameChunk] | None = None
         try:
             while self._ask.get() == "next":
                 try:
                     if it is None:
                         it = iter(self._make())
-                    self._out.put(("chunk", next(it)))
+                    self._put("chunk", next(it))
                 except StopIteration:
-                    self._out.put(("end", None))
+                    self._put("end", None)
                     return
                 except BaseException as exc:  # noqa: BLE001 - handed to the guard
-                    self._out.put(("error", exc))
+                    self._put("error", exc)
                     return
         finally:
             close = getattr(it, "close", None)
@@ -128,27 +144,42 @@ class _Pump:
                 except Exception:  # noqa: BLE001 - a backend's cleanup must not escape its thread
                     pass
 
-    def ask(self) -> None:
-        """Ask for the next block (the worker starts on it at once)."""
-        self._ask.put("next")
+    def _put(self, kind: str, value: Any) -> None:
+        self._out.put((kind, value))
+        self.ready.set()
 
-    def take(self, timeout: float) -> Any:
+    def ask(self, clock: Clock) -> Watch:
+        """Ask for the next block (the worker starts on it at once); returns the watch timing it."""
+        self.ready.clear()
+        watch = clock.watch(self.worker)
+        self._ask.put("next")
+        return watch
+
+    def take(self, watch: Watch, timeout: float) -> Any:
         """The block asked for, or ``_END``.
 
         Raises:
-            _Hang: nothing came within ``timeout`` seconds.
+            _Hang: nothing came within ``timeout`` seconds of ``watch``'s clock.
             BaseException: whatever the backend raised.
         """
-        try:
-            kind, value = self._out.get(timeout=timeout)
-        except queue.Empty:
-            raise _Hang(f"no block within {timeout:.2f} s") from None
+        if not watch.wait(self.ready, timeout):
+            raise _Hang(f"no block within {timeout:.2f} s")
+        return self.take_now()
+
+    def take_now(self) -> Any:
+        """What came for the last ask (call once :attr:`ready` is set), or ``_END``.
+
+        Raises:
+            BaseException: whatever the backend raised.
+        """
+        kind, value = self._out.get_nowait()
         if kind == "error":
             raise value
         return _END if kind == "end" else value
 
     def close(self, wait: float = 0.0) -> None:
-        """Ask the worker to stop (it closes the inner iterator) and wait up to ``wait`` seconds for it."""
+        """Ask the worker to stop (it closes the inner iterator) and wait up to ``wait`` real seconds
+        for it (a backend's cleanup; nothing is decided on it)."""
         self._ask.put("close")
         if wait > 0 and self.thread.is_alive():
             self.thread.join(wait)
@@ -166,8 +197,12 @@ class GuardStats:
         retries: retries after a fault; ``fallback_frames``: frames shown from the fallback.
         downs, backs: switches to and from the fallback.
         hangs, errors, faults, late: inner failures by kind.
-        stalls: blocks whose wall time exceeded their play time (T / fps).
-        correction_frames: frame index of each block a correction replaced.
+        probes: probes of a down inner backend started.
+        audio_fixed: blocks whose audio was repaired or replaced by silence.
+        stalls: blocks whose wall time exceeded their play time (T / fps); a figure for
+            benches, never a decision.
+        correction_frames: frame index of each block a correction replaced (the last
+            :data:`KEEP_CORRECTIONS`).
     """
 
     blocks: int = 0
@@ -185,8 +220,10 @@ class GuardStats:
     errors: int = 0
     faults: int = 0
     late: int = 0
+    probes: int = 0
+    audio_fixed: int = 0
     stalls: int = 0
-    correction_frames: list[int] = field(default_factory=list)
+    correction_frames: deque[int] = field(default_factory=lambda: deque(maxlen=KEEP_CORRECTIONS))
 
 
 @dataclass
@@ -203,6 +240,7 @@ class _Req:
     pending: list[int] = field(default_factory=list)
     block_t0: float = 0.0
     opens: int = 0
+    audio_cased: bool = False
 
 
 @dataclass
@@ -212,6 +250,8 @@ class _Run:
     sub: WorldRequest
     pump: _Pump
     ref: Iterator[FrameChunk] | None
+    watch: Watch | None = None
+    frame: int = 0
 
 
 @dataclass
@@ -229,6 +269,7 @@ class _Failure:
     note: str
     findings: list[Finding] = field(default_factory=list)
     frames: U8 | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 class GuardedBackend:
@@ -246,12 +287,18 @@ class GuardedBackend:
             to the request alone).
         session, story: ids written into each case.
         scene_of: request -> scene id for cases (default: the location id).
-        timeout_s: block timeout without a deadline, s; ``hang_factor``, ``min_timeout_s``:
-            the timeout with one (``max(min_timeout_s, hang_factor * deadline_ms / 1000)``).
+        timeout_s: block timeout without a deadline, s of ``clock``; ``grace_blocks``,
+            ``min_timeout_s``: the timeout with one, ``max(min_timeout_s, deadline_ms / 1000
+            + grace_blocks * frames_per_block / fps)``: a hang costs at most that many blocks
+            past the deadline.
         retries: retries after a fault before falling back; ``backoff_s``, ``backoff_max_s``:
-            their wall-clock back-off.
+            their back-off, s of ``clock``.
         probe_every_s: frame-time seconds between probes of a down inner backend.
         restart_on_recover: call ``inner.start`` again before a probe (a reconnect).
+        clock: what timeouts and lateness are measured on (:mod:`game.errorbank.clock`);
+            default :func:`~game.errorbank.clock.default_clock`: the backend's own progress
+            (:class:`~game.errorbank.clock.WorkClock`) in this process, real time for a remote
+            backend. Headless play passes a :class:`~game.errorbank.clock.FrameClock`.
         rewind: snapshot before each block and restore it before a retry or a
             correction, where the inner backend has snapshots.
         check_every: drift-check every n-th block (frame checks run on all).
@@ -272,10 +319,11 @@ class GuardedBackend:
                  store: ErrorStore | None = None, monitors: Monitors | None = None, *,
                  reference_factory: BackendFactory | None = procedural_factory,
                  session: str = "", story: str = "", scene_of: Callable[[WorldRequest], str] | None = None,
-                 timeout_s: float = 10.0, hang_factor: float = 3.0, min_timeout_s: float = 0.5,
+                 timeout_s: float = 10.0, grace_blocks: float = 1.0, min_timeout_s: float = 0.1,
                  retries: int = 2, backoff_s: float = 0.05, backoff_max_s: float = 1.0,
                  probe_every_s: float = 5.0, restart_on_recover: bool = True, rewind: bool = True,
-                 check_every: int = 1, on_notice: Callable[[str], None] | None = None) -> None:
+                 check_every: int = 1, on_notice: Callable[[str], None] | None = None,
+                 clock: Clock | None = None) -> None:
         self.inner = inner
         self.fallback_factory = fallback_factory or procedural_factory
         self.store = store
@@ -285,7 +333,8 @@ class GuardedBackend:
         self.story = story
         self.scene_of = scene_of or (lambda r: r.scene.location)
         self.timeout_s = timeout_s
-        self.hang_factor = hang_factor
+        self.grace_blocks = grace_blocks
+        self.clock: Clock = clock if clock is not None else default_clock(inner)
         self.min_timeout_s = min_timeout_s
         self.retries = retries
         self.backoff_s = backoff_s
@@ -303,12 +352,13 @@ class GuardedBackend:
         self._down_frame = 0
         self._last_probe = 0
         self._hung: list[threading.Thread] = []
+        self._probe: _Run | None = None
         self._fallback: Backend | None = None
         self._fallback_started = False
         self._ref: Backend | None = None
         self._ref_start: SessionStart | None = None
         self._attempts: OrderedDict[int, int] = OrderedDict()
-        self._snap_map: dict[str, str] = {}
+        self._snap_map: OrderedDict[str, str] = OrderedDict()
         try:
             self.caps = inner.capabilities()
         except Exception as exc:  # noqa: BLE001 - a dead backend must not stop the game
@@ -364,10 +414,15 @@ class GuardedBackend:
         ref_result = self._ref_memory(op)
         if op.op == "snapshot" and result.handle and ref_result is not None:
             self._snap_map[result.handle] = ref_result.handle
+            while len(self._snap_map) > KEEP_SNAPSHOTS:
+                self._snap_map.popitem(last=False)
         return result
 
     def close(self) -> None:
         """Close the inner backend, the fallback and the reference; flush the store (not closed)."""
+        if self._probe is not None:
+            self._abandon(self._probe)
+            self._probe = None
         for b in (self.inner, self._fallback, self._ref):
             if b is None:
                 continue
@@ -382,32 +437,72 @@ class GuardedBackend:
     def _generate(self, request: WorldRequest) -> Generator[FrameChunk, None, None]:
         st = _Req(request, self.caps.round_up(request.min_frames), time.perf_counter())
         st.block_t0 = st.t0
-        if self._down and self._probe_due():
-            yield from self._serve_inner(st, probing=True)
-        elif not self._down:
-            yield from self._serve_inner(st, probing=False)
+        if self._down:
+            yield from self._serve_probe(st)
+        else:
+            yield from self._serve_inner(st)
         if not st.finished:
             yield from self._serve_fallback(st)
 
-    def _serve_inner(self, st: _Req, probing: bool) -> Iterator[FrameChunk]:
-        if probing:
-            self._last_probe = self.frame
-            if any(t.is_alive() for t in self._hung):
+    def _serve_probe(self, st: _Req) -> Iterator[FrameChunk]:
+        """While down: look at a probe still out, start one when due; serve the inner backend
+        again as soon as one answers with a good block."""
+        p = self._probe
+        if p is not None:
+            self._probe = None
+            answered = p.pump.ready.is_set() or (  # has it answered by now (no wait on real clocks)
+                p.watch is not None and p.watch.wait(p.pump.ready, p.watch.elapsed()))
+            if answered:
+                good = self._answer_ok(p)
+                self._close(p)
+                if good:
+                    self._come_back(st)
+                    yield from self._serve_inner(st)
+                    return
+            elif self.frame - p.frame < self.probe_every_s * self.caps.fps:
+                self._probe = p  # still out: looked at again on the next request
                 return
-            self._hung.clear()
-            try:
-                if self.restart_on_recover and self._start is not None:
-                    start = self._start
-                    self._call(lambda: self.inner.start(start), self._timeout(st.request))
-                    self._start_reference(start)
-            except Exception:  # noqa: BLE001 - still down
-                return
+            else:
+                self._abandon(p)  # out too long: a fresh probe below
+        if not self._probe_due():
+            return
+        self._last_probe = self.frame
+        self.stats.probes += 1
+        if self.restart_on_recover and self._start is not None:
+            self._start_reference(self._start)
+        run = self._open(st, restart=self.restart_on_recover)
+        got = self._pull(run, st, self._probe_wait(st.request), probe=True)
+        if isinstance(got, _Block):
+            self._come_back(st)
+            yield from self._serve_inner(st, run, got)
+        elif got.kind == "backend.hang":
+            self._probe = run  # still alive: its answer, when it comes, switches back
+        else:
+            self._close(run)
+
+    def _answer_ok(self, run: _Run) -> bool:
+        """Whether a probe that was still out has since answered with a usable block."""
+        try:
+            item = run.pump.take_now()
+        except Exception:  # noqa: BLE001 - still down
+            return False
+        if item is _END:
+            return False
+        findings = self.monitors.frame.check(item, run.sub, self.caps)
+        return not any(f.kind in FAULT_KINDS for f in findings)
+
+    def _serve_inner(self, st: _Req, run: _Run | None = None, first: _Block | None = None) -> Iterator[FrameChunk]:
         failures = 0
-        run = self._open(st)
+        run = run if run is not None else self._open(st)
         try:
             while not st.finished:
-                snaps = self._snapshot() if self.rewind else None
-                got = self._pull(run, st)
+                got: _Block | _Failure
+                snaps: tuple[str, str] | None = None
+                if first is not None:
+                    got, first = first, None
+                else:
+                    snaps = self._snapshot() if self.rewind else None
+                    got = self._pull(run, st)
                 if isinstance(got, _Failure) and got.kind == "end":
                     if st.done == 0:
                         why = "the backend yielded no blocks"
@@ -418,23 +513,19 @@ class GuardedBackend:
                 if isinstance(got, _Failure):
                     self._close(run)
                     failures += 1
-                    give_up = probing or got.kind == "backend.hang" or failures > self.retries
-                    if not probing:
-                        self._resolve(st, False)
-                        st.pending.append(self._failure_case(st, got, "fallback" if give_up else "retry"))
+                    give_up = got.kind == "backend.hang" or failures > self.retries
+                    self._resolve(st, False)
+                    st.pending.append(self._failure_case(st, got, "fallback" if give_up else "retry"))
                     if give_up:
                         self._go_down(st, got.note)
                         return
                     self.stats.retries += 1
-                    time.sleep(min(self.backoff_max_s, self.backoff_s * 2 ** (failures - 1)))
+                    self.clock.sleep(min(self.backoff_max_s, self.backoff_s * 2 ** (failures - 1)))
                     if snaps is not None:
                         self._restore(snaps)
                     run = self._open(st)
                     continue
                 block = got
-                if probing:
-                    probing = False
-                    self._come_back(st)
                 correctable = [f for f in block.findings if f.kind in CORRECTABLE_KINDS]
                 if correctable:
                     self._close(run)
@@ -473,16 +564,24 @@ class GuardedBackend:
         st.finished = True
 
     # -- one block -----------------------------------------------------------------------------
-    def _open(self, st: _Req) -> _Run:
+    def _open(self, st: _Req, restart: bool = False) -> _Run:
+        """A worker for the frames still owed; with ``restart`` it calls ``inner.start`` first (a reconnect)."""
         sub = self._subrequest(st)
         inner = self.inner
+        start = self._start if restart else None
+
+        def make() -> Iterator[FrameChunk]:
+            if start is not None:
+                inner.start(start)
+            return iter(inner.generate(sub))
+
         ref: Iterator[FrameChunk] | None = None
         if self._ref is not None:
             try:
                 ref = iter(self._ref.generate(sub))
             except Exception:  # noqa: BLE001 - no reference for this run
                 ref = None
-        return _Run(sub, _Pump(lambda: inner.generate(sub)), ref)
+        return _Run(sub, _Pump(make), ref, frame=self.frame)
 
     def _close(self, run: _Run) -> None:
         hung = run.pump.thread in self._hung
@@ -490,29 +589,43 @@ class GuardedBackend:
         close = getattr(run.ref, "close", None)
         if callable(close):
             close()
+        run.ref = None
 
-    def _pull(self, run: _Run, st: _Req) -> _Block | _Failure:
-        t_ask = time.perf_counter()
-        run.pump.ask()
+    def _abandon(self, run: _Run) -> None:
+        """Give up on a run whose call is still out (its thread ends if the call ever returns)."""
+        self._keep_hung(run.pump.thread)
+        self._close(run)
+
+    def _keep_hung(self, thread: threading.Thread) -> None:
+        self._hung = [t for t in self._hung if t.is_alive()]
+        if thread not in self._hung:
+            self._hung.append(thread)
+
+    def _pull(self, run: _Run, st: _Req, timeout: float | None = None, probe: bool = False) -> _Block | _Failure:
+        watch = run.pump.ask(self.clock)
+        run.watch = watch
         ref_chunk: FrameChunk | None = None
         if run.ref is not None:  # rendered while the inner backend works on its block
             try:
                 ref_chunk = next(run.ref, None)
             except Exception:  # noqa: BLE001 - the reference is best effort
                 run.ref = None
+        until = self._timeout(st.request) if timeout is None else timeout
         try:
-            item = run.pump.take(max(0.02, self._timeout(st.request) - (time.perf_counter() - t_ask)))
+            item = run.pump.take(watch, until)
         except _Hang as exc:
-            self._hung.append(run.pump.thread)
-            self.stats.hangs += 1
-            return _Failure("backend.hang", f"backend hung: {exc}")
+            self._keep_hung(run.pump.thread)
+            if not probe:
+                self.stats.hangs += 1
+            return _Failure("backend.hang", f"backend hung: {exc}",
+                            metrics={"key": "backend.hang", "timeout_s": round(until, 6),
+                                     "deadline_ms": st.request.deadline_ms, "block": st.out_block})
         except Exception as exc:  # noqa: BLE001 - any backend failure is a case, not a crash
             self.stats.errors += 1
             return _Failure("backend.error", f"{type(exc).__name__}: {exc}")
         if item is _END:
             return _Failure("end", "the backend ended the request")
-        now = time.perf_counter()
-        elapsed_ms = (now - st.t0) * 1000.0
+        elapsed_ms = watch.spent() * 1000.0
         ref_frames = ref_chunk.frames if ref_chunk is not None else None
         findings = self.monitors.frame.check(item, run.sub, self.caps, ref_frames, elapsed_ms)
         faults = [f for f in findings if f.kind in FAULT_KINDS]
@@ -569,6 +682,7 @@ class GuardedBackend:
         return run, got
 
     def _emit(self, st: _Req, chunk: FrameChunk, block: _Block | None, fallback: bool) -> FrameChunk:
+        chunk = self._check_audio(st, chunk)
         if st.done + chunk.n_frames >= st.total:
             st.finished = True
         last = chunk.last or st.finished
@@ -597,6 +711,21 @@ class GuardedBackend:
         self.stats.blocks += 1
         self.stats.frames += chunk.n_frames
         return out
+
+    def _check_audio(self, st: _Req, chunk: FrameChunk) -> FrameChunk:
+        """The block with its audio validated (repaired or silenced); the first repair of a
+        request is recorded as a case."""
+        if self.monitors.audio is None:
+            return chunk
+        fixed, finding = self.monitors.audio.check(chunk, self.caps)
+        if finding is None:
+            return chunk
+        self.stats.audio_fixed += 1
+        if not st.audio_cased:
+            st.audio_cased = True
+            self._record(st, finding.kind, finding.severity, finding.note, finding.metrics, None, None,
+                         str(finding.metrics.get("correction", "audio.repaired")), True)
+        return fixed
 
     # -- sub-requests, snapshots, the reference -------------------------------------------------------
     def _subrequest(self, st: _Req) -> WorldRequest:
@@ -697,31 +826,47 @@ class GuardedBackend:
             if self.on_notice is not None:
                 self.on_notice(text)
 
+    def _block_s(self) -> float:
+        """Play time of one block, s."""
+        return self.caps.frames_per_block / max(1e-6, self.caps.fps)
+
     def _timeout(self, request: WorldRequest) -> float:
+        """How long a block may take on :attr:`clock` before it is a hang: the deadline plus
+        ``grace_blocks`` blocks, at least ``min_timeout_s``; ``timeout_s`` without a deadline."""
         if request.deadline_ms > 0:
-            return max(self.min_timeout_s, self.hang_factor * request.deadline_ms / 1000.0)
+            return max(self.min_timeout_s, request.deadline_ms / 1000.0 + self.grace_blocks * self._block_s())
         return self.timeout_s
+
+    def _probe_wait(self, request: WorldRequest) -> float:
+        """How long a probe is waited for before the fallback serves: the deadline (one block without one)."""
+        wait = request.deadline_ms / 1000.0 if request.deadline_ms > 0 else self._block_s()
+        return max(self.min_timeout_s, wait)
 
     def _call(self, fn: Callable[[], Any], timeout: float) -> Any:
         """``fn()`` in a daemon thread; its result, or its exception re-raised.
 
         Raises:
-            _Hang: it did not return within ``timeout`` seconds (the thread is kept in
-                the hung list; the inner backend counts as down until it ends).
+            _Hang: it did not return within ``timeout`` seconds of :attr:`clock` (the thread
+                is kept in the hung list).
         """
         box: dict[str, Any] = {}
+        done = threading.Event()
+        worker = Worker()
 
         def run() -> None:
+            worker.enter()
             try:
                 box["value"] = fn()
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
                 box["error"] = exc
+            finally:
+                done.set()
 
         t = threading.Thread(target=run, name="errorbank-call", daemon=True)
+        watch = self.clock.watch(worker)
         t.start()
-        t.join(timeout)
-        if t.is_alive():
-            self._hung.append(t)
+        if not watch.wait(done, timeout):
+            self._keep_hung(t)
             raise _Hang(f"no answer within {timeout:.2f} s")
         if "error" in box:
             raise box["error"]
@@ -745,7 +890,7 @@ class GuardedBackend:
 
     def _failure_case(self, st: _Req, f: _Failure, correction: str) -> int:
         finding = f.findings[0] if f.findings else None
-        metrics = dict(finding.metrics) if finding is not None else {"key": f.kind}
+        metrics = dict(finding.metrics) if finding is not None else (dict(f.metrics) or {"key": f.kind})
         return self._record(st, f.kind, "error", f.note, metrics, f.frames, None, correction, None)
 
     def _resolve(self, st: _Req, worked: bool, frames: U8 | None = None) -> None:
@@ -754,11 +899,10 @@ class GuardedBackend:
             st.pending.clear()
             return
         png = _thumb(frames) if worked else None
-        for case_id in st.pending:
-            changes: dict[str, Any] = {"worked": worked}
-            if png is not None:
-                changes["fixed_png"] = png
-            self.store.update(case_id, **changes)
+        changes: dict[str, Any] = {"worked": worked}
+        if png is not None:
+            changes["fixed_png"] = png
+        self.store.update_many(list(st.pending), **changes)
         st.pending.clear()
 
     def _record_findings(self, st: _Req, block: _Block, findings: list[Finding], fixed: _Block | None,

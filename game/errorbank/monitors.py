@@ -1,4 +1,4 @@
-"""Monitors of the world stream: frame faults, visual drift, story faults.
+"""Monitors of the world stream: frame faults, visual drift, story faults, chunk audio.
 
 Each monitor is a pure function of a block, its request and (where there is one)
 the *reference* block: the same request rendered by a clean procedural backend
@@ -12,7 +12,7 @@ correction and the store records the case.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -80,7 +80,8 @@ class FrameMonitor:
             request: the request it answers.
             caps: the backend's capabilities (frame size).
             reference: the reference block ``(T, h, w, 3)`` uint8, or ``None``.
-            elapsed_ms: wall time since the request went out, ms (0 = not measured).
+            elapsed_ms: time the block took since it was asked for, ms of the guard's clock
+                (:mod:`game.errorbank.clock`; 0 = not measured).
 
         Returns:
             Empty when the block is good. A shape finding stops the other checks.
@@ -215,6 +216,102 @@ class StoryMonitor:
         return out
 
 
+#: Highest audio sample rate taken as plausible, Hz (above it the rate is wrong).
+MAX_AUDIO_RATE = 384_000
+
+
+def expected_samples(n_frames: int, fps: float, rate: int) -> int:
+    """Audio samples that go with ``n_frames`` frames: ``round(n_frames * rate / fps)``
+    (the protocol's rule, :mod:`game.world.protocol`)."""
+    return int(round(n_frames * rate / fps)) if fps > 0 else 0
+
+
+def repair_audio(audio: object, n: int) -> tuple[np.ndarray, list[str]]:
+    """``audio`` made a valid block track: ``(n,)`` float32 mono, finite, in [-1, 1].
+
+    What is repaired (each named in the returned reasons): a ``(n, 1)`` / ``(1, n)`` shape
+    (flattened), several channels (averaged to mono), integer PCM (scaled by its dtype's
+    largest value), another float dtype (cast), NaN or infinite samples (0), samples
+    outside [-1, 1] (clipped), a wrong length (trimmed, or padded with silence). Anything
+    else (not an array, not numbers, more than 2 dimensions) becomes ``n`` samples of silence.
+
+    Returns:
+        ``(track, reasons)``; ``reasons`` is empty when ``audio`` was already valid.
+    """
+    silence = np.zeros(max(0, n), np.float32)
+    if not isinstance(audio, np.ndarray):
+        return silence, [f"audio is {type(audio).__name__}, not a numpy array: silenced"]
+    a = audio
+    if a.dtype.kind not in "fiub" or a.dtype.kind == "b" or a.ndim == 0 or a.ndim > 2:
+        return silence, [f"audio of dtype {a.dtype} and shape {a.shape} cannot be played: silenced"]
+    reasons: list[str] = []
+    if a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)
+        half = (float(info.max) - float(info.min) + 1.0) / 2.0
+        reasons.append(f"audio dtype {a.dtype}: scaled to float32")
+        a = (a.astype(np.float64) - (float(info.min) + half)) / half
+    elif a.dtype != np.float32:
+        reasons.append(f"audio dtype {a.dtype}: cast to float32")
+    if a.ndim == 2:
+        axis = 1 if a.shape[0] >= a.shape[1] else 0
+        if a.shape[axis] > 1:
+            reasons.append(f"audio has {a.shape[axis]} channels: mixed to mono")
+        else:
+            reasons.append(f"audio shape {audio.shape}: flattened")
+        a = a.astype(np.float64).mean(axis=axis)
+    out = np.asarray(a, dtype=np.float32)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        reasons.append(f"{int(bad.sum())} NaN or infinite audio samples: set to 0")
+        out = np.where(bad, np.float32(0.0), out)
+    if out.size and float(np.abs(out).max()) > 1.0:
+        reasons.append("audio outside [-1, 1]: clipped")
+        out = np.clip(out, -1.0, 1.0)
+    if out.shape[0] != n:
+        reasons.append(f"audio has {out.shape[0]} samples, not {n} for its frames: "
+                       + ("trimmed" if out.shape[0] > n else "padded with silence"))
+        out = out[:n] if out.shape[0] > n else np.concatenate([out, np.zeros(n - out.shape[0], np.float32)])
+    if reasons and out is audio:
+        out = out.copy()
+    return np.ascontiguousarray(out, dtype=np.float32), reasons
+
+
+class AudioMonitor:
+    """Chunk audio checked like frames: a bad track is repaired (:func:`repair_audio`) or
+    silenced, never passed on.
+
+    The track's length must be :func:`expected_samples` of the block's frames at the
+    chunk's ``audio_rate`` (when that rate is not a plausible positive integer, the
+    backend's ``caps.audio_rate`` is used and the chunk restamped with it).
+    """
+
+    def check(self, chunk: FrameChunk, caps: Capabilities) -> tuple[FrameChunk, Finding | None]:
+        """``(chunk, None)`` when its audio is valid or absent, else ``(repaired chunk, finding)``.
+
+        The finding's kind is ``audio.bad`` (severity warning); its metrics hold ``key``
+        (``audio``), ``score`` (how many things were wrong), ``reasons`` and ``correction``
+        (``audio.repaired`` or ``audio.silenced``).
+        """
+        if chunk.audio is None:
+            return chunk, None
+        reasons: list[str] = []
+        rate = chunk.audio_rate
+        if not isinstance(rate, (int, np.integer)) or isinstance(rate, bool) or not 0 < int(rate) <= MAX_AUDIO_RATE:
+            reasons.append(f"audio rate {rate!r} is not a sample rate: {caps.audio_rate} Hz used")
+            rate = caps.audio_rate
+        n = expected_samples(chunk.n_frames, chunk.fps if chunk.fps > 0 else caps.fps, int(rate))
+        track, fixes = repair_audio(chunk.audio, n)
+        reasons += fixes
+        if not reasons:
+            return chunk, None
+        silenced = any("silenced" in r for r in reasons)
+        correction = "audio.silenced" if silenced else "audio.repaired"
+        finding = Finding("audio.bad", "warning", "; ".join(reasons),
+                          {"key": "audio", "score": float(len(reasons)), "reasons": reasons,
+                           "correction": correction})
+        return replace(chunk, audio=track, audio_rate=int(rate)), finding
+
+
 def frozen_against(previous: U8 | None, frames: U8) -> bool:
     """Whether ``frames`` repeats ``previous`` (the last block) exactly: a stuck stream."""
     return previous is not None and previous.shape == frames.shape and bool(np.array_equal(previous, frames))
@@ -228,14 +325,16 @@ class Monitors:
         frame: frame faults (always on).
         drift: visual drift, or ``None`` to skip it.
         story: story faults, or ``None`` to skip them.
+        audio: chunk audio (repaired, never passed on bad), or ``None`` to pass it as it is.
     """
 
     frame: FrameMonitor
     drift: DriftMonitor | None
     story: StoryMonitor | None
+    audio: AudioMonitor | None = field(default_factory=AudioMonitor)
 
     @classmethod
     def default(cls, thresholds: Thresholds | None = None) -> Monitors:
-        """All three monitors with ``thresholds`` (default: built-in)."""
+        """All four monitors with ``thresholds`` (default: built-in)."""
         t = thresholds or Thresholds()
-        return cls(FrameMonitor(t), DriftMonitor(t), StoryMonitor())
+        return cls(FrameMonitor(t), DriftMonitor(t), StoryMonitor(), AudioMonitor())

@@ -8,8 +8,9 @@ A reply is checked, in order, against:
    says; matched as whole-token sequences of the normalised text;
 2. persona-guard hooks: callables ``hook(character, reply) -> reason | None`` the
    character room plugs in (contradictions with sink or entity facts...);
-3. rejected replies: every reply recorded as bad in the store (and not labelled a
-   false alarm), compared by normalised token overlap (see :func:`overlap`):
+3. rejected replies: the newest :data:`~game.errorbank.store.MAX_REJECTED` replies
+   recorded as bad in the store (and not labelled a false alarm) or rejected in this
+   session, compared by normalised token overlap (see :func:`overlap`):
    exact after normalisation, or a near duplicate above the ``reply.repeat``
    threshold.
 
@@ -20,12 +21,13 @@ but letters, digits and in-word apostrophes turned into spaces.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from game.cast.similarity import contains_phrase, normalise, overlap, tokens
-from game.errorbank.store import Case, ErrorStore
+from game.errorbank.store import MAX_REJECTED, Case, ErrorStore
 from game.errorbank.thresholds import Thresholds
 
 #: Phrases no character says: they are the model speaking, not the character.
@@ -103,9 +105,10 @@ class ReplyMonitor:
         self.story = story
         self.hooks: list[Hook] = []
         self._lock = threading.Lock()
-        self._rejected: list[tuple[str, str]] = []
+        # the newest MAX_REJECTED: a reply is compared with each, so the window is bounded
+        self._rejected: deque[tuple[str, str]] = deque(maxlen=MAX_REJECTED)
         if store is not None:
-            for case in store.cases("reply"):
+            for case in store.iter_cases("reply"):
                 if case.bad_reply and case.label != "good":
                     self._rejected.append((case.character, case.bad_reply))
 

@@ -10,10 +10,17 @@ Tables:
   the last few samples but never a case.
 
 Durability: every :meth:`ErrorStore.add` is its own transaction and is committed
-before it returns, with ``journal_mode=WAL`` and ``synchronous=FULL`` by default,
+before it returns, with ``journal_mode=WAL`` and ``synchronous=NORMAL`` by default,
 so a process killed mid-write (even by SIGKILL) leaves every case committed before
-it readable and complete; the one being written is either all there or absent.
+it readable and complete; the one being written is either all there or absent. In
+WAL mode ``NORMAL`` syncs to disk at checkpoints, not at every commit: a commit costs
+a write, not an fsync (``FULL`` adds survival of a power cut, at an fsync per case).
 One connection per store, guarded by a lock, usable from any thread.
+
+Cost per turn stays flat as the bank grows: writes are appends (samples in batches,
+the updates that close a request's cases in one transaction), every query a game
+makes reads through an index (``kind`` ranges, not ``LIKE``), and what is read back
+per character is bounded (:data:`MAX_REJECTED`).
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ from game.errorbank.thresholds import Thresholds, thresholds_path
 Severity = Literal["info", "warning", "error"]
 Label = Literal["", "good", "bad"]
 
-#: Schema version (``PRAGMA user_version``).
-SCHEMA_VERSION = 1
+#: Schema version (``PRAGMA user_version``); 2 added ``cases_character``.
+SCHEMA_VERSION = 2
+#: Most rejected replies :meth:`ErrorStore.rejected_replies` hands back (the newest).
+MAX_REJECTED = 500
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cases (
@@ -61,6 +70,7 @@ CREATE TABLE IF NOT EXISTS cases (
 );
 CREATE INDEX IF NOT EXISTS cases_kind ON cases(kind);
 CREATE INDEX IF NOT EXISTS cases_session ON cases(session, frame);
+CREATE INDEX IF NOT EXISTS cases_character ON cases(character, kind);
 CREATE TABLE IF NOT EXISTS samples (
     session TEXT NOT NULL,
     frame INTEGER NOT NULL,
@@ -147,15 +157,15 @@ class ErrorStore:
 
     Args:
         path: database file (created with its folder), or ``":memory:"``.
-        synchronous: SQLite ``synchronous`` pragma (``FULL`` survives power loss too;
-            ``NORMAL`` survives a killed process in WAL mode).
+        synchronous: SQLite ``synchronous`` pragma (``NORMAL``, the default, survives a
+            killed process in WAL mode; ``FULL`` survives power loss too, at an fsync per commit).
         sample_batch: samples are committed every this many (and on every case).
 
     Raises:
         ErrorBankError: the file cannot be opened or is not an error bank.
     """
 
-    def __init__(self, path: str | Path, synchronous: Literal["FULL", "NORMAL", "OFF"] = "FULL",
+    def __init__(self, path: str | Path, synchronous: Literal["FULL", "NORMAL", "OFF"] = "NORMAL",
                  sample_batch: int = 64) -> None:
         self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
         self.sample_batch = sample_batch
@@ -221,6 +231,27 @@ class ErrorStore:
         if cur.rowcount == 0:
             raise ErrorBankError(f"no case {case_id}", where=str(self.path))
 
+    def update_many(self, case_ids: list[int], **changes: Any) -> None:
+        """The same changes to several cases, in one transaction (ids that do not exist are skipped).
+
+        Raises:
+            ErrorBankError: unknown field, or the database refused.
+        """
+        bad = [k for k in changes if k not in _COLUMNS]
+        if bad:
+            raise ErrorBankError(f"unknown case field(s): {', '.join(bad)}")
+        if not changes or not case_ids:
+            return
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        values = [_encode(k, v) for k, v in changes.items()]
+        with self._lock:
+            try:
+                self._db.executemany(f"UPDATE cases SET {sets} WHERE id = ?", [[*values, i] for i in case_ids])
+                self._db.commit()
+            except sqlite3.DatabaseError as exc:
+                self._db.rollback()
+                raise ErrorBankError(f"cannot update cases {case_ids}: {exc}", where=str(self.path)) from exc
+
     def label(self, case_id: int, label: Label) -> None:
         """Label a case ``good`` (false alarm), ``bad`` (true fault) or ``""`` (unlabelled).
 
@@ -270,9 +301,9 @@ class ErrorStore:
         """Like :meth:`cases`, one at a time."""
         where, args = [], []
         if kind is not None:
-            if prefix:
-                where.append("(kind = ? OR kind LIKE ?)")
-                args += [kind, kind + ".%"]
+            if prefix:  # a range, so the kind index serves it (LIKE would scan)
+                where.append("(kind = ? OR (kind >= ? AND kind < ?))")
+                args += [kind, kind + ".", kind + "/"]
             else:
                 where.append("kind = ?")
                 args.append(kind)
@@ -333,17 +364,21 @@ class ErrorStore:
             rows = self._db.execute(sql + " ORDER BY session, frame, rowid", args).fetchall()
         return [Sample(r[0], int(r[1]), float(r[2]), r[3], float(r[4]), float(r[5]), bool(r[6])) for r in rows]
 
-    def rejected_replies(self, character: str | None = None) -> list[str]:
-        """Replies recorded as bad (dialogue cases not labelled ``good``), oldest first:
-        the persona guard's negative examples."""
-        sql = "SELECT bad_reply FROM cases WHERE kind LIKE 'reply%' AND bad_reply != '' AND label != 'good'"
-        args: list[str] = []
+    def rejected_replies(self, character: str | None = None, limit: int = MAX_REJECTED) -> list[str]:
+        """Replies recorded as bad (dialogue cases not labelled ``good``): the persona guard's
+        negative examples. The newest ``limit`` distinct ones, oldest first, so what a game
+        loads and compares against stays bounded however large the bank grows."""
+        sql = ("SELECT bad_reply, MAX(id) AS last FROM cases WHERE kind >= 'reply' AND kind < 'reply/' "
+               "AND bad_reply != '' AND label != 'good'")
+        args: list[str | int] = []
         if character is not None:
             sql += " AND (character = ? OR character = '')"
             args.append(character)
+        sql += " GROUP BY bad_reply ORDER BY last DESC LIMIT ?"
+        args.append(max(0, limit))
         with self._lock:
-            rows = self._db.execute(sql + " ORDER BY id", args).fetchall()
-        return [r[0] for r in rows]
+            rows = self._db.execute(sql, args).fetchall()
+        return [r[0] for r in reversed(rows)]
 
     # -- thresholds ----------------------------------------------------------------
     @property

@@ -507,6 +507,9 @@ class Director:
             anchors=self.global_anchors() + self._current,
             rolling=tuple(self.rolling),
             ahead=self.ahead(state),
+            # each block is due within its own play time (the error bank's guard shows the
+            # fallback one block after a missed deadline)
+            deadline_ms=round(1000 * self.caps.frames_per_block / self.caps.fps) if self.caps.fps > 0 else 0,
             tiers={"prompt.style": "sink_global", "prompt.location": "sink_current",
                    "prompt.changes": "sink_current", "anchors.global": "sink_global",
                    "anchors.current": "sink_current", "scene.weather": "sink_current",

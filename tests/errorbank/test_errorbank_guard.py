@@ -1,9 +1,12 @@
 """GuardedBackend: a backend that raises, hangs, disconnects or returns garbage never stops the
-stream or touches the story state; drift is corrected by re-anchoring; every case is stored."""
+stream or touches the story state; drift is corrected by re-anchoring; every case is stored.
+
+Time is a ManualClock shared by the guard and the faulty backend: a slow block advances it,
+a hang blocks on it, and the guard times a hang out at exactly its timeout; nothing here
+sleeps against a threshold."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import numpy as np
 import pytest
 
 from game.errorbank import NOTICE_DOWN, ErrorStore, GuardedBackend
+from game.errorbank.clock import ManualClock
 from game.errorbank.faults import FaultyBackend
 from game.errorbank.metrics import delta_e
 from game.errorbank.scenarios import good_requests, make_request
@@ -22,23 +26,28 @@ from game.world.backends.procedural import ProceduralBackend
 from game.world.protocol import Backend, Entity, MemoryOp, Scene, SessionStart, check_frames
 
 W, H, FPB = 96, 54, 4
+BLOCK_S = FPB / 24.0  # play time of one block
 
 
 def guard(inner: Backend, store: ErrorStore | None = None, **kw: object) -> GuardedBackend:
     opts: dict[str, object] = {"timeout_s": 0.4, "backoff_s": 0.005, "probe_every_s": 0.5}
     opts.update(kw)
+    if "clock" not in opts:
+        opts["clock"] = getattr(inner, "clock", None) or ManualClock()
     g = GuardedBackend(inner, store=store, **opts)  # type: ignore[arg-type]
     g.start(SessionStart("s", 1, "a clearing"))
     return g
 
 
 def faulty(plan: dict[int, str] | object, **kw: object) -> FaultyBackend:
+    kw.setdefault("clock", ManualClock())
     return FaultyBackend(ProceduralBackend(W, H, frames_per_block=FPB), plan, **kw)  # type: ignore[arg-type]
 
 
-def play(g: GuardedBackend, n: int, seed: int = 2, min_frames: int = 8) -> tuple[int, list[str]]:
+def play(g: GuardedBackend, n: int, seed: int = 2, min_frames: int = 8, seq0: int = 0) -> tuple[int, list[str]]:
     frames, notices = 0, []
     for req in good_requests(n, seed=seed, min_frames=min_frames):
+        req = replace(req, seq=req.seq + seq0)
         got = 0
         for chunk in g.generate(req):
             assert check_frames(chunk.frames, g.capabilities()) == ""
@@ -79,14 +88,14 @@ def test_a_backend_that_keeps_failing_falls_back_then_comes_back() -> None:
 
 
 def test_a_hang_is_cut_short_and_the_fallback_shows_until_it_answers() -> None:
-    inner = faulty({1: "hang"}, hang_s=20.0)
+    inner = faulty({1: "hang"})
+    clock = inner.clock
+    assert clock is not None
     g = guard(inner, ErrorStore(":memory:"), timeout_s=0.3)
-    t0 = time.perf_counter()
     frames, notices = play(g, 3)
-    assert time.perf_counter() - t0 < 5.0 and frames == 3 * 8
-    assert notices[1] == NOTICE_DOWN and g.down
+    assert frames == 3 * 8 and notices[1] == NOTICE_DOWN and g.down
+    assert clock.now() == pytest.approx(0.3)  # the hang cost its timeout, not a moment more
     inner.release()  # the backend answers again
-    time.sleep(0.05)
     _, notices = play(g, 6, seed=3)
     assert notices[-1] == "" and not g.down
     assert g.store is not None
@@ -95,13 +104,80 @@ def test_a_hang_is_cut_short_and_the_fallback_shows_until_it_answers() -> None:
 
 def test_a_late_block_is_kept_and_recorded_and_the_deadline_sets_the_hang_timeout() -> None:
     store = ErrorStore(":memory:")
-    g = guard(faulty({0: "slow", 1: "slow"}, slow_s=0.15), store, min_timeout_s=0.05, hang_factor=2.5)
-    late = replace(make_request(1, Scene("clearing"), min_frames=FPB), deadline_ms=100)
-    assert len(list(g.generate(late))) == 1 and not g.down  # 150 ms: late, but under 2.5 x 100 ms
+    g = guard(faulty({0: "slow", 1: "slow"}, slow_s=0.4), store, min_timeout_s=0.05)
+    late = replace(make_request(1, Scene("clearing"), min_frames=FPB), deadline_ms=300)
+    assert len(list(g.generate(late))) == 1 and not g.down  # 400 ms: late, but under 300 ms + one block
     assert [(c.kind, c.correction) for c in store.cases()] == [("frame.late", "none")]
-    hung = replace(make_request(2, Scene("clearing"), min_frames=FPB), deadline_ms=30)
-    assert len(list(g.generate(hung))) == 1 and g.down  # 150 ms > 2.5 x 30 ms: treated as a hang
-    assert store.cases()[-1].kind == "backend.hang"
+    assert store.cases()[0].metrics["score"] == pytest.approx(400.0)
+    hung = replace(make_request(2, Scene("clearing"), min_frames=FPB), deadline_ms=100)
+    assert len(list(g.generate(hung))) == 1 and g.down  # 400 ms > 100 ms + one block (167 ms): a hang
+    case = store.cases()[-1]
+    assert case.kind == "backend.hang" and case.metrics["timeout_s"] == pytest.approx(0.1 + BLOCK_S, abs=1e-6)
+
+
+def test_a_hang_shows_the_fallback_within_one_block_of_the_missed_deadline() -> None:
+    inner = faulty({1: "hang"})
+    clock = inner.clock
+    assert clock is not None
+    g = guard(inner, ErrorStore(":memory:"), timeout_s=10.0)  # the deadline, not timeout_s, applies
+    deadline = round(1000 * BLOCK_S)
+    reqs = [replace(r, deadline_ms=deadline) for r in good_requests(3, seed=2, min_frames=3 * FPB)]
+    list(g.generate(reqs[0]))
+    t0 = clock.now()
+    shown = []
+    for chunk in g.generate(reqs[1]):  # the inner backend hangs on its first block
+        shown.append((clock.now() - t0, chunk.probes.get("errorbank.fallback", 0.0)))
+    assert len(shown) == 3 and all(fb == 1.0 for _, fb in shown)  # every frame owed was shown
+    assert shown[0][0] == pytest.approx(deadline / 1000 + BLOCK_S)  # one block after the missed deadline
+    assert shown[0][0] <= deadline / 1000 + BLOCK_S + 1e-9
+    inner.release()
+
+
+def test_probes_go_on_while_a_hung_call_is_still_alive_and_switch_back() -> None:
+    inner = faulty({1: "hang"})  # call 1 never returns in this test; every later call answers
+    clock = inner.clock
+    assert clock is not None
+    store = ErrorStore(":memory:")
+    g = guard(inner, store)
+    _, notices = play(g, 2)
+    assert notices[-1] == NOTICE_DOWN and clock.stuck == 1
+    _, notices = play(g, 4, seed=3, seq0=100)  # the probe (a fresh call) answers while call 1 still hangs
+    assert notices[-1] == "" and not g.down and clock.stuck == 1
+    assert [c.kind for c in store.cases()] == ["backend.hang", "backend.back"]
+    assert g.stats.probes == 1 and inner.calls >= 3
+    inner.release()
+
+
+def test_a_probe_still_out_is_looked_at_again_and_its_late_answer_switches_back() -> None:
+    inner = faulty(lambda i: "hang" if i in (1, 2) else "ok")  # the first probe (call 2) hangs too
+    clock = inner.clock
+    assert clock is not None
+    store = ErrorStore(":memory:")
+    g = guard(inner, store)
+    t0 = clock.now()
+    _, notices = play(g, 5)
+    # the first probe waited one block (no deadline), then the fallback went on serving
+    assert notices[-1] == NOTICE_DOWN and g.stats.probes == 1 and clock.stuck == 2
+    assert clock.now() - t0 == pytest.approx(0.4 + BLOCK_S)  # the hang's timeout + one probe wait
+    inner.release()  # both hung calls answer now
+    _, notices = play(g, 1, seed=3, seq0=100)
+    assert notices == [""] and not g.down and g.stats.probes == 1  # the old probe's answer counted
+    assert [c.kind for c in store.cases()] == ["backend.hang", "backend.back"]
+
+
+@pytest.mark.parametrize("mode", ["audio_nan", "audio_dtype", "audio_length"])
+def test_bad_chunk_audio_is_repaired_and_recorded_never_passed_on(mode: str) -> None:
+    store = ErrorStore(":memory:")
+    g = guard(faulty(lambda i: mode), store)
+    chunks = list(g.generate(make_request(1, Scene("clearing"), min_frames=2 * FPB)))
+    assert len(chunks) == 2 and not g.down  # the frames were fine: no retry, no fallback
+    for c in chunks:
+        assert c.audio is not None and c.audio.dtype == np.float32
+        assert c.audio.shape == (round(c.n_frames * c.audio_rate / c.fps),)
+        assert np.isfinite(c.audio).all() and np.abs(c.audio).max() <= 1.0
+    (case,) = store.cases()  # one case per request, however many blocks were repaired
+    assert case.kind == "audio.bad" and case.correction == "audio.repaired" and case.worked is True
+    assert g.stats.audio_fixed == 2
 
 
 def test_a_backend_down_from_the_start_still_plays() -> None:
@@ -115,8 +191,8 @@ def test_a_backend_down_from_the_start_still_plays() -> None:
 
 def test_the_story_state_is_never_touched(tmp_path: Path) -> None:
     story = load_story(Path(__file__).parents[2] / "stories" / "zero_mark")
-    inner = faulty(lambda i: {2: "raise", 3: "raise", 4: "raise", 6: "hang", 9: "garbage"}.get(i, "ok"), hang_s=5.0)
-    g = GuardedBackend(inner, timeout_s=0.3, backoff_s=0.001, probe_every_s=0.5)
+    inner = faulty(lambda i: {2: "raise", 3: "raise", 4: "raise", 6: "hang", 9: "garbage"}.get(i, "ok"))
+    g = GuardedBackend(inner, timeout_s=0.3, backoff_s=0.001, probe_every_s=0.5, clock=inner.clock)
     s = Session(story, g, seed=4, save_dir=tmp_path / "a")
     clean = Session(story, ProceduralBackend(W, H, frames_per_block=FPB), seed=4, save_dir=tmp_path / "b")
     for sess in (s, clean):
