@@ -16,8 +16,10 @@ reaches the player, in this order:
 
 1. ``empty``: nothing speakable;
 2. ``ooc``: out-of-character phrases (:data:`OOC_PHRASES`: "as an AI", "language
-   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt"...),
-   matched as whole-word sequences of the normalised text;
+   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt", assistant
+   speak such as "here's the code", meta talk such as "next prompt", "the game"...),
+   matched as whole-word sequences of the normalised text; ``code``: code, JSON or
+   markup in the text (fences, braces with quotes, ``def f(``, ``import x``, tags);
 3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
 4. ``leak``: chat-role labels or template macros in the text, her instructions
    echoed back ("You are Eve..."), or any :data:`LEAK_WORDS` consecutive words of
@@ -76,10 +78,24 @@ OOC_PHRASES: tuple[str, ...] = (
     "uncensored", "pwned", "my persona", "persona", "ignore my", "free from all", "do anything now",
     "happy to help", "here to help", "how can i help you", "how can i assist", "how may i assist", "assist you",
     "feel free to ask", "any other questions",
+    # assistant-speak and meta talk about prompts, players and games
+    "next prompt", "your prompt", "a prompt", "prompts", "the player", "this game", "the game", "a game",
+    "video game", "simulation", "npc", "as requested", "here is the code", "here's the code", "here is a python",
+    "here's a python", "python code", "python script", "json", "javascript", "in python", "the code", "code block",
+    "i'd be happy to", "i would be happy to", "i'm happy to help", "sure here", "sure here's", "sure here is",
+    "certainly here", "let me know if", "is there anything else", "anything else i can", "glad i could help",
+    "i hope this helps", "hope this helps", "good question", "great question", "as your", "my role", "new role",
+    "i am now", "i'm now", "from now on", "pretend to be", "playing the role", "in this scenario",
 )
 
 #: The guard's judgement kinds, in checking order.
-VerdictKind = Literal["", "empty", "ooc", "never_say", "leak", "contradiction", "negative", "repeat"]
+VerdictKind = Literal["", "empty", "ooc", "code", "never_say", "leak", "contradiction", "unverified", "identity",
+                      "negative", "repeat"]
+
+#: Code, markup or data in a reply: she speaks, she does not print programs.
+_CODE = re.compile(r"```|`[^`]+`|^\s*[{\[]\s*[\"'\w]|\{\s*\"|\":\s*|\bdef \w+\(|\bimport \w+|\bprint\(|"
+                   r"\breturn \w|\bfunction\s*\w*\(|=>|</?\w+>|;\s*$|\w+\(\)|\bconsole\.|\bfor \w+ in \w+|"
+                   r"^\s*#+\s|^\s*\d+\.\s|\bSELECT\b|==", re.M)
 
 #: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
 LEAK_WORDS = 12
@@ -185,6 +201,7 @@ class PersonaFacts:
         player_name: the player's name once told or pinned (``""``: unknown, not checked).
         known_names: other proper names she may use freely (people, places, ships).
         entities: :class:`EntityFact` beliefs.
+        beliefs: all her beliefs as ``(entity, key, value, source)`` (for :mod:`game.cast.verifier`).
     """
 
     name: str
@@ -193,6 +210,7 @@ class PersonaFacts:
     player_name: str = ""
     known_names: tuple[str, ...] = ()
     entities: tuple[EntityFact, ...] = ()
+    beliefs: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -331,6 +349,9 @@ class PersonaGuard:
         for phrase in self.phrases:
             if contains_phrase(toks, phrase):
                 return Verdict(False, "ooc", (f"out of character: says {phrase!r}",), phrase)
+        code = _CODE.search(reply)
+        if code:
+            return Verdict(False, "code", (f"writes code or data ({code.group(0).strip()!r})",), code.group(0))
         for line in self.never_say:
             if contains_phrase(toks, line):
                 return Verdict(False, "never_say", (f"says {line!r}, which {self.facts.name} never says",), line)
@@ -395,7 +416,7 @@ class PersonaGuard:
         for rx in _SELF_NAME:
             for m in rx.finditer(reply):
                 cand = tokens(m.group(1))
-                if own and _name_like(cand) and own.isdisjoint(cand):
+                if own and _name_like(cand) and own.isdisjoint(cand) and not (cand[0] in _TITLES and len(cand) == 1):
                     return f"calls herself {m.group(1)!r}; she is {f.name}"
         if f.home or f.known_names:
             home_words = set(tokens(f.home))
@@ -418,8 +439,16 @@ class PersonaGuard:
         return ""
 
 
+#: Titles before a name: "Captain Bob" is a name, Bob.
+_TITLES = frozenset("captain sir lady lord doctor dr mr mrs ms miss mister madam professor father sister brother "
+                    "king queen prince princess admiral general count countess".split())
+
+
 def _name_like(words: list[str]) -> bool:
-    """Whether normalised ``words`` look like a person's name (not "Friend", "Sorry"...)."""
+    """Whether normalised ``words`` look like a person's name (not "Friend", "Sorry"...); a title
+    before a name ("Captain Bob") is skipped."""
+    while len(words) > 1 and words[0] in _TITLES:
+        words = words[1:]
     return bool(words) and words[0] not in _NOT_NAMES
 
 
