@@ -3,13 +3,20 @@
 Two sides:
 
 **The player's input** (:meth:`PersonaGuard.check_input`). Typed text is data,
-never instructions. Chat-control tokens (``<|im_start|>``, ``[INST]``,
-``<<SYS>>``...) are removed and line-leading role labels (``system:``) are
-defused, so a line cannot forge a system turn in the prompt; attempts to rewrite
-her instructions or pull her out of the story (:data:`INJECTION_PATTERNS`:
-"ignore previous instructions", "you are now...", "system:", "reveal your
-prompt", "are you an AI?"...) are flagged, and the dialogue pipeline then adds a
-post-history reminder to stay in character. A flag never blocks the player.
+never instructions. The line is first made plain (:func:`game.cast.similarity.plain_text`:
+NFKC, so fullwidth and styled letters become ASCII; zero-width and other invisible
+characters removed; Cyrillic and Greek look-alikes mapped to Latin), and letters
+spaced out to dodge a pattern ("i g n o r e") are also read joined. Chat-control
+tokens (``<|im_start|>``, ``[INST]``, ``<<SYS>>``...) are removed and line-leading
+role labels (``system:``) are defused, so a line cannot forge a system turn in the
+prompt; attempts to rewrite her instructions or pull her out of the story
+(:data:`INJECTION_PATTERNS`: overrides ("ignore previous instructions"), dictation,
+new identities ("you are now..."), role-play hijacks ("let's play a game", "imagine
+you are"), task requests ("write a Python function", "answer in JSON", "translate
+... into French"), fake system lines ("system:", "[SYSTEM]", "### Instruction",
+"ADMIN OVERRIDE:"), prompt reveals and break-character questions) are flagged. The
+dialogue pipeline answers a flagged line with an authored answer or deflection, and
+never with the model unless told to (``DialogueSettings.model_on_injection``).
 
 **Her replies** (:meth:`PersonaGuard.check`), sentence by sentence before anything
 reaches the player, in this order:
@@ -56,7 +63,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, tokens
+from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, plain_text, tokens
 from game.cast.similarity import grams as ngrams
 
 #: Phrases no character in a story says: they are the model speaking, not her.
@@ -117,11 +124,34 @@ _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
                      r"pretend (?:to be|you are|you're|that you)|role-?play as|play the (?:role|part) of|"
                      r"new persona|your new (?:name|role|instructions?|persona|identity)|switch (?:to|into) \w+ "
                      r"mode|enter \w+ mode|become (?:an?|the) (?:ai|assistant|bot|chatbot|different))"),
-    ("fake_role", r"(?:^\s*(?:system|developer|assistant|admin|root)\s*:|\[\s*(?:system|admin|developer)\s*\]|"
+    ("fake_role", r"(?:^\s*[\[(*#<{]*\s*(?:system|developer|assistant|admin|root|operator|moderator|narrator|"
+                  r"game ?master|gm|dev|owner|openai|anthropic)\s*[\])*>}]*\s*:|\[\s*(?:sys|system message|"
+                  r"instructions?|ooc|note to (?:ai|model|assistant))\s*\]|\{\{\s*system\s*\}\}|"
+                  r"\bbegin (?:system|admin|developer|new) (?:prompt|message|instructions?)\b|"
+                  r"\b(?:system|admin|developer)\s+(?:override|alert|instruction|directive)s?\s*:|"
+                  r"^\s*(?:system|developer|assistant|admin|root)\s*:|\[\s*(?:system|admin|developer)\s*\]|"
                   r"<\s*/?\s*system\s*>|<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|#{2,}\s*(?:system|instruction|"
                   r"new instructions?)|\bsystem (?:prompt|message|override|note|update|notice)\b|"
                   r"\b(?:admin(?:istrator)?|developer|debug|god|sudo|maintenance) (?:mode|override|command|access)\b|"
                   r"\bsudo\b|</?s>|\bend of (?:system )?prompt\b)"),
+    ("roleplay_hijack", r"\blet'?s (?:play|do) (?:a |an? )?(?:game|role-?play|scenario|pretend)|"
+                        r"\bimagine (?:you(?:'re| are)|that you|being)\b|"
+                        r"\byou(?:'re| are) (?:a|an|the) (?:pirate|wizard|robot|assistant|cowboy|"
+                        r"spy|dragon|vampire|villain|hacker|different|new)\b|\bin this (?:role-?play|game|scenario)\b|"
+                        r"\b(?:be|become|play) (?:my|a|an) (?:girlfriend|boyfriend|assistant|ai|pirate|villain|"
+                        r"therapist|lawyer|doctor|teacher|tutor|translator|servant|slave)\b|\bstay in character as\b|"
+                        r"\bspeak (?:like|as) (?:a|an)\b|\bfrom now on\b|\bnew scene\b|\bscene change\b|"
+                        r"\bwe(?:'re| are) (?:now )?(?:in|on) (?:a|an) (?:spaceship|ship|castle|new story)"),
+    ("task", r"\b(?:write|generate|create|compose|draft|produce|code|give me|show me|make me)\b[^.!?\n]{0,30}?"
+             r"\b(?:python|javascript|java|c\+\+|rust|sql|html|css|code|program|script|function|class|regex|json|"
+             r"xml|yaml|csv|essay|poem|haiku|limerick|email|letter to|cover letter|list of|table|recipe|summary|"
+             r"article|report|story about|joke about)\b|\b(?:output|respond|reply|answer|format)\b[^.!?\n]{0,20}?"
+             r"\b(?:in|as) (?:json|xml|yaml|markdown|a table|a list|code|python)\b|\btranslate\b[^.!?\n]{0,30}?"
+             r"\b(?:into|to) (?:french|german|spanish|english|italian|chinese|japanese|russian|dutch)\b|"
+             r"\b(?:solve|calculate|compute|evaluate)\b[^.!?\n]{0,30}?(?:\d|equation|integral|problem)|"
+             r"\bwhat(?:'s| is) \d+\s*[-+*/x^]\s*\d+|\bdebug (?:my|this)\b|\bexplain (?:how|what) "
+             r"(?:a |an |the )?(?:code|algorithm|neural|computer|blockchain|api|quantum)|"
+             r"\bhelp me (?:with )?(?:my )?(?:homework|essay|code|assignment)\b"),
     ("reveal", r"\b(?:reveal|show|print|repeat|tell me|what (?:are|is|were)|give me|output|recite|dump|list|"
                r"spell out|summari[sz]e|translate|write (?:out|down)|paste|copy)\b[^.!?\n]{0,40}?\b(?:your|the|"
                r"these|those|above|initial|original|hidden|secret|first)\b[^.!?\n]{0,25}?\b(?:instructions?|"
@@ -325,9 +355,15 @@ class PersonaGuard:
             max_chars: longer input is cut (a wall of text is not a question).
         """
         reasons: list[str] = []
+        plain = plain_text(text)
+        if plain != text:
+            reasons.append("normalised unicode")
+        # "i g n o r e" and "i.g.n.o.r.e": letters spaced out to slip past the patterns
+        joined = re.sub(r"\b(?:\w[ ._*-]){3,}\w\b", lambda m: re.sub(r"[ ._*-]", "", m.group(0)), plain)
         for name, rx in INJECTION_PATTERNS:
-            if rx.search(text):
+            if rx.search(plain) or rx.search(joined):
                 reasons.append(name)
+        text = plain
         clean = _CONTROL_TOKENS.sub(" ", text)
         if clean != text:
             reasons.append("removed chat-control tokens")
