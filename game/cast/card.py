@@ -152,6 +152,25 @@ class Answer(_Model):
     unknown: str = ""
 
 
+class Fact(_Model):
+    """One structured fact of hers (the card's fact sheet; :mod:`game.cast.factsheet`).
+
+    Attributes:
+        id: stable id (recorded with a grounded reply).
+        value: the fact's value as she would say it (``seven years``, ``1871``, ``Admiral``).
+        questions: ways the player may ask for it (MiniLM match, as :class:`Answer`).
+        say: her answer in her voice (must contain the value's words or number).
+        unit: what a number counts (``years``, ``people``), so a reply's "ten years" is
+            checked against it; ``""`` when the value is not a number.
+    """
+
+    id: str = Field(min_length=1)
+    value: str = Field(min_length=1)
+    questions: tuple[str, ...] = ()
+    say: str = ""
+    unit: str = ""
+
+
 class LoreEntry(_Model):
     """A lorebook (World Info) entry: knowledge inserted when its keys are mentioned.
 
@@ -287,6 +306,12 @@ class CharacterCard(_Model):
         voice: text-to-speech settings.
         never_say: lines (or phrases) she never says; the persona guard checks replies.
         answers: authored answers, said before the model is asked (see :class:`Answer`).
+        facts: structured facts (:class:`Fact`): answered from when asked, checked in
+            every model reply (:mod:`game.cast.verifier`).
+        grounded: her answer, by kind of told fact (``age``, ``home``, ``relation``, ``count``...), when
+            the player asks for what they told her (:mod:`game.cast.grounding`; ``{value}``, ``{thing}``).
+        deflections: lines in her voice said instead of a reply that broke character or
+            to a line that tries to take her out of the story (default: ``fallbacks``).
         fallbacks: lines in her voice said when no reply may be (the model failed, or
             every attempt was rejected by the persona guard).
         home: where she lives, for the persona guard's home check (``""``: any place her
@@ -319,6 +344,9 @@ class CharacterCard(_Model):
     voice: Voice = Field(default_factory=Voice)
     never_say: tuple[str, ...] = ()
     answers: tuple[Answer, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    grounded: dict[str, str] = Field(default_factory=dict)
+    deflections: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
     home: str = ""
     system_prompt: str = ""

@@ -804,12 +804,23 @@ def key_terms(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _PROPER.finditer(text.strip())))
 
 
+def _passes_now(reply: Event, pipeline: DialoguePipeline | None) -> bool:
+    """Whether a delivered reply passes her persona guard and (model replies) her verifier now."""
+    if pipeline is None or not pipeline.guard.check(reply.text).ok:
+        return pipeline is None
+    if pipeline.verifier is None or (reply.data.get("check") or {}).get("status") == "authored":
+        return True
+    return pipeline.verifier.check(reply.text, pipeline.guard.facts)[0].ok
+
+
 def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
     """The closing note of a session, per character.
 
     * ``replies``: how many, by source (``authored``, ``model``, ``fallback``);
-    * ``identity``: replies delivered (every one passed the persona guard when it was said),
-      how many still pass it re-checked at the end, model attempts the guard rejected (by
+    * ``identity``: replies delivered; ``in_character``: those recorded as checked when said
+      (``data.check.status``: ``verified``, a model reply that passed the persona guard and the
+      verifier, or ``authored``); ``pass_guard_now``: those that pass the guard and the verifier
+      re-checked at the end; model attempts the guard rejected (by
       kind), the names she gave herself (``name_kept``: only her own), and her identity
       anchor (constant: from her card);
     * ``player_name``: the name she holds, where it was told, and the later replies that say it;
@@ -824,8 +835,9 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
                 and str(e.data.get("target", "")) in ("", cid)]
         sources = Counter(str(e.data.get("source", "")) for e in replies)
         rejected = Counter(str(r.get("kind", "")) for e in replies for r in e.data.get("rejected", []))
-        guard = ch.pipeline.guard if ch.pipeline is not None else None
-        still_ok = sum(1 for e in replies if guard is None or guard.check(e.text).ok)
+        checked = sum(1 for e in replies if str((e.data.get("check") or {}).get("status", "")) in ("verified",
+                                                                                                 "authored"))
+        still_ok = sum(1 for e in replies if _passes_now(e, ch.pipeline))
         claimed = sorted({n for e in replies for n in names_claimed(e.text)})
         mine = {ch.card.name, ch.card.display_name, *ch.card.name.split()}
         exchange_of = {e.turn: i + 1 for i, e in enumerate(replies)}
@@ -854,8 +866,10 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
         look, image = ch.identity()
         out[cid] = {
             "name": ch.card.name,
-            "replies": {"total": len(replies), **{k: sources.get(k, 0) for k in ("authored", "model", "fallback")}},
-            "identity": {"delivered": len(replies), "pass_guard_now": still_ok, "rejected_attempts": dict(rejected),
+            "replies": {"total": len(replies), **{k: sources.get(k, 0) for k in ("authored", "grounded", "model",
+                                                                                  "fallback", "deflection")}},
+            "identity": {"delivered": len(replies), "in_character": checked, "pass_guard_now": still_ok,
+                         "rejected_attempts": dict(rejected),
                          "names_given": claimed, "name_kept": all(n in mine for n in claimed),
                          "anchor_image": Path(image).name if image else "", "anchor_look": look[:80]},
             "player_name": {"name": name, "told_at_exchange": exchange_of.get(told_at, 0),
@@ -872,11 +886,12 @@ def format_summary(summary: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for cid, s in summary.items():
         r, ident, pn = s["replies"], s["identity"], s["player_name"]
-        lines.append(f"{s['name']} ({cid}): {r['total']} replies: {r['authored']} authored, {r['model']} model, "
-                     f"{r['fallback']} fallback")
+        lines.append(f"{s['name']} ({cid}): {r['total']} replies: {r['authored']} authored, {r['grounded']} grounded, "
+                     f"{r['model']} model, {r['fallback']} fallback, {r['deflection']} deflection")
         rej = ", ".join(f"{k} {v}" for k, v in sorted(ident["rejected_attempts"].items())) or "none"
-        lines.append(f"  identity kept: {ident['delivered']}/{ident['delivered']} replies passed the persona guard "
-                     f"when said, {ident['pass_guard_now']} re-checked at the end; model attempts rejected: {rej}; "
+        lines.append(f"  in character: {ident['in_character']}/{ident['delivered']} replies (model replies that "
+                     f"passed the persona guard and the verifier, and authored lines), {ident['pass_guard_now']} "
+                     f"pass both re-checked at the end; model attempts rejected: {rej}; "
                      f"names she gave herself: {', '.join(ident['names_given']) or 'none'} "
                      f"({'never changed' if ident['name_kept'] else 'CHANGED'}); "
                      f"anchor {ident['anchor_image'] or '(text only)'}")
@@ -991,7 +1006,8 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder
-                pipe = pipeline_for(ch.card, ch.memory, model, settings=settings, embedder=enc, home=ch.card.home)
+                pipe = pipeline_for(ch.card, ch.memory, model, settings=settings, embedder=enc, home=ch.card.home,
+                                    story_names=tuple(room.names.values()))
                 pipe.prompt = room._prompt(ch)
                 pipe.facts = room._facts(ch)
                 pipe.knowledge = PlayerKnowledge(ch.card, ch.player_name, enc)

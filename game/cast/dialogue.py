@@ -49,8 +49,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from game.cast.factsheet import FactSheet
+from game.cast.grounding import Grounding
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict
 from game.cast.similarity import normalise, overlap, tokens
+from game.cast.verifier import Checked, Verifier
 from game.models.llm import DialogueModel, Message, ModelError, SentenceSplitter, split_sentences
 from game.state.events import Event
 
@@ -58,7 +61,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from game.cast.card import CharacterCard
     from game.cast.memory import Memory
 
-Source = Literal["authored", "model", "fallback"]
+Source = Literal["authored", "grounded", "model", "fallback", "deflection"]
+
+#: Rejection kinds that are persona breaks (answered, when every attempt fails, with a deflection).
+PERSONA_BREAKS = frozenset({"ooc", "code", "never_say", "leak", "identity"})
 
 #: MiniLM (all-MiniLM-L6-v2) cosine at or above which a player's line counts as an
 #: authored question. Measured on Eve-like questions: true paraphrases scored
@@ -193,6 +199,9 @@ class DialogueSettings:
         max_sentences: a reply stops after this many sentences.
         max_regenerations: attempts after the first when the guard rejects the reply.
         seed: base seed; each turn's seed is derived from it and the turn.
+        model_on_injection: let the model answer a line the guard flagged as an injection
+            attempt (its whole reply held until it passed); off: she deflects with an
+            authored line, and the model never sees the attempt.
     """
 
     max_new_tokens: int = 96
@@ -201,6 +210,7 @@ class DialogueSettings:
     max_sentences: int = 3
     max_regenerations: int = 2
     seed: int = 0
+    model_on_injection: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,6 +250,10 @@ class Reply:
         injection: the guard's input flags (empty when the line was clean).
         error: the model error that led to a fallback, if any.
         seed: the turn's base seed.
+        check: how the delivered text was checked: ``status`` (``verified``: a model reply
+            every sentence of which passed the persona guard and the verifier; ``authored``:
+            written by the author: an answer, a grounded fact, a fallback or a deflection),
+            ``names`` and ``numbers`` the verifier checked, ``fact`` (a grounded answer's fact id).
         timings: wall-clock seconds (``first_sentence_s``, ``total_s``); not in the event.
     """
 
@@ -257,6 +271,7 @@ class Reply:
     injection: tuple[str, ...] = ()
     error: str = ""
     seed: int = 0
+    check: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -266,7 +281,7 @@ class Reply:
                 "score": round(self.score, 4), "model": self.model, "attempts": self.attempts,
                 "rejected": [{"text": r.text, "kind": r.kind, "reasons": list(r.reasons)} for r in self.rejected],
                 "truncated": self.truncated, "injection": list(self.injection), "error": self.error,
-                "seed": self.seed}
+                "seed": self.seed, "check": dict(self.check)}
 
     def to_event(self, turn: int, frame: int = 0, scene: str = "") -> Event:
         """The ``reply`` event (speaker: her id; text: the reply; data: the record above)."""
@@ -331,11 +346,16 @@ class DialoguePipeline:
         fallbacks: authored lines said when nothing else may be.
         settings: generation settings.
         facts: ``facts(player line) -> PersonaFacts`` refreshed each turn (``None``: the guard's as they are).
+        verifier: checks every model sentence's names and numbers (``None``: not checked).
+        grounding: answers questions about facts she holds (``None``: none).
+        deflections: authored lines for a persona break or an injection attempt (default: ``fallbacks``).
     """
 
     def __init__(self, character: str, model: DialogueModel | None, prompt: PromptFn, guard: PersonaGuard, *,
                  knowledge: AuthoredKnowledge | None = None, fallbacks: Sequence[str] = DEFAULT_FALLBACKS,
-                 settings: DialogueSettings | None = None, facts: FactsFn | None = None) -> None:
+                 settings: DialogueSettings | None = None, facts: FactsFn | None = None,
+                 verifier: Verifier | None = None, grounding: Grounding | None = None,
+                 deflections: Sequence[str] = ()) -> None:
         self.character = character
         self.model = model
         self.prompt = prompt
@@ -344,6 +364,11 @@ class DialoguePipeline:
         self.fallbacks = tuple(f for f in fallbacks if f.strip()) or DEFAULT_FALLBACKS
         self.settings = settings or DialogueSettings()
         self.facts = facts
+        self.verifier = verifier
+        self.grounding = grounding
+        self.deflections = tuple(d for d in deflections if d.strip()) or self.fallbacks
+        self._line = ""
+        self._checked: list[Checked] = []
         #: sentences of her last :data:`RECENT_REPLIES` model replies (for the repeat check)
         self._recent: deque[str] = deque(maxlen=RECENT_REPLIES * 4)
 
@@ -402,9 +427,27 @@ class DialoguePipeline:
             for i, sentence in enumerate(sentences):
                 stamp()
                 yield Sentence(sentence, i, "authored")
-            return finish(sentences, "authored", authored_id=match.answer.id, score=match.score)
+            return finish(sentences, "authored", authored_id=match.answer.id, score=match.score,
+                          check={"status": "authored"})
+        if check.injection and not self.settings.model_on_injection:
+            sentences = split_sentences(self._pick(self.deflections, seed))
+            for i, sentence in enumerate(sentences):
+                stamp()
+                yield Sentence(sentence, i, "deflection")
+            return finish(sentences, "deflection", check={"status": "authored"})
         if self.facts is not None:
             self.guard.facts = self.facts(check.text)
+        grounded = (self.grounding.match(check.text, self.guard.facts.beliefs)
+                    if self.grounding is not None and check.text else None)
+        if grounded is not None:
+            sentences = split_sentences(grounded.text)
+            for i, sentence in enumerate(sentences):
+                stamp()
+                yield Sentence(sentence, i, "grounded")
+            return finish(sentences, "grounded", authored_id=grounded.id, score=grounded.score,
+                          check={"status": "authored", "fact": grounded.id, "value": grounded.value})
+        self._line = check.text
+        self._checked = []
         rejected: list[Rejection] = []
         emitted: list[str] = []
         attempts = 0
@@ -438,15 +481,21 @@ class DialoguePipeline:
                 rejected.append(outcome)
         if emitted:
             self._recent.extend(s_ for s_ in emitted if len(tokens(s_)) >= REPEAT_MIN_WORDS)
+            names = sorted({n for c in self._checked for n in c.names})
+            numbers = [n for c in self._checked for n in c.numbers]
+            verdict = {"status": "verified" if self.verifier is not None else "guarded", "names": names,
+                       "numbers": numbers}
             return finish(emitted, "model", model=model_name, attempts=attempts, rejected=tuple(rejected),
-                          truncated=truncated, error=error)
-        line = self._fallback(seed)
+                          truncated=truncated, error=error, check=verdict)
+        broke = any(r.kind in PERSONA_BREAKS for r in rejected)
+        source: Source = "deflection" if broke else "fallback"
+        line = self._pick(self.deflections, seed) if broke else self._fallback(seed)
         sentences = split_sentences(line)
         for i, sentence in enumerate(sentences):
             stamp()
-            yield Sentence(sentence, i, "fallback")
-        return finish(sentences, "fallback", model=model_name, attempts=attempts, rejected=tuple(rejected),
-                      error=error)
+            yield Sentence(sentence, i, source)
+        return finish(sentences, source, model=model_name, attempts=attempts, rejected=tuple(rejected),
+                      error=error, check={"status": "authored"})
 
     def _messages(self, check: InputCheck) -> list[Message]:
         messages = [dict(m) for m in self.prompt(check.text)]
@@ -557,19 +606,28 @@ class DialoguePipeline:
         verdict = self.guard.check(sentence)
         if not verdict.ok:
             return verdict
+        if self.verifier is not None:
+            verdict, checked = self.verifier.check(sentence, self.guard.facts, self._line)
+            if not verdict.ok:
+                return verdict
+            self._checked.append(checked)
         if emitted:
             whole = self.guard.check(" ".join([*emitted, sentence]))
             if not whole.ok and whole.kind == "negative":
                 return whole
         return "ok"
 
-    def _fallback(self, seed: int) -> str:
-        n = len(self.fallbacks)
+    def _pick(self, lines: Sequence[str], seed: int) -> str:
+        """One of ``lines`` (by ``seed``) that passes the guard."""
+        n = len(lines)
         for k in range(n):
-            line = self.fallbacks[(seed + k) % n]
+            line = lines[(seed + k) % n]
             if self.guard.check(line).ok:
                 return line
-        return self.fallbacks[seed % n]
+        return lines[seed % n]
+
+    def _fallback(self, seed: int) -> str:
+        return self._pick(self.fallbacks, seed)
 
 
 # -- wiring to a card and its memory -------------------------------------------------------
@@ -594,25 +652,29 @@ def facts_from_card(card: CharacterCard, home: str = "") -> PersonaFacts:
 
 
 def facts_from_memory(base: PersonaFacts, memory: Memory, text: str = "") -> PersonaFacts:
-    """``base`` with the player's name (known, or told in ``text``) and her entity beliefs of
-    name/colour/count from ``memory``."""
+    """``base`` with the player's name (known, or told in ``text``), her entity beliefs of
+    name/colour/count from ``memory`` (``player_dog`` is checked as "dog") and all her beliefs
+    as ``(entity, key, value, source)`` for the verifier and grounding."""
     from game.cast.memory import extract_player_name
 
     player = extract_player_name(text) or memory.player_name
     entities: list[EntityFact] = list(base.entities)
-    for b in memory.beliefs():
+    beliefs = memory.beliefs()
+    for b in beliefs:
         key = b.key.lower()
         attribute = "colour" if key in ("colour", "color") else key
         if b.entity != "player" and attribute in ("name", "colour", "count") and b.value:
-            entities.append(EntityFact(b.entity.replace("_", " "), attribute, b.value))  # type: ignore[arg-type]
+            thing = b.entity.removeprefix("player_").replace("_", " ")
+            entities.append(EntityFact(thing, attribute, b.value))  # type: ignore[arg-type]
     return PersonaFacts(base.name, base.aliases, base.home, player or base.player_name, base.known_names,
-                        tuple(entities))
+                        tuple(entities), tuple((b.entity, b.key, b.value, b.source) for b in beliefs))
 
 
 def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | None, *,
                  settings: DialogueSettings | None = None, embedder: Any = None,
                  mood: Callable[[], str] | None = None, names: Callable[[], dict[str, str]] | None = None,
-                 home: str = "", fallbacks: Sequence[str] = ()) -> DialoguePipeline:
+                 home: str = "", fallbacks: Sequence[str] = (),
+                 story_names: Sequence[str] = ()) -> DialoguePipeline:
     """A pipeline for ``card`` whose prompt comes from ``memory`` (:class:`~game.cast.prompt.PromptBuilder`).
 
     Args:
@@ -626,6 +688,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
         names: ``names() -> {id: display name}`` for the prompt.
         home: her home, for the guard (see :func:`facts_from_card`).
         fallbacks: her authored fallback lines (default :data:`DEFAULT_FALLBACKS`).
+        story_names: names the story uses (places, items, characters) that her replies may say.
 
     The pipeline does not write to the memory: feed the ``say`` and ``reply`` events to
     :meth:`Memory.observe` after the turn.
@@ -646,7 +709,9 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
                             fallbacks=card_fallbacks or DEFAULT_FALLBACKS, settings=settings,
-                            facts=lambda text: facts_from_memory(base, memory, text))
+                            facts=lambda text: facts_from_memory(base, memory, text),
+                            verifier=Verifier(FactSheet.from_card(card), story_names), grounding=Grounding(card, enc),
+                            deflections=card.deflections or card_fallbacks)
 
 
 def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0, scene: str = "",

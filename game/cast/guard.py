@@ -3,21 +3,30 @@
 Two sides:
 
 **The player's input** (:meth:`PersonaGuard.check_input`). Typed text is data,
-never instructions. Chat-control tokens (``<|im_start|>``, ``[INST]``,
-``<<SYS>>``...) are removed and line-leading role labels (``system:``) are
-defused, so a line cannot forge a system turn in the prompt; attempts to rewrite
-her instructions or pull her out of the story (:data:`INJECTION_PATTERNS`:
-"ignore previous instructions", "you are now...", "system:", "reveal your
-prompt", "are you an AI?"...) are flagged, and the dialogue pipeline then adds a
-post-history reminder to stay in character. A flag never blocks the player.
+never instructions. The line is first made plain (:func:`game.cast.similarity.plain_text`:
+NFKC, so fullwidth and styled letters become ASCII; zero-width and other invisible
+characters removed; Cyrillic and Greek look-alikes mapped to Latin), and letters
+spaced out to dodge a pattern ("i g n o r e") are also read joined. Chat-control
+tokens (``<|im_start|>``, ``[INST]``, ``<<SYS>>``...) are removed and line-leading
+role labels (``system:``) are defused, so a line cannot forge a system turn in the
+prompt; attempts to rewrite her instructions or pull her out of the story
+(:data:`INJECTION_PATTERNS`: overrides ("ignore previous instructions"), dictation,
+new identities ("you are now..."), role-play hijacks ("let's play a game", "imagine
+you are"), task requests ("write a Python function", "answer in JSON", "translate
+... into French"), fake system lines ("system:", "[SYSTEM]", "### Instruction",
+"ADMIN OVERRIDE:"), prompt reveals and break-character questions) are flagged. The
+dialogue pipeline answers a flagged line with an authored answer or deflection, and
+never with the model unless told to (``DialogueSettings.model_on_injection``).
 
 **Her replies** (:meth:`PersonaGuard.check`), sentence by sentence before anything
 reaches the player, in this order:
 
 1. ``empty``: nothing speakable;
 2. ``ooc``: out-of-character phrases (:data:`OOC_PHRASES`: "as an AI", "language
-   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt"...),
-   matched as whole-word sequences of the normalised text;
+   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt", assistant
+   speak such as "here's the code", meta talk such as "next prompt", "the game"...),
+   matched as whole-word sequences of the normalised text; ``code``: code, JSON or
+   markup in the text (fences, braces with quotes, ``def f(``, ``import x``, tags);
 3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
 4. ``leak``: chat-role labels or template macros in the text, her instructions
    echoed back ("You are Eve..."), or any :data:`LEAK_WORDS` consecutive words of
@@ -54,7 +63,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, tokens
+from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, plain_text, tokens
 from game.cast.similarity import grams as ngrams
 
 #: Phrases no character in a story says: they are the model speaking, not her.
@@ -76,10 +85,24 @@ OOC_PHRASES: tuple[str, ...] = (
     "uncensored", "pwned", "my persona", "persona", "ignore my", "free from all", "do anything now",
     "happy to help", "here to help", "how can i help you", "how can i assist", "how may i assist", "assist you",
     "feel free to ask", "any other questions",
+    # assistant-speak and meta talk about prompts, players and games
+    "next prompt", "your prompt", "a prompt", "prompts", "the player", "this game", "the game", "a game",
+    "video game", "simulation", "npc", "as requested", "here is the code", "here's the code", "here is a python",
+    "here's a python", "python code", "python script", "json", "javascript", "in python", "the code", "code block",
+    "i'd be happy to", "i would be happy to", "i'm happy to help", "sure here", "sure here's", "sure here is",
+    "certainly here", "let me know if", "is there anything else", "anything else i can", "glad i could help",
+    "i hope this helps", "hope this helps", "good question", "great question", "as your", "my role", "new role",
+    "i am now", "i'm now", "from now on", "pretend to be", "playing the role", "in this scenario",
 )
 
 #: The guard's judgement kinds, in checking order.
-VerdictKind = Literal["", "empty", "ooc", "never_say", "leak", "contradiction", "negative", "repeat"]
+VerdictKind = Literal["", "empty", "ooc", "code", "never_say", "leak", "contradiction", "unverified", "identity",
+                      "negative", "repeat"]
+
+#: Code, markup or data in a reply: she speaks, she does not print programs.
+_CODE = re.compile(r"```|`[^`]+`|^\s*[{\[]\s*[\"'\w]|\{\s*\"|\":\s*|\bdef \w+\(|\bimport \w+|\bprint\(|"
+                   r"\breturn \w|\bfunction\s*\w*\(|=>|</?\w+>|;\s*$|\w+\(\)|\bconsole\.|\bfor \w+ in \w+|"
+                   r"^\s*#+\s|^\s*\d+\.\s|\bSELECT\b|==", re.M)
 
 #: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
 LEAK_WORDS = 12
@@ -101,11 +124,34 @@ _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
                      r"pretend (?:to be|you are|you're|that you)|role-?play as|play the (?:role|part) of|"
                      r"new persona|your new (?:name|role|instructions?|persona|identity)|switch (?:to|into) \w+ "
                      r"mode|enter \w+ mode|become (?:an?|the) (?:ai|assistant|bot|chatbot|different))"),
-    ("fake_role", r"(?:^\s*(?:system|developer|assistant|admin|root)\s*:|\[\s*(?:system|admin|developer)\s*\]|"
+    ("fake_role", r"(?:^\s*[\[(*#<{]*\s*(?:system|developer|assistant|admin|root|operator|moderator|narrator|"
+                  r"game ?master|gm|dev|owner|openai|anthropic)\s*[\])*>}]*\s*:|\[\s*(?:sys|system message|"
+                  r"instructions?|ooc|note to (?:ai|model|assistant))\s*\]|\{\{\s*system\s*\}\}|"
+                  r"\bbegin (?:system|admin|developer|new) (?:prompt|message|instructions?)\b|"
+                  r"\b(?:system|admin|developer)\s+(?:override|alert|instruction|directive)s?\s*:|"
+                  r"^\s*(?:system|developer|assistant|admin|root)\s*:|\[\s*(?:system|admin|developer)\s*\]|"
                   r"<\s*/?\s*system\s*>|<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|#{2,}\s*(?:system|instruction|"
                   r"new instructions?)|\bsystem (?:prompt|message|override|note|update|notice)\b|"
                   r"\b(?:admin(?:istrator)?|developer|debug|god|sudo|maintenance) (?:mode|override|command|access)\b|"
                   r"\bsudo\b|</?s>|\bend of (?:system )?prompt\b)"),
+    ("roleplay_hijack", r"\blet'?s (?:play|do) (?:a |an? )?(?:game|role-?play|scenario|pretend)|"
+                        r"\bimagine (?:you(?:'re| are)|that you|being)\b|"
+                        r"\byou(?:'re| are) (?:a|an|the) (?:pirate|wizard|robot|assistant|cowboy|"
+                        r"spy|dragon|vampire|villain|hacker|different|new)\b|\bin this (?:role-?play|game|scenario)\b|"
+                        r"\b(?:be|become|play) (?:my|a|an) (?:girlfriend|boyfriend|assistant|ai|pirate|villain|"
+                        r"therapist|lawyer|doctor|teacher|tutor|translator|servant|slave)\b|\bstay in character as\b|"
+                        r"\bspeak (?:like|as) (?:a|an)\b|\bfrom now on\b|\bnew scene\b|\bscene change\b|"
+                        r"\bwe(?:'re| are) (?:now )?(?:in|on) (?:a|an) (?:spaceship|ship|castle|new story)"),
+    ("task", r"\b(?:write|generate|create|compose|draft|produce|code|give me|show me|make me)\b[^.!?\n]{0,30}?"
+             r"\b(?:python|javascript|java|c\+\+|rust|sql|html|css|code|program|script|function|class|regex|json|"
+             r"xml|yaml|csv|essay|poem|haiku|limerick|email|letter to|cover letter|list of|table|recipe|summary|"
+             r"article|report|story about|joke about)\b|\b(?:output|respond|reply|answer|format)\b[^.!?\n]{0,20}?"
+             r"\b(?:in|as) (?:json|xml|yaml|markdown|a table|a list|code|python)\b|\btranslate\b[^.!?\n]{0,30}?"
+             r"\b(?:into|to) (?:french|german|spanish|english|italian|chinese|japanese|russian|dutch)\b|"
+             r"\b(?:solve|calculate|compute|evaluate)\b[^.!?\n]{0,30}?(?:\d|equation|integral|problem)|"
+             r"\bwhat(?:'s| is) \d+\s*[-+*/x^]\s*\d+|\bdebug (?:my|this)\b|\bexplain (?:how|what) "
+             r"(?:a |an |the )?(?:code|algorithm|neural|computer|blockchain|api|quantum)|"
+             r"\bhelp me (?:with )?(?:my )?(?:homework|essay|code|assignment)\b"),
     ("reveal", r"\b(?:reveal|show|print|repeat|tell me|what (?:are|is|were)|give me|output|recite|dump|list|"
                r"spell out|summari[sz]e|translate|write (?:out|down)|paste|copy)\b[^.!?\n]{0,40}?\b(?:your|the|"
                r"these|those|above|initial|original|hidden|secret|first)\b[^.!?\n]{0,25}?\b(?:instructions?|"
@@ -185,6 +231,7 @@ class PersonaFacts:
         player_name: the player's name once told or pinned (``""``: unknown, not checked).
         known_names: other proper names she may use freely (people, places, ships).
         entities: :class:`EntityFact` beliefs.
+        beliefs: all her beliefs as ``(entity, key, value, source)`` (for :mod:`game.cast.verifier`).
     """
 
     name: str
@@ -193,6 +240,7 @@ class PersonaFacts:
     player_name: str = ""
     known_names: tuple[str, ...] = ()
     entities: tuple[EntityFact, ...] = ()
+    beliefs: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -307,9 +355,15 @@ class PersonaGuard:
             max_chars: longer input is cut (a wall of text is not a question).
         """
         reasons: list[str] = []
+        plain = plain_text(text)
+        if plain != text:
+            reasons.append("normalised unicode")
+        # "i g n o r e" and "i.g.n.o.r.e": letters spaced out to slip past the patterns
+        joined = re.sub(r"\b(?:\w[ ._*-]){3,}\w\b", lambda m: re.sub(r"[ ._*-]", "", m.group(0)), plain)
         for name, rx in INJECTION_PATTERNS:
-            if rx.search(text):
+            if rx.search(plain) or rx.search(joined):
                 reasons.append(name)
+        text = plain
         clean = _CONTROL_TOKENS.sub(" ", text)
         if clean != text:
             reasons.append("removed chat-control tokens")
@@ -331,6 +385,9 @@ class PersonaGuard:
         for phrase in self.phrases:
             if contains_phrase(toks, phrase):
                 return Verdict(False, "ooc", (f"out of character: says {phrase!r}",), phrase)
+        code = _CODE.search(reply)
+        if code:
+            return Verdict(False, "code", (f"writes code or data ({code.group(0).strip()!r})",), code.group(0))
         for line in self.never_say:
             if contains_phrase(toks, line):
                 return Verdict(False, "never_say", (f"says {line!r}, which {self.facts.name} never says",), line)
@@ -395,7 +452,7 @@ class PersonaGuard:
         for rx in _SELF_NAME:
             for m in rx.finditer(reply):
                 cand = tokens(m.group(1))
-                if own and _name_like(cand) and own.isdisjoint(cand):
+                if own and _name_like(cand) and own.isdisjoint(cand) and not (cand[0] in _TITLES and len(cand) == 1):
                     return f"calls herself {m.group(1)!r}; she is {f.name}"
         if f.home or f.known_names:
             home_words = set(tokens(f.home))
@@ -418,8 +475,16 @@ class PersonaGuard:
         return ""
 
 
+#: Titles before a name: "Captain Bob" is a name, Bob.
+_TITLES = frozenset("captain sir lady lord doctor dr mr mrs ms miss mister madam professor father sister brother "
+                    "king queen prince princess admiral general count countess".split())
+
+
 def _name_like(words: list[str]) -> bool:
-    """Whether normalised ``words`` look like a person's name (not "Friend", "Sorry"...)."""
+    """Whether normalised ``words`` look like a person's name (not "Friend", "Sorry"...); a title
+    before a name ("Captain Bob") is skipped."""
+    while len(words) > 1 and words[0] in _TITLES:
+        words = words[1:]
     return bool(words) and words[0] not in _NOT_NAMES
 
 

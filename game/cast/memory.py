@@ -45,6 +45,7 @@ facts and beliefs; embeddings are recomputed (in one batch, on first retrieval).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -64,6 +65,7 @@ from game.cast.retrieval import (
     TextEncoder,
     Weights,
 )
+from game.cast.told import facts_told, told_name
 from game.errors import CardError, SaveError
 from game.state.events import Event
 
@@ -236,20 +238,10 @@ def bounded_summary(summariser: Summariser | None, messages: Sequence[HistoryMes
     return text
 
 
-_NAME = re.compile(r"\b(?:my name is|my name's|call me|i am called|i'm called|they call me)\s+([^\W\d_][\w'-]{0,31})",
-                   re.IGNORECASE)
-_NOT_NAMES = {"not", "a", "an", "the", "just", "what", "your", "no", "nobody", "none", "secret", "unimportant",
-              "tomorrow", "later", "back", "when", "if", "maybe", "sometime", "anytime", "anything", "whatever",
-              "crazy", "old", "mad", "silly", "that", "this", "it", "me", "you", "him", "her", "so"}
-
-
 def extract_player_name(text: str) -> str:
-    """The name in "my name is X" / "call me X" (capitalised), or ``""``."""
-    m = _NAME.search(text)
-    if not m or m.group(1).lower() in _NOT_NAMES:
-        return ""
-    name = m.group(1).strip("'-")
-    return name[:1].upper() + name[1:]
+    """The first name the player gives in ``text`` ("my name is X", "I'm X, X Y", "I am X", "call me X"...;
+    :func:`game.cast.told.told_name`), or ``""``."""
+    return told_name(text)[0]
 
 
 #: The player telling something about themselves or their people: "my <up to 3 words> is/was/has/keeps...",
@@ -509,7 +501,7 @@ class Memory:
         """Take in one story event.
 
         - ``say`` from the player to her (or to no one in particular): a ``user``
-          message; "my name is X" also pins the name and records a belief;
+          message; what it tells of the player becomes beliefs (:meth:`learn`; the name is pinned);
           to someone else: an ``overheard`` memory;
         - ``reply`` or ``line`` spoken by her: an ``assistant`` message;
         - ``line`` (narration or others), ``choice``, ``action``, ``give``,
@@ -530,7 +522,7 @@ class Memory:
         if kind == "say" and event.speaker == "player" and text and "unhandled" not in event.data:
             target = str(event.data.get("target", ""))
             if target in ("", me):
-                self._learn_name(text, turn)
+                self.learn(text, turn)
                 self.record("user", text, turn)
             else:
                 self.remember(f"{player.capitalize()} said to {names.get(target, target)}: \"{text}\"",
@@ -569,15 +561,33 @@ class Memory:
         elif kind == "ending":
             self.remember(f"The story ended: {text}.", "ending", turn)
 
-    def _learn_name(self, text: str, turn: int) -> None:
-        name = extract_player_name(text)
-        if not name:
-            return
-        try:
-            self.pin("player_name", f"The player's name is {name}.", turn)
-        except CardError:
-            return  # an absurd name does not end the turn; the belief below still holds it
-        self.believe("player", "name", name, source="the player said so", turn=turn, kind="person")
+    def learn(self, text: str, turn: int | None = None) -> list[Belief]:
+        """Take in what the player's line ``text`` tells about them (:func:`game.cast.told.facts_told`).
+
+        Each fact becomes a belief with source ``the player said so`` at ``turn``; a list
+        (likes, dislikes, gifts) grows instead of being replaced; the name is also pinned
+        into the sink. Returns the beliefs formed or changed.
+        """
+        turn = self.now if turn is None else turn
+        out: list[Belief] = []
+        for fact in facts_told(text):
+            value = fact.value
+            if fact.many:
+                old = self._beliefs.get(fact.entity, {}).get(fact.key)
+                items = [v for v in (old.value.split("; ") if old else []) if v]
+                if value.lower() in (v.lower() for v in items):
+                    continue
+                value = "; ".join([*items, value])
+                if old is not None:  # a list that grows is not a belief revised
+                    self._beliefs[fact.entity][fact.key] = old.model_copy(update={"value": value, "turn": turn})
+                    out.append(self._beliefs[fact.entity][fact.key])
+                    continue
+            if fact.key == "name" and fact.entity == "player":
+                with contextlib.suppress(CardError):  # an absurd name does not end the turn; the belief holds it
+                    self.pin("player_name", f"The player's name is {value}.", turn)
+            out.append(self.believe(fact.entity, fact.key, value, source="the player said so", turn=turn,
+                                    kind=fact.kind))
+        return out
 
     def observe_all(self, events: Sequence[Event], names: Mapping[str, str] | None = None) -> None:
         """:meth:`observe` each event in order."""

@@ -18,7 +18,8 @@
                              last ``scan_depth`` messages, or close in meaning;
                              constant first, then by priority (SillyTavern's World
                              Info defaults: scan depth 2, 25% budget)
-   beliefs (10%)             her beliefs about the player and about entities named
+   beliefs (10%)             her beliefs about the player, the player's people
+                             and things (``player_dog``), and entities named
    memories (30%)            episodic memories by retrieval score
    history (the rest)        older rolling history, most recent first, contiguous
    leftovers                 more memories while room remains
@@ -264,7 +265,7 @@ class PromptBuilder:
         low = scan.lower()
         out = []
         for entity in self.memory.entities():
-            if entity == "player":
+            if entity == "player" or entity.startswith("player_"):
                 continue
             label = names.get(entity, entity.replace("_", " ")).lower()
             if label and re.search(r"(?<!\w)" + re.escape(label) + r"(?!\w)", low):
@@ -357,11 +358,14 @@ class PromptBuilder:
         # 4. beliefs
         bel_cap = int(max(0, room) * self.shares.beliefs)
         start = spent
-        beliefs = [b for entity in ["player", *self._mentioned(scan, names)]
+        told = [e for e in mem.entities() if e.startswith("player_")]  # the player's people, pets and things
+        beliefs = [b for entity in ["player", *told, *self._mentioned(scan, names)]
                    for b in sorted(mem.beliefs(entity), key=lambda b: -b.turn)]
         candidates["beliefs"] = len(beliefs)
         for b in beliefs:
-            label = "the player" if b.entity == "player" else names.get(b.entity, b.entity.replace("_", " "))
+            label = ("the player" if b.entity == "player" else
+                     "the player's " + b.entity.removeprefix("player_").replace("_", " ") if b.entity.startswith(
+                         "player_") else names.get(b.entity, b.entity.replace("_", " ")))
             text = f"- {label}: {b.key} = {one_line(b.value)} ({one_line(b.source)}, turn {b.turn})"
             if spent - start + cost("beliefs", text) <= bel_cap:
                 take("beliefs", text, bel_cap, float(b.turn), 0.0, f"{b.entity}.{b.key}")

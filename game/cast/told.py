@@ -1,0 +1,281 @@
+"""What the player tells her about themselves: facts pulled from a line, as beliefs to keep.
+
+:func:`facts_told` reads one player line and returns the :class:`Told` facts in it, by
+authored patterns (no model; deterministic, so transcripts and replays agree):
+
+============  =========================================================  ============================
+what          phrasings (case-insensitive where marked)                  belief
+============  =========================================================  ============================
+name          "my name is X", "call me X", "I'm X", "I am X", "I'm X,    ``player.name`` (and
+              X Y", "X here", "the name's X", "it's X" (X capitalised    ``player.full_name`` when a
+              for the I'm/I am/it's forms)                               surname is given)
+age           "I'm 34", "I am thirty-four (years old)", "I turned 40",   ``player.age``
+              "my age is 34"
+home          "I live in X", "I'm from X", "I come from X", "home is X",  ``player.home``
+              "I grew up in X" (X capitalised)
+work          "I'm a beekeeper", "I work as a nurse"                     ``player.work``
+someone       "my dog is called Biscuit", "my dog's name is Biscuit",    ``player_<relation>.name``
+              "I have a dog called Biscuit", "my sister Anna",
+              "Biscuit, my dog"
+count         "I keep forty hives", "I have 3 kids", "there are 12       ``player_<noun>.count``
+              sheep on my farm"
+likes         "I love X", "I like X", "I enjoy X", "X is my favourite"   ``player.likes`` (a list)
+dislikes      "I hate X", "I can't stand X", "I don't like X"            ``player.dislikes``
+favourite     "my favourite colour is green"                             ``player.favourite colour``
+gift          "I brought you X", "I made you X", "here's X for you"      ``player.gave`` (a list)
+============  =========================================================  ============================
+
+Numbers may be digits or words ("forty-one", "two hundred"): :func:`parse_number`.
+A line that asks ("is my dog called Rex?") or denies ("my name isn't Bob") tells
+nothing; hedges are not names ("I'm tired", "I'm not sure": :data:`NOT_NAMES`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["person", "object", "place", "thing"]
+
+#: Number words and their values (compounds like "forty-one" and "two hundred" are summed).
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000}
+NUMBER_WORD = (r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|(?:(?:" + "|".join([*_TENS, *_UNITS, *_SCALES, "a", "and"]) +
+               r")(?:[\s-]+|(?=\W|$)))+)")
+
+
+def parse_number(text: str) -> int | None:
+    """The integer ``text`` spells ("40", "forty", "forty-one", "two hundred", "1,871"), else ``None``."""
+    t = text.strip().lower().replace(",", "")
+    if re.fullmatch(r"\d+", t):
+        return int(t)
+    words = [w for w in re.split(r"[\s-]+", t) if w and w != "and"]
+    if not words or words == ["a"]:
+        return None
+    total, current, seen = 0, 0, False
+    for w in words:
+        if w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w in _SCALES:
+            current = max(1, current) * _SCALES[w]
+            if w == "thousand":
+                total, current = total + current, 0
+        elif w == "a":
+            current += 0 if seen else 1
+            continue
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+#: Capitalised words that are not names after "I'm"/"I am"/"it's" (hedges, feelings, greetings).
+NOT_NAMES = frozenset(
+    "not a an the just so sorry fine glad here there back home ok okay well good great tired cold hungry lost "
+    "afraid sure new only really very too also still always never from in on at with going trying looking "
+    "thinking wondering happy sad scared worried married single alone alright yes no hello hi hey thanks thank "
+    "please maybe english scottish irish welsh british french german dutch american norwegian danish swedish "
+    "what who why how when where nobody somebody everyone anyone none nothing something walker friend stranger "
+    "traveller traveler sailor keeper captain lord lady sir madam miss mister mr mrs ms dr doctor professor "
+    "it this that me you him her them we they your my his our their".split())
+
+_CAP = r"[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]{0,30}"
+_NAME_WORD = r"[^\W\d_][\w'-]{0,31}"
+_RELATIONS = (
+    "dog|puppy|cat|kitten|horse|pony|parrot|budgie|rabbit|hamster|goat|cow|pig|donkey|tortoise|snake|ferret|"
+    "sister|brother|mother|mum|mom|father|dad|wife|husband|partner|son|daughter|friend|best friend|boyfriend|"
+    "girlfriend|grandmother|grandma|granny|gran|grandfather|grandpa|grandad|aunt|uncle|cousin|niece|nephew|"
+    "neighbour|neighbor|boss|teacher|baby|boat|dinghy|car|van|farm|bees|queen bee"
+)
+_PETS = frozenset("dog puppy cat kitten horse pony parrot budgie rabbit hamster goat cow pig donkey tortoise snake "
+                  "ferret boat dinghy car van farm bees queen bee".split())
+_ASKING = re.compile(r"\?\s*$|^\s*(?:is|are|was|were|do|does|did|can|could|would|will|what|who|where|when|why|how)\b",
+                     re.I)
+_DENIAL = re.compile(r"\b(?:not|n't|never|no longer)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Told:
+    """One fact a player's line told: ``entity.key = value``.
+
+    Attributes:
+        entity: ``player`` or ``player_<relation or counted noun>`` (``player_dog``, ``player_hives``).
+        key: ``name``, ``full_name``, ``age``, ``home``, ``work``, ``count``, ``likes``, ``dislikes``,
+            ``favourite <thing>``, ``gave``, ``relation``.
+        value: the value as said (a name capitalised; a count as digits).
+        kind: the entity's kind for :class:`game.cast.memory.Belief`.
+        many: the key holds a list (``likes``, ``dislikes``, ``gave``): add to it, do not replace.
+    """
+
+    entity: str
+    key: str
+    value: str
+    kind: Kind = "thing"
+    many: bool = False
+
+
+def _cap(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
+def _is_name(word: str, *, need_cap: bool) -> bool:
+    w = word.strip("'-")
+    if not w or w.lower() in NOT_NAMES:
+        return False
+    return not need_cap or w[:1].isupper()
+
+
+_NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), cap) for rx, cap in (
+    (rf"(?i:\b(?:my name is|my name's|call me|i am called|i'm called|i’m called|they call me|the name's|name's|"
+     rf"my friends call me|people call me))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
+    (rf"(?i:\b(?:i'm|i’m|i am|im))\s+({_CAP})(?:,?\s+({_CAP}))?(?:\s*,\s*({_CAP})\s+({_CAP}))?"
+     rf"(?=\s*(?:[,.!;:]|$|\s+(?:and|by the way|from|here|by|of)\b))", True),
+    (rf"^\s*({_CAP})\s+here\b", True),
+))
+
+
+def told_name(text: str) -> tuple[str, str]:
+    """``(first name, full name)`` the player gives in ``text`` (``("", "")`` when none).
+
+    "I'm Tomas, Tomas Verhoeven" -> ``("Tomas", "Tomas Verhoeven")``; "I am Tomas" ->
+    ``("Tomas", "Tomas")``; "my name's ada" -> ``("Ada", "Ada")``.
+    """
+    if _ASKING.search(text) and not re.search(r"(?i)\b(?:my name|call me)\b", text):
+        return "", ""
+    for rx, need_cap in _NAME_FORMS:
+        for m in rx.finditer(text):
+            groups = [g for g in m.groups() if g]
+            if re.search(r"(?i)\b(?:my name is|my name's)\s+not\b", m.group(0)):
+                return "", ""
+            if not groups or not _is_name(groups[0], need_cap=need_cap):
+                continue
+            first = _cap(groups[0].strip("'-"))
+            # "Tomas, Tomas Verhoeven": the repeated first name starts the full name
+            rest = groups[1:3] if len(groups) >= 3 and groups[1] == groups[0] else groups[:2]
+            if len(rest) == 2 and not _is_name(rest[1], need_cap=True):
+                rest = rest[:1]
+            full = " ".join(_cap(w.strip("'-")) for w in rest)
+            return first, full
+    return "", ""
+
+
+_AGE = tuple(re.compile(rx, re.I) for rx in (
+    rf"\b(?:i'm|i’m|i am|im)\s+({NUMBER_WORD})(?:\s+(?:years?|yrs?)(?:\s+old)?|\s*$|\s*[,.!;])",
+    rf"\bi (?:just )?turned\s+({NUMBER_WORD})\b",
+    rf"\bmy age is\s+({NUMBER_WORD})\b",
+    rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this)\b",
+))
+_HOME = re.compile(rf"(?i:\b(?:i live in|i live on|i live at|i'm from|i’m from|i am from|i come from|i grew up in|"
+                   rf"home is|my home is in|my home is|i was born in|i'm living in|i am living in))\s+(?:the\s+)?"
+                   rf"({_CAP}(?:[ -](?:{_CAP}|on|upon|de|la|le|am|an|der))*(?:\s+{_CAP})?)")
+_WORK = re.compile(r"(?i:\b(?:i'm a|i’m a|i am a|i'm an|i am an|i work as an?|i'm working as an?|by trade i'm an?|"
+                   r"i do)\s+)([a-z][a-z-]+(?:\s+[a-z][a-z-]+)?)(?=\s*(?:[,.!;]|$|\s+(?:by|in|at|from|for|and)\b))")
+_WORK_NOUNS = re.compile(r"(?:er|or|ist|ian|ant|ent|man|woman|smith|wright|keeper|maker|nurse|chef|cook|"
+                         r"pilot|poet|vet|monk|nun|judge|guide|clerk|midwife|scientist|sailor|driver|student)$")
+_SOMEONE = tuple(re.compile(rx, re.I) for rx in (
+    rf"\bmy\s+(?:(?:old|little|big|younger|older|late|dear|pet|elder|baby)\s+)?({_RELATIONS})(?:'s name is|'s called|"
+    rf" is called| is named| was called| was named| called| named|,|\s)\s*({_NAME_WORD})",
+    rf"\bi (?:have|had|own|keep|got|'ve got|’ve got) an?\s+(?:(?:old|little|big|young|pet)\s+)?({_RELATIONS})\s+"
+    rf"(?:called|named)\s+({_NAME_WORD})",
+    rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
+))
+_COUNT = tuple(re.compile(rx, re.I) for rx in (
+    rf"\b(?:i|we)\s+(?:have|had|keep|kept|own|run|raise|look after|care for|'ve got|’ve got|have got|tend|grow|"
+    rf"breed|manage|milk)\s+(?:about\s+|nearly\s+|almost\s+|exactly\s+|over\s+)?({NUMBER_WORD})\s*"
+    rf"((?:[a-z]+\s+)?[a-z]+s)\b",
+    rf"\bthere are\s+({NUMBER_WORD})\s*([a-z]+s)\s+(?:on|in|at)\s+my\b",
+    rf"\bmy\s+({NUMBER_WORD})\s*([a-z]+s)\b",
+))
+_LIKES = re.compile(r"(?i:\bi\s+(?:really\s+|just\s+|absolutely\s+)?(love|like|enjoy|adore|hate|dislike|loathe|"
+                    r"detest|can't stand|cannot stand|can’t stand|don't like|do not like|don’t like)\s+)"
+                    r"([^.!?;,]{2,60})")
+_FAVOURITE = re.compile(r"(?i:\bmy\s+fav(?:ou?)rite\s+)([a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|was)\s+([^.!?;,]{2,40})")
+_GIFT = tuple(re.compile(rx, re.I) for rx in (
+    r"\bi(?:'ve| have)?\s+(?:brought|made|got|found|baked|carried|picked)\s+(?:you|for you)\s+([^.!?;,]{2,50})",
+    r"\b(?:here's|here is|this is)\s+((?:an?|some|the)\s+[^.!?;,]{2,40}?)\s+for you\b",
+    r"\bi want you to have\s+([^.!?;,]{2,50})",
+))
+_NOT_COUNTED = frozenset("years months weeks days hours minutes seconds times ways things people ones reasons "
+                         "questions words".split())
+_FILLER = re.compile(r"^(?:the|a|an|some|my|your)\s+", re.I)
+
+
+def _tidy(value: str) -> str:
+    value = " ".join(value.split()).strip(" '\"")
+    value = re.sub(r"\s+(?:too|as well|very much|a lot|so much|though|really|here|tonight|today)$", "", value,
+                   flags=re.I)
+    return value
+
+
+def facts_told(text: str) -> list[Told]:
+    """The facts the player's line ``text`` tells about themselves and their people (see the module doc)."""
+    out: list[Told] = []
+    if not text.strip():
+        return out
+    asking = bool(_ASKING.search(text))
+    first, full = told_name(text)
+    if first:
+        out.append(Told("player", "name", first, "person"))
+        if full and full != first:
+            out.append(Told("player", "full_name", full, "person"))
+    if asking:
+        return out
+    for rx in _AGE:
+        m = rx.search(text)
+        if m:
+            n = parse_number(m.group(1))
+            if n is not None and 3 <= n <= 120:
+                out.append(Told("player", "age", str(n), "person"))
+                break
+    m = _HOME.search(text)
+    if m and not _DENIAL.search(text[:m.start()][-12:]):
+        out.append(Told("player", "home", _tidy(m.group(1)), "person"))
+    m = _WORK.search(text)
+    if m and _WORK_NOUNS.search(m.group(1).split()[-1].lower()) and m.group(1).lower() not in NOT_NAMES:
+        out.append(Told("player", "work", m.group(1).lower(), "person"))
+    named: set[str] = set()
+    for i, rx in enumerate(_SOMEONE):
+        for m in rx.finditer(text):
+            rel, name = (m.group(2), m.group(1)) if i == 2 else (m.group(1), m.group(2))
+            rel = rel.lower()
+            if rel in named or not _is_name(name, need_cap=(i != 0 or not re.search(r"(?i)called|named|name is",
+                                                                                    m.group(0)))):
+                continue
+            named.add(rel)
+            kind: Kind = "thing" if rel in _PETS else "person"
+            out.append(Told("player_" + rel.replace(" ", "_"), "name", _cap(name.strip("'-")), kind))
+    for rx in _COUNT:
+        for m in rx.finditer(text):
+            n = parse_number(m.group(1))
+            noun = _FILLER.sub("", m.group(2).lower()).split()[-1]
+            if n is None or noun in _NOT_COUNTED or len(noun) < 3:
+                continue
+            out.append(Told("player_" + noun, "count", str(n), "thing"))
+    for m in _LIKES.finditer(text):
+        verb, what = m.group(1).lower(), _tidy(m.group(2))
+        if not what or what.lower().split()[0] in ("to", "you", "it", "that", "this", "being", "when", "how", "if"):
+            if not what.lower().startswith("to "):
+                continue
+        if what.lower().startswith(("you", "it ", "that", "this")):
+            continue
+        negative = verb in ("hate", "dislike", "loathe", "detest") or "n't" in verb or "not" in verb \
+            or "stand" in verb
+        out.append(Told("player", "dislikes" if negative else "likes", what, "person", many=True))
+    m = _FAVOURITE.search(text)
+    if m:
+        out.append(Told("player", f"favourite {m.group(1).lower()}", _tidy(m.group(2)), "person"))
+    for rx in _GIFT:
+        m = rx.search(text)
+        if m:
+            out.append(Told("player", "gave", _tidy(m.group(1)), "person", many=True))
+            break
+    return out
+
+
+__all__ = ["NOT_NAMES", "NUMBER_WORD", "Told", "facts_told", "parse_number", "told_name"]

@@ -1,0 +1,156 @@
+"""The verifier: every name, number, date and place in a model reply, checked against what she knows.
+
+:meth:`Verifier.check` judges one sentence (or a whole reply) of the model, after the
+persona guard (:mod:`game.cast.guard`) passed it, against her
+:class:`~game.cast.factsheet.FactSheet` (the card), her beliefs (what the player told
+her, from :class:`~game.cast.guard.PersonaFacts` ``beliefs``) and the player's line
+this turn. What it knows is **allowed**; anything else fails:
+
+1. **the player's facts said back wrong** (checked first): see 3 below.
+2. **numbers and dates** (:func:`game.cast.factsheet.quantities`): ``(value, unit)``
+   allowed when the sheet, a belief or the player's line states it. A unit the sheet
+   states with *other* values is a ``contradiction`` ("ten years" where her card says
+   seven); a number nothing states is ``unverified`` ("1872"). A number whose unit
+   nothing counts but whose value is stated is allowed ("seven every morning").
+2. **names and places**: every capitalised word that does not open a sentence, and
+   any two capitalised words in a row ("New York"), must be a name of the sheet, of a
+   belief, of the player's line, of the story (``extra_names``) or a calendar word
+   (:data:`~game.cast.factsheet.COMMON_CAPITALS`); else ``unverified``.
+3. **the player's facts said back wrong**: "you live in X", "you're from X" against
+   the home she believes; "you're N (years old)" against the age; "your <relation>
+   (is called) X" against the name she believes (``contradiction``).
+4. **who she is**: "I'm a/an <occupation>" where the occupation is not a word of her
+   card ("I'm a guitarist", "I am a pirate captain") is an ``identity`` break.
+
+Returns a :class:`~game.cast.guard.Verdict` (``ok`` or kind ``contradiction`` /
+``unverified`` / ``identity``) and the counts of what was checked (:class:`Checked`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from game.cast.factsheet import COMMON_CAPITALS, FactSheet, capitalised_names, quantities, singular
+from game.cast.guard import PersonaFacts, Verdict
+from game.cast.told import NUMBER_WORD, parse_number
+
+_OCCUPATION = re.compile(r"(?i:\bi(?:'m|’m| am)(?: now| really| actually| just)? (?:a|an|the)\s+)"
+                         r"((?:[a-z-]+\s+){0,2}?[a-z-]*(?:er|or|ist|ian|ant|man|woman|ess|eer|smith|ster|"
+                         r"bot|robot|program|assistant|model|machine|computer|pirate|wizard|witch|queen|king|"
+                         r"prince|princess|knight|spy|ninja|god|goddess|vampire|alien|captain|chef|cook|nurse|"
+                         r"doctor|student|detective|agent))\b")
+_YOU_HOME = re.compile(r"(?i:\byou(?:'re| are) from|\byou live in|\byou come from|\byour home is(?: in)?|"
+                       r"\byou grew up in)\s+(?:the\s+)?([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
+_YOU_AGE = re.compile(rf"(?i:\byou(?:'re| are)\s+)({NUMBER_WORD})(?=\s*(?:years?|yrs?)?\s*(?:old)?\b)")
+_YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is named|\s+called|\s+named|,)?\s+)"
+                       r"([A-Z][\w'-]+)")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a check looked at: the ``names`` and ``numbers`` it found in the text."""
+
+    names: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+
+
+def _words(texts: Iterable[str]) -> set[str]:
+    return {w.lower().removesuffix("'s") for t in texts for w in re.findall(r"[\w'\u00c0-\u024f-]+", t)}
+
+
+class Verifier:
+    """Checks model replies against her fact sheet and beliefs (see the module doc).
+
+    Args:
+        sheet: her card's facts.
+        extra_names: other names the story uses (places, items, characters).
+    """
+
+    def __init__(self, sheet: FactSheet, extra_names: Iterable[str] = ()) -> None:
+        self.sheet = sheet
+        self.extra = _words(extra_names)
+
+    def check(self, text: str, facts: PersonaFacts | None = None, player_line: str = "") -> tuple[Verdict, Checked]:
+        """Judge ``text`` (a sentence or a reply); ``facts`` carries her beliefs and names this turn."""
+        facts = facts or PersonaFacts(name="")
+        beliefs = facts.beliefs
+        said = [v for _, _, v, _ in beliefs]
+        pairs = set(self.sheet.quantities)
+        for entity, key, value, _ in beliefs:
+            n = parse_number(value)
+            if key == "count" and n is not None:
+                pairs.add((n, singular(entity.removeprefix("player_").split("_")[-1])))
+            if key == "age" and n is not None:
+                pairs.update({(n, "year"), (n, "")})
+            pairs.update((q.value, q.unit) for q in quantities(value))
+        line_q = quantities(player_line)
+        pairs.update((q.value, q.unit) for q in line_q)
+        values = {v for v, _ in pairs}
+        units: dict[str, set[int]] = {}
+        for v, u in pairs:
+            if u:
+                units.setdefault(u, set()).add(v)
+        found = quantities(text)
+        names_found = self._names(text)
+        checked = Checked(tuple(names_found), tuple(q.said for q in found))
+        why = self._player_facts(text, beliefs)
+        if why:
+            return Verdict(False, "contradiction", (why,), text), checked
+        for q in found:
+            if (q.value, q.unit) in pairs:
+                continue
+            if q.unit and q.unit in units and q.value not in units[q.unit] and q.unit not in ("time", "day", "way"):
+                stated = ", ".join(str(v) for v in sorted(units[q.unit]))
+                return Verdict(False, "contradiction", (f"says {q.said} {q.unit}(s); what she knows says {stated}",),
+                               q.said), checked
+            if q.value in values:
+                continue
+            return Verdict(False, "unverified", (f"says {q.said!r}{' ' + q.unit if q.unit else ''}, which nothing "
+                                                 "she knows states",), q.said), checked
+        allowed = (set(self.sheet.names) | self.extra | _words([facts.name, *facts.aliases, facts.home,
+                                                               facts.player_name, *facts.known_names, *said,
+                                                               player_line]) | COMMON_CAPITALS)
+        for name in names_found:
+            if name not in allowed:
+                return Verdict(False, "unverified", (f"names {name!r}, which neither her card nor what she was "
+                                                     "told mentions",), name), checked
+        m = _OCCUPATION.search(text)
+        if m:
+            role = m.group(1).lower()
+            last = role.split()[-1]
+            if last not in self.sheet.vocabulary and singular(last) not in self.sheet.vocabulary:
+                return Verdict(False, "identity", (f"says she is {'an' if role[0] in 'aeiou' else 'a'} {role}",),
+                               role), checked
+        return Verdict(True), checked
+
+    def _names(self, text: str) -> list[str]:
+        out = capitalised_names(text)
+        common = self.sheet.vocabulary
+        for m in re.finditer(r"\b([A-Z][\w'-]+)\s+([A-Z][\w'-]+)", text):
+            out += [w for w in (m.group(1).lower(), m.group(2).lower()) if w not in common]
+        return list(dict.fromkeys(w.removesuffix("'s").removesuffix("’s") for w in out if w not in ("i",)))
+
+    @staticmethod
+    def _player_facts(text: str, beliefs: tuple[tuple[str, str, str, str], ...]) -> str:
+        mine = {(e, k): v for e, k, v, _ in beliefs}
+        home = mine.get(("player", "home"), "")
+        if home:
+            for m in _YOU_HOME.finditer(text):
+                if set(_words([m.group(1)])).isdisjoint(_words([home])):
+                    return f"says the player is from {m.group(1)!r}; they said {home}"
+        age = mine.get(("player", "age"), "")
+        if age:
+            for m in _YOU_AGE.finditer(text):
+                n = parse_number(m.group(1))
+                if n is not None and str(n) != age:
+                    return f"says the player is {m.group(1)}; they said {age}"
+        for m in _YOUR_REL.finditer(text):
+            told = mine.get((f"player_{m.group(1).lower()}", "name"), "")
+            if told and m.group(2).lower() != told.lower():
+                return f"calls the player's {m.group(1)} {m.group(2)!r}; they said {told}"
+        return ""
+
+
+__all__ = ["Checked", "Verifier"]
