@@ -586,41 +586,39 @@ class Castroom:
                 out[cid] = ch.memory.to_json()
         return {"format": "worldloom-cast", "version": 1, "memories": out}
 
-    def load_extra(self, data: dict[str, Any] | None) -> None:
-        """Restore the memories saved by :meth:`save_extra` (a save without them: fresh memories).
+    def restore_extra(self, data: dict[str, Any] | None) -> Callable[[], None]:
+        """Check memories saved by :meth:`save_extra` (``None``: fresh memories) and return the
+        function that puts them in place (for a load and for a rollback to a checkpoint,
+        which carries this snapshot). Every memory is rebuilt before any is replaced.
 
         Raises:
-            SaveError: the saved memories are malformed.
+            SaveError: the saved memories are malformed (nothing changed).
         """
         saved = (data or {}).get("memories", {})
         if not isinstance(saved, dict):
-            raise SaveError("extra.cast.memories must be a mapping")
+            raise SaveError("memories must be a mapping")
+        built: dict[str, Memory] = {}
         for cid, ch in self.characters.items():
-            with ch.lock:
-                config, count = ch.memory.config, ch.memory.count_tokens
-                if cid in saved:
-                    memory = Memory.from_json(saved[cid], ch.card, config, count_tokens=count,
-                                              embedder=self.embedder)
-                else:
-                    memory = Memory(ch.card, config, count_tokens=count, embedder=self.embedder)
-                ch.memory = memory
-                ch.builder = PromptBuilder(memory)
+            config, count = ch.memory.config, ch.memory.count_tokens
+            if cid in saved:
+                try:
+                    built[cid] = Memory.from_json(saved[cid], ch.card, config, count_tokens=count,
+                                                  embedder=self.embedder)
+                except SaveError as exc:
+                    raise SaveError(f"memories.{cid}: {exc.why}") from exc
+            else:
+                built[cid] = Memory(ch.card, config, count_tokens=count, embedder=self.embedder)
 
-    def on_rollback(self, turn: int) -> None:
-        """Put each character's memory back as it was at ``turn``: the snapshot taken when that
-        checkpoint was made (so beliefs overwritten since come back), else
-        :meth:`Memory.forget_after` (a checkpoint from a loaded save)."""
-        for cid, ch in self.characters.items():
-            with ch.lock:
-                snap = self._snapshots.get(turn, {}).get(cid)
-                if snap is not None:
-                    ch.memory = Memory.from_json(snap, ch.card, ch.memory.config, count_tokens=ch.memory.count_tokens,
-                                                 embedder=self.embedder)
-                    ch.builder = PromptBuilder(ch.memory)
-                else:
-                    ch.memory.forget_after(turn)
-        self._snapshots = {t: v for t, v in self._snapshots.items() if t < turn}
-        self.path = [p for p in self.path if p[0] <= turn]
+        def commit() -> None:
+            for cid, memory in built.items():
+                ch = self.characters[cid]
+                with ch.lock:
+                    ch.memory = memory
+                    ch.builder = PromptBuilder(memory)
+            turn = self.session.state.turn
+            self.path = [p for p in self.path if p[0] <= turn]
+
+        return commit
 
     def snapshot(self, turn: int) -> None:
         """Remember every memory as it is now, as of ``turn`` (a checkpoint is being taken)."""

@@ -305,11 +305,8 @@ class StreamingRoom:
     def save_extra(self) -> dict[str, Any]:
         return {}
 
-    def load_extra(self, data: dict[str, Any] | None) -> None:
-        pass
-
-    def on_rollback(self, turn: int) -> None:
-        pass
+    def restore_extra(self, data: dict[str, Any] | None) -> Any:
+        return lambda: None
 
     def prepare(self, character: str, text: str, on_sentence: Any = None) -> None:
         for sentence in self.SENTENCES:
