@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from bench.savekill import kill_loop
 from game.cast.castroom import Castroom, dialogue_spec, install_cast
 from game.errors import SaveError
+from game.headless import play_headless
+from game.inputs.script import parse_script
 from game.session import Session
 from game.state import Choose, Event, Give
 from game.state import saves as saves_mod
@@ -108,13 +110,14 @@ def test_a_damaged_slot_is_kept_aside_never_overwritten(mini_path: Path, tmp_pat
 
 
 def test_headless_play_is_offered_the_previous_copy(mini_path: Path, tmp_path: Path) -> None:
-    s, _ = played(mini_path, tmp_path)
-    s.save("a")
-    path = s.save("a")
-    path.write_text("{")
+    play_headless(str(mini_path), parse_script("save a\nchoose offer_kite\nsave a\n"), backend="null",
+                  save_dir=tmp_path)
+    (tmp_path / "a.json").write_text("{")
     with pytest.raises(SaveError) as err:
-        s.load("a")
-    assert "`load a previous`" in str(err.value)
+        play_headless(str(mini_path), parse_script("load a\n"), backend="null", save_dir=tmp_path)
+    assert "corrupt" in str(err.value) and "`load a previous`" in str(err.value)
+    runner = play_headless(str(mini_path), parse_script("load a previous\n"), backend="null", save_dir=tmp_path)
+    assert runner.session.state.scene == "meadow"
 
 
 # -- all or nothing ------------------------------------------------------------------------------------
