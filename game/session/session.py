@@ -516,9 +516,12 @@ class Session:
         if previous:
             path = previous_path(path)
         where = str(path)
-        hint = PREVIOUS
-        if not previous and previous_path(path).is_file():
+        if previous:
+            hint = "this was the previous copy; no older one is kept"
+        elif previous_path(path).is_file():
             hint = f"its previous copy is kept: `load {slot} previous` in a script, or load the slot again"
+        else:
+            hint = "no previous copy of this slot is kept"
         try:
             data = read_save(path)
         except SaveError as exc:

@@ -259,7 +259,7 @@ def encode(data: SaveData) -> bytes:
         "extra": data.extra,
     }
     try:
-        return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError as exc:  # orjson.JSONEncodeError
         raise SaveError(f"cannot encode the game as JSON: {exc}") from exc
 
