@@ -418,21 +418,26 @@ class Session:
 
     # -- checkpoints, saves ------------------------------------------------------
     def _checkpoint(self, label: str, state: GameState) -> Checkpoint:
-        """A checkpoint of ``state`` with every extension's snapshot as it is now."""
-        return Checkpoint(label, state, {name: ext.save_extra() for name, ext in self.extensions.items()})
+        """A checkpoint of ``state`` with every extension's snapshot as it is now; its difference
+        from the last checkpoint is worked out now (a turn's worth), so no save has to."""
+        cp = Checkpoint(label, state, {name: ext.save_extra() for name, ext in self.extensions.items()})
+        cp.delta_from(self.checkpoints[-1] if self.checkpoints else None)
+        return cp
 
-    def _restore_extras(self, extras: dict[str, Any], section: str, where: str) -> list[Callable[[], None]]:
+    def _restore_extras(self, extras: dict[str, Any], section: str, where: str,
+                        missing_is_fresh: bool = False) -> list[Callable[[], None]]:
         """Check every extension's snapshot in ``extras``; the functions that put them in place.
 
-        An extension missing from ``extras`` is left as it is when ``section`` is a
-        checkpoint's (a checkpoint of a schema 1 save), else started afresh.
+        An extension missing from ``extras`` starts afresh when ``missing_is_fresh`` (a
+        save made without it), else is left as it is (a checkpoint of a schema 1 save,
+        or one taken before the extension was added).
 
         Raises:
             game.errors.SaveError: a snapshot is malformed (names ``section.<extension>``).
         """
         commits = []
         for name, ext in self.extensions.items():
-            if name not in extras and section != "extra":
+            if name not in extras and not missing_is_fresh:
                 continue
             try:
                 commits.append(ext.restore_extra(extras.get(name)))
@@ -530,7 +535,7 @@ class Session:
             raise SaveError(f"save is for story {data.story_id!r}, not {self.story.id!r}", where=where)
         with self._lock:
             try:
-                commits = self._restore_extras(data.extra, "extra", where)
+                commits = self._restore_extras(data.extra, "extra", where, missing_is_fresh=True)
                 for i, cp in enumerate(data.checkpoints):
                     self._restore_extras(cp.extras, f"checkpoints.{i}.extra", where)
                 if data.story_hash == self.story.digest:

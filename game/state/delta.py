@@ -22,12 +22,14 @@ states are never mutated: a rollback copies).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, get_args, get_origin
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 
 #: A delta, as described in the module docstring.
 Delta = dict[str, Any]
+_SCALARS = frozenset({str, int, float, bool})
 
 
 class DeltaError(ValueError):
@@ -37,6 +39,15 @@ class DeltaError(ValueError):
         self.where = where
         self.why = why
         super().__init__(f"{where}: {why}" if where else why)
+
+
+def exact_equality(tp: Any) -> bool:
+    """Whether ``==`` is exact for values of type ``tp`` (no union mixing ``bool``, ``int``
+    and ``float``, whose ``1 == 1.0 == True`` would hide a change of JSON type)."""
+    args = get_args(tp)
+    if get_origin(tp) in (Union, UnionType) and len({bool, int, float} & set(args)) > 1:
+        return False
+    return tp is not Any and all(exact_equality(a) for a in args)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -58,13 +69,17 @@ def diff(old: Any, new: Any) -> Delta | None:
         return None
     if isinstance(old, dict) and isinstance(new, dict):
         changed: dict[str, Delta] = {}
+        missing = object()
         for key, value in new.items():
-            if key in old:
-                sub = diff(old[key], value)
+            was = old.get(key, missing)
+            if was is value or (type(was) is type(value) and type(value) in _SCALARS and was == value):
+                continue  # the common case, without a call
+            if was is missing:
+                changed[key] = {"=": value}
+            else:
+                sub = diff(was, value)
                 if sub is not None:
                     changed[key] = sub
-            else:
-                changed[key] = {"=": value}
         gone = [key for key in old if key not in new]
         if not changed and not gone:
             return None

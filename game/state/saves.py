@@ -47,7 +47,7 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from game.errors import SaveError
-from game.state.delta import Delta, DeltaError, depth_within, diff, patch
+from game.state.delta import Delta, DeltaError, depth_within, diff, exact_equality, patch
 from game.state.events import Event
 from game.state.gamestate import SCHEMA_VERSION, GameState
 
@@ -81,6 +81,8 @@ _COLUMNS: TypeAdapter[_Columns] = TypeAdapter(_Columns)
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _STATE_FIELDS = {name: Annotated[f.annotation, *f.metadata] if f.metadata else f.annotation
                  for name, f in GameState.model_fields.items()}
+#: State fields whose ``==`` is exact (C speed for the unchanged ones when diffing checkpoints).
+_EXACT = frozenset(name for name, tp in _STATE_FIELDS.items() if exact_equality(tp))
 if tuple(Event.model_fields) != EVENT_COLUMNS or Event.model_config.get("extra") == "allow" \
         or Event.__pydantic_post_init__:  # pragma: no cover - guards _events_from against a changed Event
     raise ImportError("game.state.saves: Event's fields changed; update EVENT_COLUMNS")
@@ -115,7 +117,10 @@ class Checkpoint:
         else:
             changed = {}
             for name in _STATE_FIELDS:
-                d = diff(getattr(base.state, name), getattr(self.state, name))
+                was, now = getattr(base.state, name), getattr(self.state, name)
+                if was is now or (name in _EXACT and was == now):
+                    continue
+                d = diff(was, now)
                 if d is not None:
                     changed[name] = d
             out = ({"d": changed}, diff(base.extras, self.extras) or {"d": {}})
