@@ -30,19 +30,23 @@ on them the same way.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
+from game.cast.card import load_card
 from game.errors import CardError, StoryError, WorldloomError
 from game.session.fit import fit_game
 from game.state import Event, GameState
 from game.state.saves import Checkpoint
 from game.story.diagnostics import CODES
+from game.story.ink import InkStory, is_ink_path, load_ink
 from game.story.ink_runtime import runtime_for
-from game.story.lint import Diagnostic
+from game.story.lint import Diagnostic, lint_story
+from game.story.loader import load_story, read_sources, story_file
 from game.story.runtime import StoryRuntime
 
 if TYPE_CHECKING:
@@ -115,8 +119,6 @@ class StoryWatcher:
 
     def changed(self) -> bool:
         """Whether any watched file changed since the last call (see :attr:`changed_paths`)."""
-        import time
-
         now = time.monotonic()
         if self.interval and now - self._last_poll < self.interval:
             return False
@@ -157,8 +159,6 @@ def story_source(session: Session) -> Path:
 def watch_paths(story: Story, story_path: str | Path | None = None, cards: bool = True) -> list[Path]:
     """Files whose change should reload ``story``: the main file, its includes,
     ``worldloom.toml``, and (``cards``) its characters' card files."""
-    from game.story.ink import InkStory
-    from game.story.loader import read_sources, story_file
 
     if isinstance(story, InkStory):
         return [story.path]
@@ -190,9 +190,6 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
 
     Never raises for a broken story; the diagnostics say what is wrong, where.
     """
-    from game.story.ink import is_ink_path, load_ink
-    from game.story.lint import lint_story
-    from game.story.loader import load_story
 
     try:
         if is_ink_path(path) or str(path).endswith(".ink"):
@@ -228,7 +225,6 @@ def remember_source(session: Session, path: str | Path) -> None:
 
 
 def _is_card(session: Session, target: Path, story_files: set[Path]) -> bool:
-    from game.story.ink import is_ink_path
 
     if target.suffix.lower() not in CARD_SUFFIXES or target in story_files or is_ink_path(target):
         return False
@@ -279,8 +275,6 @@ def prepare_reload(session: Session, path: str | Path | None = None, strict: boo
     or ``.ink.json``) or a character card; ``None`` reloads the story's own file.
     Never raises for a broken file: the result carries the diagnostics.
     """
-    from game.cast.card import load_card
-    from game.story.ink import InkStory
 
     try:
         source: Path | None = story_source(session)
