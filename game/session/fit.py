@@ -107,8 +107,12 @@ def fit_game(runtime: StoryRuntime, state: GameState, checkpoints: list[Checkpoi
     return Fitted(fitted, kept, events)
 
 
-def check_state(runtime: StoryRuntime, state: GameState, where: str, section: str = "state") -> None:
+def check_state(runtime: StoryRuntime, state: GameState, where: str, section: str = "state",
+                base: GameState | None = None) -> None:
     """A state saved with this very story must name its scenes, items and typed variables.
+
+    ``base``: a state already checked that this one shares unchanged fields with (the
+    checkpoint before it, read from the same save); only the fields that differ are checked.
 
     Raises:
         game.errors.SaveError: the save was edited or damaged into a state the story
@@ -119,15 +123,18 @@ def check_state(runtime: StoryRuntime, state: GameState, where: str, section: st
     def bad(why: str) -> SaveError:
         return SaveError(f"save is corrupt ({section}: {why})", where=where, hint=PREVIOUS)
 
-    if not scene_fits(runtime, state):
+    if (base is None or state.scene is not base.scene) and not scene_fits(runtime, state):
         raise bad(f"scene {state.scene!r} is not in this story")
-    for item in [*state.inventory, *state.holders]:
-        if item not in m.items and item not in state.objects:
-            raise bad(f"item {item!r} is not in this story")
-    for name, decl in m.variables.items():
-        value = state.variables.get(name, decl.default)
-        if not fits_type(value, decl.type):
-            raise bad(f"variable {name} is {value!r}, not {decl.type}")
+    if base is None or state.inventory is not base.inventory or state.holders is not base.holders \
+            or state.objects is not base.objects:
+        for item in [*state.inventory, *state.holders]:
+            if item not in m.items and item not in state.objects:
+                raise bad(f"item {item!r} is not in this story")
+    if base is None or state.variables is not base.variables:
+        for name, decl in m.variables.items():
+            value = state.variables.get(name, decl.default)
+            if not fits_type(value, decl.type):
+                raise bad(f"variable {name} is {value!r}, not {decl.type}")
 
 
 __all__ = ["Fitted", "check_state", "fit_game", "fit_state", "fits_type", "scene_fits"]

@@ -541,7 +541,8 @@ class Session:
                 if data.story_hash == self.story.digest:
                     check_state(self.runtime, data.state, where)
                     for i, cp in enumerate(data.checkpoints):
-                        check_state(self.runtime, cp.state, where, f"checkpoints.{i}.state")
+                        base = data.checkpoints[i - 1].state if i else None
+                        check_state(self.runtime, cp.state, where, f"checkpoints.{i}.state", base)
                     fitted = Fitted(data.state, data.checkpoints, [])
                 else:
                     fitted = fit_game(self.runtime, data.state, data.checkpoints, "load")

@@ -147,14 +147,16 @@ def patch(old: Any, delta: Any, tp: Any = Any, where: str = "") -> Any:
             if not isinstance(key, str) or key not in new:
                 raise DeltaError(where, f"removes {key!r}, which is not there")
             del new[key]
+        whole: dict[str, Any] = {}  # new values, checked together (one call, not one per key)
         for key, sub in changed.items():
-            path = f"{where}.{key}" if where else key
-            if key in new:
-                new[key] = patch(new[key], sub, sub_tp, path)
-            elif isinstance(sub, dict) and set(sub) == {"="}:
-                new[key] = _check(sub_tp, sub["="], path)
+            if isinstance(sub, dict) and len(sub) == 1 and "=" in sub:
+                whole[key] = sub["="]
+            elif key in new:
+                new[key] = patch(new[key], sub, sub_tp, f"{where}.{key}" if where else key)
             else:
-                raise DeltaError(path, "changes a key that is not there")
+                raise DeltaError(f"{where}.{key}" if where else key, "changes a key that is not there")
+        if whole:
+            new.update(whole if sub_tp is Any else _check(dict[str, sub_tp], whole, where))  # type: ignore[valid-type]
         return new
     if "a" in delta:
         if not isinstance(old, list) or (tp is not Any and origin is not list):
