@@ -1,12 +1,15 @@
 """Frame-path figures for the Zero Mark slice. Prints medians; asserts nothing.
 
-    python bench/frames.py [--frames 240] [--repeat 5]
+    python -m bench.frames [--frames 240] [--repeat 5] [--quick]
 
 * procedural backend frames/s at 960x540 (one core: numpy threads pinned to 1);
 * the game layer's own time per frame (submit + director + stream bookkeeping,
   measured on the ``null`` backend so the renderer is not counted), against the
   frame budget at 24 fps;
-* checkpoint time with 10,000 events in the log, and save-file load time;
+* saves, against schema 1's layout (a copy of its writer and reader, kept here for the
+  baseline only) in the same run: size, write and load after 1,000 scenes with 200
+  checkpoints, and with 10,000 events; then SIGKILLs at random instants of saving
+  (500; 50 with ``--quick``) and how many slots did not load;
 * load time of a generated 5,000-scene story, cold (parse + validate + compile)
   and cached (by content hash);
 * per scene of both demos (``--scenes`` for only these, ``--quick`` for 3 scenes each at
@@ -23,14 +26,20 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
+import json  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
+from pydantic import TypeAdapter  # noqa: E402
+
+from bench.savekill import kill_loop  # noqa: E402
 from game.session import Session  # noqa: E402
-from game.state import Event, Move, Wait  # noqa: E402
+from game.state import Choose, Event, GameState, Move, Wait  # noqa: E402
+from game.state.saves import SaveData, encode, read_save, slot_path, write_atomic  # noqa: E402
 from game.story import load_story  # noqa: E402
 from game.story.runtime import StoryRuntime  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
@@ -77,19 +86,90 @@ def layer_ms_per_frame(story: Path, turns: int) -> float:
     return (time.perf_counter() - t0) * 1000 / frames
 
 
-def checkpoint_figures(story: Path, repeat: int) -> tuple[float, float, float]:
-    s = Session(load_story(story), NullBackend(), seed=1, save_dir=tempfile.mkdtemp())
+def timed_ms(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """``(median wall, least CPU)`` milliseconds of ``fn``. The least CPU time is what a busy,
+    shared machine still measures fairly (others' processes only ever add to it); wall time
+    adds the disk's fsyncs and the waiting for a core."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append((time.perf_counter() - t0) * 1000)
+        cpus.append((time.process_time() - c0) * 1000)
+    return statistics.median(walls), min(cpus)
+
+
+def old_encode(data: SaveData) -> bytes:
+    """Schema 1's layout, as ``game/state/saves.py`` wrote it before schema 2 (the baseline only):
+    every checkpoint a whole state, every event a whole object, every drawn value kept."""
+    def state(st: GameState) -> dict[str, Any]:
+        return {**st.to_json(), "draws": [GameState(seed=st.seed, draws=i).random() for i in range(st.draws)]}
+
+    doc = {"format": "worldloom-save", "schema_version": 1, "story_id": data.story_id, "story_hash": data.story_hash,
+           "label": data.label, "state": state(data.state), "events": [e.model_dump(mode="json") for e in data.events],
+           "checkpoints": [{"label": c.label, "state": state(c.state)} for c in data.checkpoints], "extra": data.extra}
+    return json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_OLD_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+
+def old_decode(raw: bytes) -> int:
+    """Schema 1's reader (json + pydantic on every event and every checkpoint), for the baseline only."""
+    doc = json.loads(raw.decode("utf-8"))
+
+    def state(st: dict[str, Any]) -> GameState:
+        return GameState.model_validate({**st, "draws": len(st["draws"])})
+
+    state(doc["state"])
+    _OLD_EVENTS.validate_python(doc["events"])
+    return len([state(c["state"]) for c in doc["checkpoints"]])
+
+
+def save_figures(story: Path, events: int, turns: int, repeat: int) -> dict[str, float]:
+    """Size, write and load of a save, schema 2 against schema 1's layout (same folder, same fsyncs)."""
+    folder = Path(tempfile.mkdtemp())
+    s = Session(load_story(story), NullBackend(), seed=1, save_dir=folder)
     s.start()
-    for i in range(10_000):
-        s.log.append(Event(kind="line", turn=i, text=f"line {i}"))
+    for _ in range(turns):
+        s.submit(Choose(choice_id=s.choices()[0].id))
+    for i in range(events - len(s.log)):
+        s.log.append(Event(kind="line", turn=s.state.turn, text=f"line {i}"))
     s.state.log_offset = len(s.log)
-    for i in range(300):
+    for _ in range(300):
         s.state.random()
-        s.state.visits[f"s{i}"] = i
-    snap = median_ms(lambda: s.state.copy_state(), repeat * 20)
-    save = median_ms(lambda: s.save("bench"), repeat)
-    load = median_ms(lambda: s.load("bench"), repeat)
-    return snap, save, load
+    data = SaveData(s.story.id, s.story.digest, s.state, s.log.upto(s.state.log_offset), list(s.checkpoints))
+    first = timed_ms(lambda: s.save("bench"), 1)  # computes and caches every checkpoint's difference
+    path = slot_path(folder, "bench")
+    old_path = folder / "old.json"
+    old = old_encode(data)
+    write_atomic(old_path, old)
+    return {
+        "turns": turns, "checkpoints": len(s.checkpoints), "events": len(s.log),
+        "size_kb": path.stat().st_size / 1000, "old_size_kb": len(old) / 1000, "first_save": first,
+        "encode": timed_ms(lambda: encode(data), repeat),
+        "old_encode": timed_ms(lambda: old_encode(data), repeat),
+        "save": timed_ms(lambda: s.save("bench"), repeat),
+        "old_save": timed_ms(lambda: write_atomic(old_path, old_encode(data)), repeat),
+        "read": timed_ms(lambda: read_save(path), repeat),
+        "old_read": timed_ms(lambda: old_decode(old_path.read_bytes()), repeat),
+        "load": timed_ms(lambda: s.load("bench"), repeat),
+    }
+
+
+def print_saves(f: dict[str, Any]) -> None:
+    print(f"save after {f['turns']} turns ({f['checkpoints']} checkpoints, {f['events']} events), "
+          "schema 2 vs schema 1's layout, median wall / least CPU ms:")
+    size, old = f["size_kb"], f["old_size_kb"]
+    print(f"  {'file size:':30} {size:7.1f} KB        vs {old:7.1f} KB  (goal <= 500 KB)")
+    for key, what, goal in (("encode", "encode", ""), ("save", "Session.save (with fsyncs)", "  (goal <= 50 ms)"),
+                            ("read", "read + validate", "")):
+        (w, c), (ow, oc) = f[key], f["old_" + key]
+        print(f"  {what + ':':30} {w:7.2f} / {c:7.2f}  vs {ow:7.2f} / {oc:7.2f}{goal}")
+    wall, cpu = f["first_save"]
+    print(f"  {'first Session.save (diffs):':30} {wall:7.2f} / {cpu:7.2f}")
+    wall, cpu = f["load"]
+    print(f"  {'Session.load (all of it):':30} {wall:7.2f} / {cpu:7.2f}{'(goal <= 50 ms)':>37}")
 
 
 def big_story(folder: Path, n: int) -> Path:
@@ -177,7 +257,9 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=240)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scenes", action="store_true", help="only the per-scene figures of the demos")
-    ap.add_argument("--quick", action="store_true", help="per-scene figures: 3 scenes per demo at 480x270")
+    ap.add_argument("--saves", action="store_true", help="only the save figures")
+    ap.add_argument("--quick", action="store_true", help="per-scene figures: 3 scenes per demo at 480x270; saves: "
+                    "300 scenes instead of 1,000 and 50 kills instead of 500")
     args = ap.parse_args()
     if args.scenes:
         print_scene_costs(args.quick)
@@ -185,15 +267,22 @@ def main() -> None:
     story = ROOT / "stories" / "zero_mark"
     os.environ["WORLDLOOM_CACHE"] = tempfile.mkdtemp()
 
-    fps = procedural_fps(story, args.frames, args.repeat)
-    print(f"procedural 960x540 frames/s (median of {args.repeat}): {fps:8.1f}   (goal >= 60)")
-    ms = layer_ms_per_frame(story, 200)
-    print(f"game layer time per frame (null backend):     {ms:8.3f} ms  "
-          f"= {ms / (1000 / 24) * 100:.2f}% of a 24 fps frame")
-    snap, save, load = checkpoint_figures(story, args.repeat)
-    print(f"checkpoint at 10,000 events (median):         {snap:8.3f} ms  (goal <= 5 ms)")
-    print(f"save file write at 10,000 events (median):    {save:8.2f} ms")
-    print(f"save file load at 10,000 events (median):     {load:8.2f} ms  (goal <= 100 ms)")
+    if not args.saves:
+        fps = procedural_fps(story, args.frames, args.repeat)
+        print(f"procedural 960x540 frames/s (median of {args.repeat}): {fps:8.1f}   (goal >= 60)")
+        ms = layer_ms_per_frame(story, 200)
+        print(f"game layer time per frame (null backend):     {ms:8.3f} ms  "
+              f"= {ms / (1000 / 24) * 100:.2f}% of a 24 fps frame")
+    long_game = big_story(Path(tempfile.mkdtemp()), 1000)
+    print_saves(save_figures(long_game, 0, 300 if args.quick else 1000, args.repeat))
+    print_saves(save_figures(story, 10_000, 0, args.repeat))
+    kills = 50 if args.quick else 500
+    with tempfile.TemporaryDirectory() as kill_dir:
+        r = kill_loop(Path(kill_dir), kills)
+    print(f"SIGKILL at random instants of saving, {r.kills} kills: {r.unloadable} slots unloadable, "
+          f"{r.lost_more_than_last} rounds lost more than the last checkpoint ({r.turns} turns saved)")
+    if args.saves:
+        return
     folder = big_story(Path(tempfile.mkdtemp()), 5000)
     colds, warms = [], []
     for _ in range(max(1, args.repeat // 2)):

@@ -88,7 +88,7 @@ from game.errors import CardError, InputError, SaveError, WorldloomError
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
 from game.models.worker import ModelWorker
-from game.state import AnyIntent, Event, GameState, Say, takes_checkpoint
+from game.state import AnyIntent, Event, GameState, Say
 from game.story.host import TurnHost
 from game.story.story import Story
 from game.story.yamlio import compose_marked
@@ -100,8 +100,6 @@ MAX_CONTEXT = 4096
 #: Speech estimate: pause between sentences and after the last one, seconds.
 SENTENCE_GAP_S = 0.15
 SPEECH_TAIL_S = 0.5
-#: Memory snapshots kept for rollbacks (one per checkpoint, as ``Session.MAX_CHECKPOINTS``).
-MAX_SNAPSHOTS = 200
 #: Retrieved memories recorded per reply (in ``data.memories``), and their length.
 RECORDED_MEMORIES = 5
 MEMORY_CHARS = 200
@@ -524,7 +522,6 @@ class Castroom:
                                       **{k: v.name for k, v in m.items.items()},
                                       **{k: v.name for k, v in m.cast.items()}}
         self.path: list[tuple[int, dict[str, dict[str, float]]]] = []
-        self._snapshots: dict[int, dict[str, dict[str, Any]]] = {}
         self._closed = False
 
     # -- the extension ------------------------------------------------------------------
@@ -534,53 +531,43 @@ class Castroom:
         for cid, ch in self.characters.items():
             with ch.lock:
                 out[cid] = ch.memory.to_json()
-        return {"format": "worldloom-cast", "version": 1, "memories": out}
+        turn = self.path[-1][0] if self.path else 0
+        return {"format": "worldloom-cast", "version": 1, "memories": out, "turn": turn}
 
-    def load_extra(self, data: dict[str, Any] | None) -> None:
-        """Restore the memories saved by :meth:`save_extra` (a save without them: fresh memories).
+    def restore_extra(self, data: dict[str, Any] | None) -> Callable[[], None]:
+        """Check memories saved by :meth:`save_extra` (``None``: fresh memories) and return the
+        function that puts them in place (for a load and for a rollback to a checkpoint,
+        which carries this snapshot). Every memory is rebuilt before any is replaced.
 
         Raises:
-            SaveError: the saved memories are malformed.
+            SaveError: the saved memories are malformed (nothing changed).
         """
         saved = (data or {}).get("memories", {})
         if not isinstance(saved, dict):
-            raise SaveError("extra.cast.memories must be a mapping")
+            raise SaveError("memories must be a mapping")
+        built: dict[str, Memory] = {}
         for cid, ch in self.characters.items():
-            with ch.lock:
-                config, count = ch.memory.config, ch.memory.count_tokens
-                if cid in saved:
-                    memory = Memory.from_json(saved[cid], ch.card, config, count_tokens=count,
-                                              embedder=self.embedder)
-                else:
-                    memory = Memory(ch.card, config, count_tokens=count, embedder=self.embedder)
-                ch.memory = memory
-                ch.builder = PromptBuilder(memory)
+            config, count = ch.memory.config, ch.memory.count_tokens
+            if cid in saved:
+                try:
+                    built[cid] = Memory.from_json(saved[cid], ch.card, config, count_tokens=count,
+                                                  embedder=self.embedder)
+                except SaveError as exc:
+                    raise SaveError(f"memories.{cid}: {exc.why}") from exc
+            else:
+                built[cid] = Memory(ch.card, config, count_tokens=count, embedder=self.embedder)
 
-    def on_rollback(self, turn: int) -> None:
-        """Put each character's memory back as it was at ``turn``: the snapshot taken when that
-        checkpoint was made (so beliefs overwritten since come back), else
-        :meth:`Memory.forget_after` (a checkpoint from a loaded save)."""
-        for cid, ch in self.characters.items():
-            with ch.lock:
-                snap = self._snapshots.get(turn, {}).get(cid)
-                if snap is not None:
-                    ch.memory = Memory.from_json(snap, ch.card, ch.memory.config, count_tokens=ch.memory.count_tokens,
-                                                 embedder=self.embedder)
-                    ch.builder = PromptBuilder(ch.memory)
-                else:
-                    ch.memory.forget_after(turn)
-        self._snapshots = {t: v for t, v in self._snapshots.items() if t < turn}
-        self.path = [p for p in self.path if p[0] <= turn]
+        def commit() -> None:
+            for cid, memory in built.items():
+                ch = self.characters[cid]
+                with ch.lock:
+                    ch.memory = memory
+                    ch.builder = PromptBuilder(memory)
+            turn = (data or {}).get("turn")
+            if isinstance(turn, int):  # the relationship path as far as the snapshot went
+                self.path = [p for p in self.path if p[0] <= turn]
 
-    def snapshot(self, turn: int) -> None:
-        """Remember every memory as it is now, as of ``turn`` (a checkpoint is being taken)."""
-        snap: dict[str, dict[str, Any]] = {}
-        for cid, ch in self.characters.items():
-            with ch.lock:
-                snap[cid] = ch.memory.to_json()
-        self._snapshots[turn] = snap
-        for old in sorted(self._snapshots)[:-MAX_SNAPSHOTS]:
-            del self._snapshots[old]
+        return commit
 
     # -- the turn step ----------------------------------------------------------------------
     def on_turn(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> list[Event]:
@@ -595,8 +582,6 @@ class Castroom:
             out += rel_hook.on_turn(host, intent, events + out)
         for hook in self.hooks.values():
             out += hook.on_turn(host, intent, events + out)
-        if takes_checkpoint(intent):
-            self.snapshot(host.state.turn - 1)  # memories take in this turn's events only after the steps
         self.note_path(host.state)
         return out
 

@@ -15,9 +15,10 @@ UI-free: the window binds F6 to :meth:`game.session.Session.reload` and, with
    choices by id (once-only choices stay used), variables by name (new ones get
    their defaults, removed ones go, a value whose type changed takes the new
    default), items and characters by id. If the scene is gone it restarts at the
-   start scene, as loading a save of an older story does (``Session._adapt``). An
-   Ink story resumes inside bink from its saved state, or at the start of its knot
-   when the recompiled story no longer fits that state;
+   start scene, as loading a save of an older story does: both use
+   :func:`game.session.fit.fit_game`, which fits the checkpoints too. An Ink story
+   resumes inside bink from its saved state, or at the start of its knot when the
+   recompiled story no longer fits that state;
 4. records a ``reload`` event (plus any ``warning``) and queues a fresh request so
    the world picks up changed places and prompts.
 
@@ -29,20 +30,26 @@ on them the same way.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from game.cast.card import load_card
 from game.errors import CardError, StoryError, WorldloomError
+from game.session.fit import fit_game
 from game.state import Event, GameState
 from game.state.saves import Checkpoint
 from game.story.diagnostics import CODES
-from game.story.lint import Diagnostic
+from game.story.ink import InkStory, is_ink_path, load_ink
+from game.story.ink_runtime import runtime_for
+from game.story.lint import Diagnostic, lint_story
+from game.story.loader import load_story, read_sources, story_file
+from game.story.runtime import StoryRuntime
 
 if TYPE_CHECKING:
     from game.session import Session
-    from game.story.runtime import StoryRuntime
     from game.story.story import Story
 
 #: Lint codes that mean the story would fail while played (undefined scene, item,
@@ -110,8 +117,6 @@ class StoryWatcher:
 
     def changed(self) -> bool:
         """Whether any watched file changed since the last call (see :attr:`changed_paths`)."""
-        import time
-
         now = time.monotonic()
         if self.interval and now - self._last_poll < self.interval:
             return False
@@ -151,8 +156,6 @@ def story_source(session: Session) -> Path:
 def watch_paths(story: Story, story_path: str | Path | None = None, cards: bool = True) -> list[Path]:
     """Files whose change should reload ``story``: the main file, its includes,
     ``worldloom.toml``, and (``cards``) its characters' card files."""
-    from game.story.ink import InkStory
-    from game.story.loader import read_sources, story_file
 
     if isinstance(story, InkStory):
         return [story.path]
@@ -184,9 +187,6 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
 
     Never raises for a broken story; the diagnostics say what is wrong, where.
     """
-    from game.story.ink import is_ink_path, load_ink
-    from game.story.lint import lint_story
-    from game.story.loader import load_story
 
     try:
         if is_ink_path(path) or str(path).endswith(".ink"):
@@ -204,50 +204,6 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
     return story, diags
 
 
-def _fit_value(old: Any, default: Any) -> Any:
-    """Keep ``old`` if it still has the declared type of ``default``, else the default."""
-    if old is None:
-        return default
-    if isinstance(default, bool) != isinstance(old, bool):
-        return default
-    if isinstance(default, str) != isinstance(old, str):
-        return default
-    return old
-
-
-def adapt_state(runtime: StoryRuntime, state: GameState, cause: str = "reload") -> tuple[GameState, list[Event]]:
-    """Fit ``state`` to ``runtime``'s story by stable ids (see the module docstring).
-
-    Returns the adapted copy and what happened (a ``warning`` and the start scene's
-    events when the current scene is gone).
-    """
-    from game.story.ink_runtime import InkRuntime
-
-    m = runtime.story.model
-    state = state.copy_state()
-    state.story_id = m.id
-    state.variables = {k: _fit_value(state.variables.get(k), v.default) for k, v in m.variables.items()}
-    state.inventory = [i for i in state.inventory if i in m.items]
-    state.holders = {i: c for i, c in state.holders.items() if i in m.items}
-    for cid, member in m.cast.items():
-        state.relationships.setdefault(cid, dict(member.relationship))
-    events: list[Event] = []
-    if state.scene in m.scenes or (isinstance(runtime, InkRuntime) and not state.scene):
-        if not isinstance(runtime, InkRuntime) or state.location not in m.locations:
-            scene = m.scenes.get(state.scene)
-            state.location = scene.location if scene else state.location
-        if isinstance(runtime, InkRuntime):
-            events += runtime.resume(state)
-        return state, events
-    old = state.scene
-    state.scene = ""
-    events.append(Event(kind="warning", turn=state.turn, frame=state.frame, scene=old,
-                        text=f"scene {old!r} is gone from the story; restarted at the start scene",
-                        ids={"scene": old}))
-    events += runtime.enter(state, m.start, cause)
-    return state, events
-
-
 def _notify(session: Session, method: str, *args: Any) -> list[Event]:
     """Call ``method(*args)`` on every extension and hook that has it; collect returned events."""
     out: list[Event] = []
@@ -261,7 +217,6 @@ def _notify(session: Session, method: str, *args: Any) -> list[Event]:
 
 
 def _is_card(session: Session, target: Path, story_files: set[Path]) -> bool:
-    from game.story.ink import is_ink_path
 
     if target.suffix.lower() not in CARD_SUFFIXES or target in story_files or is_ink_path(target):
         return False
@@ -295,8 +250,9 @@ class PreparedReload:
 
 
 @dataclass
-class Fitted:
-    """The session's new parts after a story reload (see :func:`fit_session`)."""
+class Swap:
+    """The session's new parts after a reload (see :func:`fit_session`); ``runtime`` is
+    ``None`` for a card reload (the story stays)."""
 
     runtime: StoryRuntime | None
     state: GameState
@@ -311,8 +267,6 @@ def prepare_reload(session: Session, path: str | Path | None = None, strict: boo
     or ``.ink.json``) or a character card; ``None`` reloads the story's own file.
     Never raises for a broken file: the result carries the diagnostics.
     """
-    from game.cast.card import load_card
-    from game.story.ink import InkStory
 
     try:
         source: Path | None = story_source(session)
@@ -341,18 +295,17 @@ def prepare_reload(session: Session, path: str | Path | None = None, strict: boo
     return PreparedReload(ReloadResult(story is not None, [], diags, main), story=story)
 
 
-def fit_session(session: Session, prepared: PreparedReload) -> Fitted:
+def fit_session(session: Session, prepared: PreparedReload) -> Swap:
     """What the session becomes with the prepared story or card (call it under the session's lock).
 
-    Computes the new runtime, the state and checkpoints adapted by stable ids and the
-    events (``reload`` first); changes nothing on the session itself. Extensions and
-    hooks with ``on_story_reload(story)`` / ``on_card_reload(card, path)`` are told here.
+    Computes the new runtime, the state and checkpoints fitted by stable ids
+    (:func:`game.session.fit.fit_game`, as a load does) and the events (``reload``
+    first); changes nothing on the session itself. Extensions and hooks with
+    ``on_story_reload(story)`` / ``on_card_reload(card, path)`` are told here.
 
     Raises:
         game.errors.WorldloomError: the new story fails on resuming (the session keeps the old one).
     """
-    from game.story.ink_runtime import runtime_for
-
     path = prepared.result.path or Path()
     now = session.state
     if prepared.story is None:
@@ -360,23 +313,16 @@ def fit_session(session: Session, prepared: PreparedReload) -> Fitted:
         events = [Event(kind="reload", turn=now.turn, frame=now.frame, scene=now.scene, text=f"reloaded {path.name}",
                         ids={"card": card_id}, data={"path": str(path)})]
         events += _notify(session, "on_card_reload", prepared.card, path)
-        return Fitted(None, now, session.checkpoints, events)
+        return Swap(None, now, session.checkpoints, events)
     story = prepared.story
     runtime = runtime_for(story)
-    state, events = adapt_state(runtime, now)
-    checkpoints = []
-    for cp in session.checkpoints:
-        if cp.state.scene in story.model.scenes:
-            cp_state = cp.state.copy_state()
-            cp_state.variables = {k: _fit_value(cp_state.variables.get(k), v.default)
-                                  for k, v in story.model.variables.items()}
-            cp_state.inventory = [i for i in cp_state.inventory if i in story.model.items]
-            checkpoints.append(Checkpoint(cp.label, cp_state))
+    fitted = fit_game(runtime, now, session.checkpoints, "reload")
+    state = fitted.state
     head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",
                  ids={"story": story.id}, data={"path": str(path), "digest": story.digest})
-    events = [head, *events, *_notify(session, "on_story_reload", story)]
-    return Fitted(runtime, state, checkpoints, events)
+    events = [head, *fitted.events, *_notify(session, "on_story_reload", story)]
+    return Swap(runtime, state, fitted.checkpoints, events)
 
 
-__all__ = ["FATAL_CODES", "Fitted", "PreparedReload", "ReloadResult", "StoryWatcher", "adapt_state", "check_story",
-           "fit_session", "prepare_reload", "story_source", "watch_paths"]
+__all__ = ["FATAL_CODES", "PreparedReload", "ReloadResult", "StoryWatcher", "Swap", "check_story", "fit_session",
+           "prepare_reload", "story_source", "watch_paths"]

@@ -16,18 +16,29 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
 from game.inputs.images import validate_image
+from game.session.fit import Fitted, check_state, fit_game
+from game.session.reload import ReloadResult, fit_session, prepare_reload
 from game.session.rules import Rules
 from game.session.steps import Begins, Observes, Prepares, Progress, Step, Turn
 from game.state import AnyIntent, Event, EventLog, GameState, Move, Wait, takes_checkpoint
 from game.state.intents import Choose, Give
-from game.state.saves import Checkpoint, SaveData, list_saves, read_save, slot_path, write_save
+from game.state.saves import (
+    PREVIOUS,
+    Checkpoint,
+    SaveData,
+    list_saves,
+    previous_path,
+    read_save,
+    slot_path,
+    write_save,
+)
 from game.story.ink_runtime import runtime_for
 from game.story.loader import load_story
 from game.story.runtime import StoryRuntime
@@ -37,23 +48,29 @@ from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, Director
 from game.world.protocol import Backend, FrameChunk, WorldRequest
 
-if TYPE_CHECKING:
-    from game.session.reload import ReloadResult
-
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
 
 
 class Extension(Protocol):
     """Something beside ``GameState`` that saves, loads and rolls back with the game
-    (a character's memory, say). Its data goes into the save's ``extra[name]``; it
-    must be JSON-able and hold no derived data."""
+    (a character's memory, say). Its snapshot goes into the save's ``extra[name]``
+    and into every checkpoint, so a rollback after a load works as one before it;
+    it must be JSON-able and hold no derived data."""
 
-    def save_extra(self) -> dict[str, Any]: ...
+    def save_extra(self) -> dict[str, Any]:
+        """A snapshot of the extension now (JSON-able; the caller never changes it)."""
+        ...
 
-    def load_extra(self, data: dict[str, Any] | None) -> None: ...
+    def restore_extra(self, data: dict[str, Any] | None) -> Callable[[], None]:
+        """Check ``data`` (a :meth:`save_extra` snapshot, or ``None`` for a save made
+        without this extension: start afresh) and return the function that puts it
+        in place. Changes nothing itself; the returned function must not fail.
 
-    def on_rollback(self, turn: int) -> None: ...
+        Raises:
+            game.errors.SaveError: ``data`` is malformed (the game is left as it was).
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -268,7 +285,7 @@ class Session:
                 self.state = before
                 raise
             if turn.checkpoint:
-                self.checkpoints.append(Checkpoint(self._label(intent, before), before))
+                self.checkpoints.append(self._checkpoint(self._label(intent, before), before))
                 del self.checkpoints[:-MAX_CHECKPOINTS]
             self._record(events)
             warned = [e.text for e in events if e.kind == "warning"]
@@ -406,43 +423,77 @@ class Session:
             )
 
     # -- checkpoints, saves ------------------------------------------------------
+    def _checkpoint(self, label: str, state: GameState) -> Checkpoint:
+        """A checkpoint of ``state`` with every extension's snapshot as it is now; its difference
+        from the last checkpoint is worked out now (a turn's worth), so no save has to."""
+        cp = Checkpoint(label, state, {name: ext.save_extra() for name, ext in self.extensions.items()})
+        cp.delta_from(self.checkpoints[-1] if self.checkpoints else None)
+        return cp
+
+    def _restore_extras(self, extras: dict[str, Any], section: str, where: str,
+                        missing_is_fresh: bool = False) -> list[Callable[[], None]]:
+        """Check every extension's snapshot in ``extras``; the functions that put them in place.
+
+        An extension missing from ``extras`` starts afresh when ``missing_is_fresh`` (a
+        save made without it), else is left as it is (a checkpoint of a schema 1 save,
+        or one taken before the extension was added).
+
+        Raises:
+            game.errors.SaveError: a snapshot is malformed (names ``section.<extension>``).
+        """
+        commits = []
+        for name, ext in self.extensions.items():
+            if name not in extras and not missing_is_fresh:
+                continue
+            try:
+                commits.append(ext.restore_extra(extras.get(name)))
+            except (WorldloomError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+                why = exc.why if isinstance(exc, WorldloomError) else f"{type(exc).__name__}: {exc}"
+                raise SaveError(f"save is corrupt ({section}.{name}: {why})", where=where, hint=PREVIOUS) from exc
+        return commits
+
     def rollback(self, n: int = 1) -> list[Event]:
-        """Undo the last ``n`` choices (restore the ``n``-th last checkpoint).
+        """Undo the last ``n`` choices (restore the ``n``-th last checkpoint: the state and
+        every extension's snapshot). The frame clock never goes back.
 
         Raises:
             game.errors.InputError: there is nothing to roll back to.
+            game.errors.SaveError: an extension refused its snapshot (nothing changed).
         """
         with self._lock:
             if n < 1 or n > len(self.checkpoints):
                 raise InputError(f"cannot roll back {n}: {len(self.checkpoints)} checkpoint(s)")
             cp = self.checkpoints[-n]
+            commits = self._restore_extras(cp.extras, f"checkpoints.{len(self.checkpoints) - n}.extra", "")
             del self.checkpoints[-n:]
             frame = self.state.frame
             self.state = cp.state.copy_state()
             self.state.frame = frame
             self.state.reactions.clear()
             self.log.truncate(self.state.log_offset)
-            for ext in self.extensions.values():
-                ext.on_rollback(self.state.turn)
+            for commit in commits:
+                commit()
             self._pending = self.director.build(self.state, [], self.director.cause([], "rollback"))
             return [Event(kind="rollback", turn=self.state.turn, frame=frame, scene=self.state.scene,
                           text=cp.label, data={"n": n})]
 
     def save(self, slot: str, thumbnail: np.ndarray | None = None) -> Path:
-        """Save to ``slot`` (atomic; the previous copy kept as ``.bak``).
+        """Save the game, its event log, its checkpoints and every extension to ``slot``.
+
+        Crash-safe: the slot holds a loadable file at every instant, the previous
+        copy is kept as ``<slot>.json.bak`` (see :func:`game.state.saves.write_atomic`).
 
         Args:
             slot: ``[A-Za-z0-9_.-]{1,64}``.
             thumbnail: optional ``(H, W, 3)`` uint8 RGB image saved beside it as PNG.
 
         Raises:
-            game.errors.SaveError: bad slot name or the disk refused.
+            game.errors.SaveError: bad slot name, something not JSON, or the disk refused.
         """
         with self._lock:
             path = slot_path(self.save_dir, slot)
-            data = SaveData(self.story.id, self.story.digest, self.state.copy_state(),
-                            self.log.upto(self.state.log_offset), list(self.checkpoints),
-                            label=self.view().scene_title,
+            data = SaveData(self.story.id, self.story.digest, self.state, self.log.upto(self.state.log_offset),
+                            list(self.checkpoints), label=self.view().scene_title,
                             extra={name: ext.save_extra() for name, ext in self.extensions.items()})
             write_save(path, data)
         if thumbnail is not None:
@@ -453,90 +504,77 @@ class Session:
 
     def has_previous(self, slot: str) -> bool:
         """Whether ``slot`` has a previous copy (``.json.bak``) to fall back to."""
-        path = slot_path(self.save_dir, slot)
-        return path.with_name(path.name + ".bak").is_file()
+        return previous_path(slot_path(self.save_dir, slot)).is_file()
 
     def saves(self) -> list[tuple[str, Path]]:
         """``(slot, path)`` of this story's saves, newest first."""
         return list_saves(self.save_dir)
 
     def load(self, slot: str, previous: bool = False) -> list[Event]:
-        """Load ``slot`` (or its previous copy). The current game is kept if it fails.
+        """Load ``slot`` (or its previous copy): all or nothing.
 
-        A save made before the story changed resumes at the same scene by its stable
-        id, or at the story's start if that scene is gone; a warning event says so.
+        Every section (state, event log, checkpoints, extensions) is checked before
+        anything is replaced; if one fails, the running game is left exactly as it was.
+        A save made before the story changed is fitted to it by stable ids, its
+        checkpoints too (:func:`game.session.fit.fit_game`), so rolling back after
+        the load works; a ``warning`` event says what changed.
 
         Raises:
-            game.errors.SaveError: missing, corrupt, for another story, or too new.
+            game.errors.SaveError: missing, corrupt (naming the section), for another
+                story, too new, or not resumable in this story.
         """
         path = slot_path(self.save_dir, slot)
         if previous:
-            path = path.with_name(path.name + ".bak")
-        data = read_save(path)
+            path = previous_path(path)
+        where = str(path)
+        if previous:
+            hint = "this was the previous copy; no older one is kept"
+        elif previous_path(path).is_file():
+            hint = f"its previous copy is kept: `load {slot} previous` in a script, or load the slot again"
+        else:
+            hint = "no previous copy of this slot is kept"
+        try:
+            data = read_save(path)
+        except SaveError as exc:
+            raise SaveError(exc.why, exc.where, hint if exc.hint == PREVIOUS else exc.hint) from exc
         if data.story_id != self.story.id:
-            raise SaveError(f"save is for story {data.story_id!r}, not {self.story.id!r}", where=str(path))
+            raise SaveError(f"save is for story {data.story_id!r}, not {self.story.id!r}", where=where)
         with self._lock:
-            frame = self.state.frame
-            notes: list[Event] = []
-            state = data.state
-            if data.story_hash != self.story.digest:
-                state, notes = self._adapt(state, data.events)
-            else:
-                self._check_loaded(state, str(path))
-            state.frame = frame
+            try:
+                commits = self._restore_extras(data.extra, "extra", where, missing_is_fresh=True)
+                for i, cp in enumerate(data.checkpoints):
+                    self._restore_extras(cp.extras, f"checkpoints.{i}.extra", where)
+                if data.story_hash == self.story.digest:
+                    check_state(self.runtime, data.state, where)
+                    for i, cp in enumerate(data.checkpoints):
+                        base = data.checkpoints[i - 1].state if i else None
+                        check_state(self.runtime, cp.state, where, f"checkpoints.{i}.state", base)
+                    fitted = Fitted(data.state, data.checkpoints, [])
+                else:
+                    fitted = fit_game(self.runtime, data.state, data.checkpoints, "load")
+            except SaveError as exc:
+                raise SaveError(exc.why, exc.where or where, hint if exc.hint == PREVIOUS else exc.hint) from exc
+            except WorldloomError as exc:  # the changed story fails on resuming this save
+                raise SaveError(f"save does not resume in this story: {exc}", where=where) from exc
+            # nothing below can fail: replace the game
+            state = fitted.state
+            frame = state.frame = self.state.frame
             self.state = state
             self.log = EventLog(data.events[: state.log_offset])
-            self.checkpoints = [c for c in data.checkpoints if c.state.scene in self.story.model.scenes]
-            for name, ext in self.extensions.items():
-                ext.load_extra(data.extra.get(name))
+            self.checkpoints = fitted.checkpoints
+            for commit in commits:
+                commit()
             self._started = True
             self._pending = self.director.build(self.state, [], self.director.cause([], "load"))
             ev = Event(kind="load", turn=state.turn, frame=frame, scene=state.scene, text=slot)
-            return [ev, *notes]
-
-    def _check_loaded(self, state: GameState, where: str) -> None:
-        """A save made with this very story must name its scenes, items and typed variables.
-
-        Raises:
-            game.errors.SaveError: the save was edited or damaged into a state the story cannot have.
-        """
-        m = self.story.model
-        hint = "load the previous copy instead"
-        if state.scene not in m.scenes:
-            raise SaveError(f"save is corrupt (scene {state.scene!r} is not in this story)", where=where, hint=hint)
-        for item in [*state.inventory, *state.holders]:
-            if item not in m.items and item not in state.objects:
-                raise SaveError(f"save is corrupt (item {item!r} is not in this story)", where=where, hint=hint)
-        kinds: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool, "str": str}
-        for name, decl in m.variables.items():
-            value = state.variables.get(name, decl.default)
-            if not isinstance(value, kinds[decl.type]) or (decl.type != "bool" and isinstance(value, bool)):
-                raise SaveError(f"save is corrupt (variable {name} is {value!r}, not {decl.type})", where=where,
-                                hint=hint)
-
-    def _adapt(self, state: GameState, events: list[Event]) -> tuple[GameState, list[Event]]:
-        """Fit a save made with an older version of the story to this one."""
-        m = self.story.model
-        state = state.copy_state()
-        state.variables = {k: state.variables.get(k, v.default) for k, v in m.variables.items()}
-        state.inventory = [i for i in state.inventory if i in m.items]
-        state.holders = {i: c for i, c in state.holders.items() if i in m.items}
-        state.log_offset = min(state.log_offset, len(events))
-        if state.scene in m.scenes:
-            text = f"The story changed since this save; resumed at scene {state.scene!r}."
-        else:
-            old = state.scene
-            state.scene = ""
-            self.runtime.enter(state, m.start, "load")
-            text = f"The story changed and scene {old!r} is gone; resumed at the start scene."
-        state.location = m.scenes[state.scene].location
-        return state, [Event(kind="warning", turn=state.turn, scene=state.scene, text=text)]
+            return [ev, *fitted.events]
 
     def reload(self, path: str | Path | None = None, strict: bool = False) -> ReloadResult:
         """Hot-reload the story (or a character card) from disk, keeping the game state.
 
-        Resumes by stable ids: the same scene (its lines are not replayed), choices
-        and variables by id; a scene that is gone restarts at the start scene. A new
+        Resumes by stable ids (:func:`game.session.fit.fit_game`, as a load does): the
+        same scene (its lines are not replayed), choices and variables by id; a scene
+        that is gone restarts at the start scene; checkpoints are fitted too. A new
         file that does not load or has a lint error that would break play leaves the
         old story running and comes back as ``ok=False`` with its diagnostics. See
         :mod:`game.session.reload`.
@@ -546,26 +584,24 @@ class Session:
                 ``.ink.json``, or a card file; ``None`` reloads the story's own file.
             strict: refuse on any lint error, not only on those that break play.
         """
-        from game.session.reload import fit_session, prepare_reload
-
         prepared = prepare_reload(self, path, strict)  # reads and lints the new file; changes nothing
         if not prepared.result.ok:
             return prepared.result
         with self._lock:
             try:
-                fitted = fit_session(self, prepared)
+                swap = fit_session(self, prepared)
             except WorldloomError as exc:  # the new story fails on resuming: the old one keeps running
                 return prepared.failed(exc)
-            if prepared.story is not None and fitted.runtime is not None:
+            if prepared.story is not None and swap.runtime is not None:
                 self.story = self.director.story = prepared.story
                 if prepared.result.path is not None:
                     self.source = Path(prepared.result.path)  # reload() with no path reloads this file
-                self.runtime, self.state, self.checkpoints = fitted.runtime, fitted.state, fitted.checkpoints
-            self._record(fitted.events)
+                self.runtime, self.state, self.checkpoints = swap.runtime, swap.state, swap.checkpoints
+            self._record(swap.events)
             if prepared.story is not None:
-                self._pending = self.director.build(self.state, fitted.events,
-                                                    self.director.cause(fitted.events, "load"))
-        return prepared.done(fitted.events)
+                self._pending = self.director.build(self.state, swap.events,
+                                                    self.director.cause(swap.events, "load"))
+        return prepared.done(swap.events)
 
     def close(self) -> None:
         """Close the backend."""

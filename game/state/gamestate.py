@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: Version of the save schema. Bump it and add a migration in
 #: :mod:`game.state.saves` when a field changes meaning.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Value = bool | int | float | str
 
@@ -43,7 +43,9 @@ class GameState(BaseModel):
         location: id of the current location.
         camera_x: camera position along the location, in world units (1.0 = a screen).
         seed: the playthrough's RNG seed.
-        draws: every random draw made so far, in order (replayed on roll-forward).
+        draws: how many random draws were made so far; the n-th draw is a pure function
+            of ``(seed, n)`` (see :meth:`random`), so the count is all a save needs
+            (schema 1 saves kept every value; :mod:`game.state.saves` migrates them).
         turn: number of intents applied.
         frame: index of the next frame on the frame clock.
         log_offset: number of events in the append-only event log at this state.
@@ -74,7 +76,7 @@ class GameState(BaseModel):
     location: str = ""
     camera_x: float = 0.0
     seed: int = 0
-    draws: list[float] = Field(default_factory=list)
+    draws: int = Field(default=0, ge=0)
     turn: int = 0
     frame: int = 0
     log_offset: int = 0
@@ -92,14 +94,15 @@ class GameState(BaseModel):
         return self.model_dump(mode="json")
 
     def random(self) -> float:
-        """Draw a float in [0, 1) from the seeded stream and record it.
+        """Draw a float in [0, 1) from the seeded stream and count it in :attr:`draws`.
 
-        The n-th draw is a pure function of ``(seed, n)`` so a rollback followed by
-        the same inputs replays the same draws (Ren'Py ``renpy/rollback.py`` records
-        draws for the same reason).
+        The n-th draw is ``random.Random(seed * 1_000_003 + n).random()``, a pure
+        function of ``(seed, n)``, so a rollback followed by the same inputs replays
+        the same draws (Ren'Py ``renpy/rollback.py`` records draws for the same
+        reason; here the count is enough).
         """
-        value = random.Random(self.seed * 1_000_003 + len(self.draws)).random()
-        self.draws.append(value)
+        value = random.Random(self.seed * 1_000_003 + self.draws).random()
+        self.draws += 1
         return value
 
     def relationship(self, character: str, axis: str) -> float:

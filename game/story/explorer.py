@@ -465,7 +465,7 @@ def _getter(slot: Slot, cap: tuple[float, bool] | None) -> Callable[[GameState],
     elif kind == "turn":
         raw = lambda s: s.turn  # noqa: E731
     elif kind == "draws":
-        raw = lambda s: len(s.draws)  # noqa: E731
+        raw = lambda s: s.draws  # noqa: E731
     elif kind == "inventory*":
         raw = lambda s: tuple(sorted(s.inventory))  # noqa: E731
     elif kind == "holders*":

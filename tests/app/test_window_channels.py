@@ -303,11 +303,8 @@ class StreamingRoom:
     def save_extra(self) -> dict[str, Any]:
         return {}
 
-    def load_extra(self, data: dict[str, Any] | None) -> None:
-        pass
-
-    def on_rollback(self, turn: int) -> None:
-        pass
+    def restore_extra(self, data: dict[str, Any] | None) -> Any:
+        return lambda: None
 
     def prepares(self, intent: Any) -> bool:
         return isinstance(intent, Say)

@@ -140,11 +140,8 @@ def test_card_reload_reaches_extensions(played: Session) -> None:
         def save_extra(self) -> dict[str, Any]:
             return {}
 
-        def load_extra(self, data: dict[str, Any] | None) -> None:
-            pass
-
-        def on_rollback(self, turn: int) -> None:
-            pass
+        def restore_extra(self, data: dict[str, Any] | None) -> Any:
+            return lambda: None
 
         def on_card_reload(self, card: Any, path: Path) -> None:
             seen.append(card.id)
@@ -174,3 +171,27 @@ def test_watcher_sees_writes_once(played: Session, tmp_path: Path) -> None:
     assert not watcher.changed()
     (folder / "worldloom.toml").write_text("[lint.severity]\nWL015 = 'off'\n")
     assert watcher.changed() and watcher.changed_paths == [folder / "worldloom.toml"]
+
+
+def test_an_old_save_loads_into_the_changed_story_and_rolls_back(played: Session) -> None:
+    """The save's checkpoints are fitted to the new story too: rolling back after the load
+    reaches states that know the new variable (before, a condition on it stopped the game)."""
+    s = played
+    s.save("before_edit")
+    folder = s.story.folder
+    hall = {**STORY["scenes"]["hall"], "choices": [*STORY["scenes"]["hall"]["choices"],
+                                                   {"id": "spend", "text": "Spend", "if": "gold > 3"}]}
+    write(folder, {**STORY, "variables": {**STORY["variables"], "gold": {"type": "int", "default": 7}},
+                   "scenes": {"hall": hall}})
+    fresh = Session.from_path(folder, "null", save_dir=s.save_dir)
+    events = fresh.load("before_edit")
+    assert any(e.kind == "warning" and "story changed" in e.text for e in events)
+    assert fresh.state.scene == "yard" and fresh.state.variables == {"strength": 1, "gold": 7}
+    assert len(fresh.checkpoints) == 3
+    fresh.rollback(2)  # back in the hall, before going out
+    assert fresh.state.scene == "hall" and fresh.state.variables == {"strength": 1, "gold": 7}
+    assert [c.id for c in fresh.choices()] == ["train", "out", "spend"]
+    fresh.rollback()
+    assert fresh.state.variables == {"strength": 0, "gold": 7}
+    fresh.submit(Choose(choice_id="spend"))
+    assert fresh.state.scene == "hall" and fresh.state.chosen["spend"] == 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -120,14 +122,28 @@ def test_bad_slot_names_are_refused(mini_path: Path, tmp_path: Path) -> None:
             s.save(slot)
 
 
-def test_migration_runs_for_older_saves(mini_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+SCHEMA1 = Path(__file__).parents[1] / "data" / "saves" / "mini_schema1.json"  # written by the schema 1 code
+
+
+def test_a_schema_1_save_loads_rolls_back_and_draws_on(mini_path: Path, tmp_path: Path) -> None:
     s = new_session(mini_path, tmp_path)
-    path = s.save("a")
-    doc = json.loads(path.read_text())
+    shutil.copy(SCHEMA1, tmp_path / "old.json")
+    s.load("old")
+    assert s.state.scene == "after" and s.state.draws == 2  # every drawn value is now a count
+    assert s.state.random() == random.Random(5 * 1_000_003 + 2).random()  # the stream goes on where it was
+    assert len(s.checkpoints) == 2 and len(s.log) == s.state.log_offset > 0
+    s.rollback()
+    assert s.state.scene == "meadow" and s.state.holders == {} and s.state.draws == 2
+    path = s.save("old")  # written back in the current schema
+    assert json.loads(path.read_text())["schema_version"] == saves_mod.SCHEMA_VERSION
+
+
+def test_migrations_chain_from_older_schemas(mini_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = new_session(mini_path, tmp_path)
+    doc = json.loads(SCHEMA1.read_text())
     doc["schema_version"] = 0
-    doc["state"]["schema_version"] = 0
     doc["state"]["bag"] = doc["state"].pop("inventory")  # an imagined v0 field name
-    path.write_text(json.dumps(doc))
+    (tmp_path / "a.json").write_text(json.dumps(doc))
 
     def v0_to_v1(d: dict) -> dict:  # type: ignore[type-arg]
         d["state"]["inventory"] = d["state"].pop("bag")
@@ -135,7 +151,7 @@ def test_migration_runs_for_older_saves(mini_path: Path, tmp_path: Path, monkeyp
 
     monkeypatch.setitem(saves_mod.MIGRATIONS, 0, v0_to_v1)
     s.load("a")
-    assert s.state.inventory == ["kite", "leaf", "stone"]
+    assert s.state.inventory == ["leaf", "stone"] and s.state.draws == 2
 
 
 def test_saves_hold_no_derived_data(mini_path: Path, tmp_path: Path) -> None:
@@ -201,11 +217,16 @@ class Notebook:
     def save_extra(self) -> dict[str, object]:
         return {"notes": [list(n) for n in self.notes]}
 
-    def load_extra(self, data: dict[str, object] | None) -> None:
-        self.notes = [(int(t), str(x)) for t, x in (data or {}).get("notes", [])]  # type: ignore[union-attr]
+    def restore_extra(self, data: dict[str, object] | None) -> Callable[[], None]:
+        rows = (data or {}).get("notes", [])
+        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 2 for r in rows):
+            raise SaveError("notes must be [turn, text] pairs")
+        notes = [(int(t), str(x)) for t, x in rows]
 
-    def on_rollback(self, turn: int) -> None:
-        self.notes = [n for n in self.notes if n[0] <= turn]
+        def commit() -> None:
+            self.notes = notes
+
+        return commit
 
 
 def test_extensions_save_load_and_roll_back(mini_path: Path, tmp_path: Path) -> None:

@@ -278,3 +278,33 @@ def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(inkjs: Path, t
     ignored = [i for c in chunks for i in c.ignored]
     assert any("directive camera: low" in i for i in ignored)  # the backend says what it did not use
     assert any("sound music:hymn" in i for i in ignored)
+
+
+def test_old_save_into_a_recompiled_story_then_rollback(inkjs: Path, kite_json: Path, tmp_path: Path) -> None:
+    """A save of the old story loads into the recompiled one (a new VAR read by a line),
+    and rolling back after the load works: the checkpoints were fitted too."""
+    path = tmp_path / "kite.ink.json"
+    shutil.copy(kite_json, path)
+    s = session(path, tmp_path)
+    s.start()
+    choose(s, "Offer the kite")
+    s.save("old")
+    edited = tmp_path / "kite.ink"
+    source = (INK / "kite.ink").read_text().replace('VAR mood = "calm"', 'VAR mood = "calm"\nVAR gold = 5')
+    edited.write_text(source.replace("The forest is dark.", "The forest is dark. {gold > 3: Coins clink.}"))
+    compile_ink(inkjs, edited, path)
+    fresh = session(path, tmp_path)
+    events = fresh.load("old")
+    assert any(e.kind == "warning" for e in events)
+    assert fresh.state.scene == "forest" and fresh.state.variables["gold"] == 5
+    assert [c.text for c in fresh.choices()] == ["Go home", "Poke the glowing bug"]
+    fresh.rollback()  # to before the kite: the checkpoint, fitted to the new story, knows gold
+    assert fresh.state.scene == "meadow" and fresh.state.variables["courage"] == 0
+    assert fresh.state.variables["gold"] == 5 and fresh.state.holders == {}
+    assert [c.text for c in fresh.choices()] == ["Offer the kite", "Offer a leaf", "Wait"]  # as bink saved them
+    events = choose(fresh, "Offer the kite")
+    said = " ".join(str(getattr(e, "text", "")) for e in events)
+    assert "You feel brave." in said and "Coins clink." in said
+    assert fresh.state.variables["gold"] == 5 and fresh.state.variables["courage"] == 1
+    fresh.rollback()
+    assert fresh.state.scene == "meadow" and fresh.state.variables["gold"] == 5
