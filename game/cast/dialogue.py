@@ -765,7 +765,7 @@ class DialogueHook:
     the voice, the world request), feeds the ``say`` and ``reply`` events to
     ``memory`` (unless ``observe`` is off because another hook does), and returns
     the ``reply`` events. Add it after the relationship hook:
-    ``session.add_hook(DialogueHook(pipe, memory))``.
+    ``Session(steps=[DialogueHook(pipe, memory)])``.
 
     Args:
         pipeline: her pipeline (:func:`pipeline_for`).

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.savekill import kill_loop
-from game.cast.castroom import Castroom, dialogue_spec, install_cast
+from game.cast.castroom import Castroom, dialogue_spec
 from game.errors import SaveError
 from game.headless import play_headless
 from game.inputs.script import parse_script
-from game.session import Session
-from game.state import Choose, Event, Give
+from game.session import Session, open_game
+from game.state import Choose, Event, Give, Say
 from game.state import saves as saves_mod
 from game.state.saves import damaged_paths, previous_path
 from game.story import load_story
@@ -52,9 +52,8 @@ class Notes:
 
 
 def played(mini_path: Path, save_dir: Path) -> tuple[Session, Notes]:
-    s = Session(load_story(mini_path), NullBackend(), seed=5, save_dir=save_dir)
     notes = Notes()
-    s.extend("notes", notes)
+    s = Session(load_story(mini_path), NullBackend(), seed=5, save_dir=save_dir, extensions={"notes": notes})
     s.start()
     notes.notes.append("arrived")
     s.submit(Give(item_id="stone", character_id="creature"))
@@ -185,9 +184,9 @@ def test_nesting_too_deep_for_the_parser_is_a_save_error(mini_path: Path, tmp_pa
 def test_rollback_after_a_load_is_rollback_before_it(mini_path: Path, tmp_path: Path) -> None:
     s, notes = played(mini_path, tmp_path)
     s.save("a")
-    other = Session(load_story(mini_path), NullBackend(), seed=5, save_dir=tmp_path)
     other_notes = Notes()
-    other.extend("notes", other_notes)
+    other = Session(load_story(mini_path), NullBackend(), seed=5, save_dir=tmp_path,
+                    extensions={"notes": other_notes})
     other.load("a")
     assert other_notes.notes == notes.notes
     for _ in range(2):
@@ -243,11 +242,11 @@ def test_events_read_by_column_equal_validated_events(mini_path: Path, tmp_path:
 # -- a damaged memory section ---------------------------------------------------------------------------
 
 def eve_session(tmp: Path, embedder: Any) -> tuple[Session, Castroom]:
-    session = Session(load_story(EVE), "null", seed=3, save_dir=tmp / "saves")
-    room = install_cast(session, dialogue_spec(f"scripted:{EVE / 'scripted.yaml'}"), voice=False,
-                        embedder=embedder, show_progress=False)
-    assert room is not None
-    return session, room
+    game = open_game(EVE, backend="null", seed=3, save_dir=tmp / "saves",
+                     dialogue=dialogue_spec(f"scripted:{EVE / 'scripted.yaml'}"), voice=False,
+                     cast_options={"embedder": embedder, "show_progress": False})
+    assert game.cast is not None
+    return game.session, game.cast
 
 
 def memories(room: Castroom) -> dict[str, Any]:
@@ -259,7 +258,7 @@ def test_a_damaged_memory_section_leaves_the_game_as_it_was(tmp_path: Path, embe
     s, room = eve_session(tmp_path, embedder)
     s.start()
     s.submit(Choose(choice_id="knock"))
-    room.ask("eve", "My name is Ada, by the way.")
+    s.submit(Say(target="eve", text="My name is Ada, by the way."))
     path = s.save("night")
     doc = json.loads(path.read_text())
     if where == "extra":
@@ -267,7 +266,7 @@ def test_a_damaged_memory_section_leaves_the_game_as_it_was(tmp_path: Path, embe
     else:
         doc["checkpoints"][0]["extra"] = {"=": {"cast": {"memories": {"eve": {"card": "someone else"}}}}}
     path.write_text(json.dumps(doc))
-    room.ask("eve", "Actually, call me Bo.")
+    s.submit(Say(target="eve", text="Actually, call me Bo."))
     state, log, mem = s.state.to_json(), len(s.log), memories(room)
     with pytest.raises(SaveError, match="extra.cast" if where == "extra" else "checkpoints.0.extra.cast"):
         s.load("night")
@@ -280,9 +279,9 @@ def test_memory_rolls_back_after_a_load_as_before_it(tmp_path: Path, embedder: A
     s, room = eve_session(tmp_path, embedder)
     s.start()
     s.submit(Choose(choice_id="knock"))
-    room.ask("eve", "My name is Ada, by the way.")
+    s.submit(Say(target="eve", text="My name is Ada, by the way."))
     s.submit(Choose(choice_id="came_for_light"))  # a checkpoint: her memory as it was then goes with it
-    room.ask("eve", "Actually, call me Bo.")
+    s.submit(Say(target="eve", text="Actually, call me Bo."))
     s.save("night")
     other, room2 = eve_session(tmp_path, embedder)
     other.load("night")
