@@ -70,8 +70,8 @@ def make_backend(kind: str, comps: Any, opts: dict[str, Any]) -> CausalBackend:
     return CausalBackend(transformer=comps.transformer, vae=comps.vae, **opts)
 
 
-def ours(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[str, float]:
-    """Drive ``backend`` through the protocol for ``blocks`` one-block requests."""
+def ours(kind: str, backend: CausalBackend, blocks: int, device: str, budget_s: float) -> dict[str, float]:
+    """Drive ``backend`` through the protocol for ``blocks`` one-block requests (fewer if ``budget_s`` runs out)."""
     fpb = backend.capabilities().frames_per_block
     backend.start(SessionStart("bench", 1, "a meadow at dusk, a small creature by the oak"))
     walls: list[float] = []
@@ -81,6 +81,8 @@ def ours(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[st
     t_start = sync(device)
     first_frame = 0.0
     for b in range(blocks):
+        if b > 1 and time.perf_counter() - t_start > budget_s:
+            break
         key = KEYS[(b // 8) % 4]
         acts = (ActionFrame((key,), (0.1, 0.0)),) * fpb if kind == "action" else ()
         req = WorldRequest("bench", b + 1, fpb, "a meadow at dusk, a small creature by the oak",
@@ -101,10 +103,10 @@ def ours(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[st
     return {"fps": frames / total, "first_frame_s": first_frame, "block1_ms": 1000 * walls[0],
             "blockN_ms": 1000 * walls[-1], "mean_ms": 1000 * statistics.mean(walls[steady]),
             "cache_bytes": memory.get("cache_bytes", 0.0), "cache_frames": memory.get("cache_frames", 0.0),
-            "share": statistics.mean(layer) / statistics.mean(model[steady])}
+            "share": statistics.mean(layer) / statistics.mean(model[steady]), "blocks": float(len(walls))}
 
 
-def bare(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[str, float]:
+def bare(kind: str, backend: CausalBackend, blocks: int, device: str, budget_s: float) -> dict[str, float]:
     """The same components driven by a bare loop (no protocol, no session)."""
     net, stream, sched = backend.net, backend.stream, backend.schedule
     h, w = backend.capabilities().height // 8, backend.capabilities().width // 8
@@ -135,6 +137,8 @@ def bare(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[st
     times = []
     t_start = sync(device)
     for b in range(blocks):
+        if b > 1 and time.perf_counter() - t_start > budget_s:
+            break
         t0 = sync(device)
         gen = torch.Generator().manual_seed(b)
         x0, k, v, extra = sample_block(net, (1, stream.z_dim, n, h, w), gen, cache, ctx, sched, condition=cond,
@@ -145,7 +149,7 @@ def bare(kind: str, backend: CausalBackend, blocks: int, device: str) -> dict[st
         times.append(sync(device) - t0)
     total = sync(device) - t_start
     steady = times[1:] if blocks > 1 else times
-    return {"fps": 4 * n * blocks / total, "mean_ms": 1000 * statistics.mean(steady), "block1_ms": 1000 * times[0]}
+    return {"fps": 4 * n * len(times) / total, "mean_ms": 1000 * statistics.mean(steady), "block1_ms": 1000 * times[0]}
 
 
 def library_forward(kind: str, backend: CausalBackend, device: str, repeats: int) -> tuple[float, float]:
@@ -186,6 +190,8 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=300, help="blocks through our layer per backend")
     ap.add_argument("--baseline-blocks", type=int, default=60, help="blocks of the bare loop per backend")
     ap.add_argument("--backends", default="causal,action")
+    ap.add_argument("--budget-s", type=float, default=400.0,
+                    help="wall seconds for all the measured loops together (the GPU run must end within 8 minutes)")
     args = ap.parse_args()
     cuda = torch.cuda.is_available()
     if args.tiny:
@@ -200,7 +206,9 @@ def main() -> int:
     dtype = "float32" if args.tiny else "bfloat16"
     print(f"{'tiny random models on the CPU' if args.tiny else torch.cuda.get_device_name(0) + ', bf16'}; "
           f"{args.blocks} blocks through our layer, {args.baseline_blocks} through the bare loop (random weights)")
-    for kind in args.backends.split(","):
+    kinds = args.backends.split(",")
+    share = args.budget_s / len(kinds)
+    for kind in kinds:
         t0 = time.perf_counter()
         comps = random_model(kind, size, device=device, dtype=dtype)
         backend = make_backend(kind, comps, dict(settings[kind]))
@@ -208,15 +216,16 @@ def main() -> int:
         caps = backend.capabilities()
         if cuda and not args.tiny:
             torch.cuda.reset_peak_memory_stats()
-        o = ours(kind, backend, args.blocks, device)
+        o = ours(kind, backend, args.blocks, device, 0.75 * share)
         peak = torch.cuda.max_memory_allocated() / 2**30 if cuda and not args.tiny else 0.0
-        b = bare(kind, backend, args.baseline_blocks, device)
+        b = bare(kind, backend, args.baseline_blocks, device, 0.2 * share)
         lib, our = library_forward(kind, backend, device, 2 if args.tiny else 5)
         print(f"[{kind}] {caps.width}x{caps.height}, {caps.frames_per_block} frames a block, "
               f"{len(backend.schedule.timesteps)} steps, sink {backend.sink_latents} + window "
               f"{backend.window_latents} latent frames (built in {build:.1f} s)")
         print(f"  ours: {o['fps']:.2f} frames/s, first frame {o['first_frame_s']:.2f} s, block 1 "
-              f"{o['block1_ms']:.1f} ms, block {args.blocks} {o['blockN_ms']:.1f} ms (mean {o['mean_ms']:.1f} ms)")
+              f"{o['block1_ms']:.1f} ms, block {o['blocks']:.0f} {o['blockN_ms']:.1f} ms (mean {o['mean_ms']:.1f} ms)"
+              + (" (stopped by --budget-s)" if o["blocks"] < args.blocks else ""))
         print(f"  KV cache: {o['cache_bytes'] / 2**20:.2f} MiB for {o['cache_frames']:.0f} latent frames"
               + (f"; GPU peak {peak:.1f} GiB" if peak else ""))
         print(f"  game layer: {100 * o['share']:.2f}% of the model's time per block (goal <= 2%)")

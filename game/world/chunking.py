@@ -10,6 +10,14 @@ A new input pre-empts a running chunk: ``Session.stream`` stops after the block
 being made and the new request goes out at once, switching ``plain`` for a step,
 ``recache`` for an edit, a choice or a reaction, ``scene_cut`` for a new place
 (:data:`EVENT_SWITCH`). ``bench/latency.py`` simulates what that buys.
+
+With a block-causal backend that has small blocks (``Capabilities.min_block_frames``)
+a reaction asks for the smallest first block (:meth:`ChunkPolicy.first_block`), a
+plain switch keeps the backend's cache (no set-up), and at most
+:data:`MAX_BUFFERED_BLOCKS` block is made ahead of the display: the simulation's
+``floor-policy`` arm, which reaches the floor (smallest block plus the set-up a
+recache pays) when the backend also abandons the block in flight
+(``CausalBackend.interrupt``).
 """
 
 from __future__ import annotations

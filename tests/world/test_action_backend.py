@@ -143,3 +143,12 @@ def test_zero_mark_plays_headless_with_wasd_reaching_the_action_model(comps: Any
     assert len(chunks) >= 3
     assert not any(i.startswith("action keys") for c in chunks for i in c["ignored"])  # WASD is read
     assert any(i.startswith("start image: procedural:") for c in chunks for i in c["ignored"])
+
+
+def test_reset_starts_the_session_over_from_a_new_start_image(comps: Any) -> None:
+    backend = make(comps)
+    backend.start(SessionStart("s", 6, "a meadow"))
+    first = frames_of(backend, moving(1, ("w",), mode="scene_cut"))
+    frames_of(backend, moving(2, ("a",)))
+    assert backend.memory(MemoryOp("reset")).ok
+    assert frames_of(backend, moving(3, ("w",), mode="scene_cut")).tobytes() == first.tobytes()

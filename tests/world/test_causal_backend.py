@@ -164,7 +164,7 @@ def test_prompt_switch_modes_and_the_prompt_is_encoded_once(comps: Any) -> None:
 def test_snapshot_restore_and_fork_reproduce_identical_frames(comps: Any) -> None:
     backend = make(comps)
     backend.start(SessionStart("s", 4, "a meadow"))
-    frames_of(backend, req(1, mode="scene_cut", n=16))
+    opening = frames_of(backend, req(1, mode="scene_cut", n=16))
     snap = backend.memory(MemoryOp("snapshot"))
     branch = [req(2, "a kite in the wind", "recache"), req(3, "the creature leaps", "plain", first_block_frames=4)]
     original = [frames_of(backend, r) for r in branch]
@@ -179,6 +179,8 @@ def test_snapshot_restore_and_fork_reproduce_identical_frames(comps: Any) -> Non
         list(backend.generate(req(4, "elsewhere")))
     with pytest.raises(BackendError, match="not after"):
         list(backend.generate(req(0)))
+    assert backend.memory(MemoryOp("reset")).ok  # the same seed from block 0: the same frames
+    assert frames_of(backend, req(9, mode="scene_cut", n=16)).tobytes() == opening.tobytes()
 
 
 # -- pre-emption ---------------------------------------------------------------------------------------------

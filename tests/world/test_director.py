@@ -99,5 +99,6 @@ def test_check_frames_names_the_problem() -> None:
 
 
 def test_unknown_backend_lists_known_ones() -> None:
-    with pytest.raises(BackendError, match="known backends: diffusion, drifting, null, procedural, remote"):
+    known = "action, causal, diffusion, drifting, null, procedural, remote"
+    with pytest.raises(BackendError, match=f"known backends: {known}"):
         make_backend("nope")

@@ -293,7 +293,7 @@ class CausalBackend:
             if op.op == "reset":
                 fresh = CausalState(session_id=sess.session_id, seed=sess.seed, prompt=sess.start_prompt,
                                     start_prompt=sess.start_prompt, anchors_global=sess.anchors_global)
-                fresh.extra = {k: v for k, v in sess.extra.items() if k.startswith("start.")}
+                self._opened(fresh, SessionStart(sess.session_id, sess.seed, sess.start_prompt, sess.anchors_global))
                 self._table.sessions[sess.session_id] = fresh
                 return MemoryResult(ok=True, note="session started over")
             if op.op == "reset_history":
