@@ -533,7 +533,7 @@ class Painter:
         neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
         for j, item in enumerate(actor.held):
             self._draw_held(out, item, j, neck if item.noun == "scarf" else hand, face, h, frame, light,
-                            layout, flown)
+                            layout, flown, ground)
         for ef in p.effects:
             if ef.alpha <= 0.02:
                 continue
@@ -569,7 +569,7 @@ class Painter:
 
     def _draw_held(
         self, out: U8, item: Actor, index: int, hand: tuple[float, float], face: float,
-        holder_h: int, frame: int, light: RGB, layout: Layout, flown: bool,
+        holder_h: int, frame: int, light: RGB, layout: Layout, flown: bool, feet: float,
     ) -> None:
         spr = self.sprite(item, "", "", 0.0, 1.0, 1.0, face < 0, light)
         kind = item.entity.kind
@@ -582,11 +582,11 @@ class Painter:
                 colour = np.array((236, 232, 220), dtype=np.uint8)
                 draw_line(out, hand, mid, colour)
                 draw_line(out, mid, (gx, gy), colour)
-            else:
-                gx = hand[0] + face * (0.45 + 0.06 * sway) * holder_h
-                gy = hand[1] - (0.95 + 0.04 * math.cos(frame * 0.11)) * holder_h
-                draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
-            x0, y0 = int(round(gx - spr.hold[0])), int(round(gy - spr.hold[1]))
+                x0, y0 = int(round(gx - spr.hold[0])), int(round(gy - spr.hold[1]))
+            else:  # not flying: it lies on the ground beside its holder, the string to its hand
+                gx = hand[0] + face * (0.55 + 0.02 * sway) * holder_h
+                x0, y0 = int(round(gx - spr.foot[0])), int(round(feet - spr.height * 0.85))
+                draw_line(out, hand, (x0 + spr.hold[0], y0 + spr.hold[1]), np.array((236, 232, 220), dtype=np.uint8))
         elif item.noun == "scarf":  # worn: looped under the head
             x0, y0 = int(round(hand[0] - spr.hold[0])), int(round(hand[1] + 0.02 * holder_h - spr.hold[1]))
         else:  # other gifts rest beside the holder, low and to the side, so they never hide its face
