@@ -76,4 +76,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "scenes:\n  a: {location: here, ending: e, actions: [{id: x, keywords: [sing]}, {id: y, keywords: [sing]}]}\n"),
     Code("WL018", "error", "story does not load: {name}", "fix the file at the location shown",
          "id: t\ntitle: T\nstart: a\nscenes:\n  a: {location: here, bogus_key: 1}\n"),
+    Code("WL030", "warning", "author art cannot be used as given: {name}",
+         "plates are 16:9 PNGs of at least 480x270, layers the plate's size with transparency, "
+         "sheet cells inside the sheet and named for an expression or pose; see docs/story-format.md",
+         _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
+                       "cast: {fox: {name: Fox, sheet: {image: fox.png, frame: [0, 96], cells: {smile: [0, 0]}}}}\n")
+         + "scenes:\n  a: {location: here, ending: e, present: [fox]}\n"),
 ]}

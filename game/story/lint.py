@@ -20,6 +20,7 @@ from game.story.loader import load_story, story_file
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.yamlio import Path_
+from game.world.art import art_problems
 
 #: Characters a line may have before the text panel must wrap it too far.
 MAX_LINE_CHARS = 160
@@ -280,6 +281,8 @@ class Linter:
                     im.verify()
             except Exception:
                 self.add("WL009", path, rel)
+        for code, where, name in art_problems(self.story.folder, m):  # plates, layers, sprite sheets
+            self.add(code, where, name)
 
     def check_ids(self) -> None:
         seen: dict[str, Path_] = {}
