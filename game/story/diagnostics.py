@@ -108,4 +108,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
          "variables: {door_open: {type: bool, default: false}}\n" + _BASE
          + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: door_open, goto: b}]}\n"
          "  b: {location: here, ending: e}\n"),
+    Code("WL030", "warning", "author art cannot be used as given: {name}",
+         "plates are 16:9 PNGs of at least 480x270, layers the plate's size with transparency, "
+         "sheet cells inside the sheet and named for an expression or pose; see docs/story-format.md",
+         _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
+                       "cast: {fox: {name: Fox, sheet: {image: fox.png, frame: [0, 96], cells: {smile: [0, 0]}}}}\n")
+         + "scenes:\n  a: {location: here, ending: e, present: [fox]}\n"),
 ]}

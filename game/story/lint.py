@@ -22,6 +22,7 @@ from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.yamlio import Path_
+from game.world.art import art_problems
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
 GIFT_NAMES = ("item", "character")
@@ -394,6 +395,8 @@ class Linter:
                     im.verify()
             except Exception:
                 self.add("WL009", path, rel)
+        for code, where, name in art_problems(self.story.folder, m):  # plates, layers, sprite sheets
+            self.add(code, where, name)
 
     def check_ids(self) -> None:
         seen: dict[str, Path_] = {}

@@ -76,30 +76,46 @@ class ItemDef(_Model):
     locked: bool = False
 
 
+class SheetDef(_Model):
+    """A character's sprite sheet: one PNG of equal cells, each named for an expression, a pose or
+    ``pose.expression`` (``smile``, ``sit``, ``sit.sleeping``); ``frame`` is a cell's
+    ``[width, height]`` in pixels and each cell is ``[column, row]`` (see docs/story-format.md)."""
+
+    image: str
+    frame: tuple[int, int]
+    cells: dict[str, tuple[int, int]]
+
+
 class CastMember(_Model):
     """A character in this story.
 
     ``card`` names a character card file (``characters/<id>.yaml``) relative to the
     story folder; ``relationship`` gives starting values per axis; ``locked: true``
-    refuses player edits to the character's look with an in-world line.
+    refuses player edits to the character's look with an in-world line. ``sheet`` is
+    her sprite sheet: a :class:`SheetDef` here, or the path of a YAML/JSON file holding one.
     """
 
     name: str
     look: str = ""
     image: str = ""
     card: str = ""
+    sheet: SheetDef | str | None = None
     locked: bool = False
     relationship: dict[str, float] = Field(default_factory=lambda: {"trust": 0.0, "affinity": 0.0})
 
 
 class LocationDef(_Model):
-    """A place: its name, its prompt, the procedural palette, the time of day."""
+    """A place: its name, its prompt, the procedural palette, the time of day; optional author
+    art: ``plate`` (a background PNG, 16:9, at least 480x270) and ``layers`` (PNGs of the plate's
+    size with transparency, drawn in front of it back to front, each moving faster with the camera)."""
 
     name: str
     prompt: str = ""
     palette: str = "dusk"
     time_of_day: str = "dusk"
     weather: str = "clear"
+    plate: str = ""
+    layers: tuple[str, ...] = ()
 
 
 class WorldDef(_Model):

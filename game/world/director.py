@@ -43,6 +43,7 @@ objects per place), so a request after 10,000 turns is the size of one after 100
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ import numpy as np
 
 from game.state import Event, GameState
 from game.story.story import Story
+from game.world.art import ArtError, load_sheet, sheet_image_path
 from game.world.chunking import ChunkPolicy
 from game.world.objects import ObjectMemory
 from game.world.protocol import (
@@ -201,7 +203,25 @@ class Director:
                 continue
             out.append(Anchor(f"char.{cid}", "image" if c.image else "text", "character",
                               self.asset(c.image) if c.image else c.look))
+        for cid in m.cast:
+            sheet = self.sheet(cid)
+            if sheet:
+                out.append(Anchor(f"char.{cid}.sheet", "text", "character", sheet))
         return tuple(out)
+
+    def sheet(self, cid: str) -> str:
+        """A character's sprite sheet as JSON (``image`` made absolute), or ``""`` (none, or unreadable:
+        lint reports it)."""
+        c = self.story.model.cast.get(cid)
+        if c is None or c.sheet is None:
+            return ""
+        try:
+            sheet = load_sheet(self.story.folder, c.sheet)
+            image = sheet_image_path(self.story.folder, c.sheet)
+        except ArtError:
+            return ""
+        return json.dumps({"image": str(image.resolve()), "frame": list(sheet.frame),
+                           "cells": {k: list(v) for k, v in sheet.cells.items()}}, sort_keys=True)
 
     def _cast_look(self, cid: str, story_look: str) -> str:
         """A character's look: the story's, else her card's."""
@@ -212,6 +232,12 @@ class Director:
         """Rebuild the current sink from ``state`` (the location now, with the player's changes)."""
         anchors = [Anchor(f"location.{state.location}", "text", "location", self.location_text(state),
                           tier="sink_current")]
+        loc = self.story.model.locations.get(state.location)
+        if loc is not None and loc.plate:  # author art: the background and its parallax layers
+            anchors.append(Anchor(f"location.{state.location}.plate", "image", "location", self.asset(loc.plate),
+                                  tier="sink_current"))
+            anchors += [Anchor(f"location.{state.location}.layer{k}", "image", "location", self.asset(rel),
+                               tier="sink_current") for k, rel in enumerate(loc.layers)]
         for oid, obj in sorted(state.objects.items()):
             if obj.get("image") and self._visible(state, obj):
                 anchors.append(Anchor(f"object.{oid}", "image", "object", str(obj["image"]), tier="sink_current"))

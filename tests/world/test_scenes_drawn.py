@@ -152,3 +152,19 @@ def test_inside_is_a_room_and_outside_is_not() -> None:
     spine, _ = first_layout("eve", "spine")
     assert kitchen.get("kitchen") is not None and kitchen.get("sea") is None
     assert spine.get("kitchen") is None and spine.get("sea") is not None
+
+
+def test_the_kite_that_got_away_lies_in_the_reeds_not_in_the_creatures_mouth() -> None:
+    story = load_story(ROOT / "stories" / "zero_mark")
+    rt = StoryRuntime(story)
+    state = rt.new_state(3)
+    rt.begin(state)
+    rt.apply(state, Choose(choice_id="offer_kite"))
+    events = rt.apply(state, Choose(choice_id="call_it_back"))
+    assert state.scene == "creek" and "kite" not in state.holders
+    backend, director = _world("zero_mark")
+    next(iter(backend.generate(director.build(state, events, director.cause(events)))))
+    assert backend.layout is not None
+    kite, reeds = backend.layout.get("kite"), backend.layout.get("reeds")
+    assert kite is not None and reeds is not None and kite.visible
+    assert reeds.box[0] <= (kite.box[0] + kite.box[2]) / 2 <= reeds.box[2]  # down among the reeds

@@ -49,8 +49,11 @@ PLACES: dict[str, Place] = {
 
 
 def _grade(look: Look, c: RGB) -> RGB:
-    """A daylight colour graded for the scene's time of day (as the land is)."""
-    return lerp_rgb(mul_rgb(c, look.sky.grade), look.sky.horizon, look.sky.ambient)
+    """A daylight colour graded for the scene's time of day, half as strongly as the land (a
+    landmark is nearer than the hills and must still read at night)."""
+    g = look.sky.grade
+    soft = (g[0] ** 0.5, g[1] ** 0.5, g[2] ** 0.5)
+    return lerp_rgb(mul_rgb(c, soft), look.sky.horizon, look.sky.ambient)
 
 
 def oak(height: int, look: Look, hollow: bool = False, leaf_bed: bool = False) -> Sprite:
@@ -62,7 +65,7 @@ def oak(height: int, look: Look, hollow: bool = False, leaf_bed: bool = False) -
     pen = Pen(height, 1.0, 1.0)
     bark = _grade(look, (104, 84, 64))
     bark_dark = _grade(look, (62, 48, 38))
-    leaves = lerp_rgb(look.tree, _grade(look, (70, 110, 60)), 0.5)
+    leaves = lerp_rgb(look.tree, _grade(look, (70, 110, 60)), 0.7)
     lit = lerp_rgb(leaves, look.rim, 0.25 * look.sky.rim)
     for cx, cy, r in ((0.5, 0.3, 0.26), (0.26, 0.38, 0.2), (0.74, 0.36, 0.21), (0.38, 0.18, 0.2),
                       (0.64, 0.17, 0.19), (0.5, 0.1, 0.14)):

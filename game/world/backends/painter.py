@@ -10,6 +10,7 @@ global random generator.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -22,7 +23,7 @@ from PIL import Image
 
 from game.world.backends.cache import ObjectCache
 from game.world.backends.figures import face_for, outfit, person, pose_for
-from game.world.backends.landscape import Backdrop, build_backdrop
+from game.world.backends.landscape import LOOK_MAX, Backdrop, build_backdrop
 from game.world.backends.layout import Box, Layout
 from game.world.backends.motion import STATES, Pose, pose
 from game.world.backends.palette import Look, resolve_look
@@ -43,10 +44,11 @@ from game.world.backends.sprites import (
     lantern,
     leaf,
     scarf,
+    shade,
     transform,
     trinket,
 )
-from game.world.backends.stage import Plate
+from game.world.backends.stage import Plate, plate_from_art
 from game.world.protocol import Anchor, Entity, Scene, WorldRequest
 
 #: Heights of things, as fractions of the frame height.
@@ -137,13 +139,20 @@ def _light(look: Look) -> RGB:
     return (r, g, b)
 
 
-def _load_picture(path: str) -> Image.Image | None:
-    """A picture as RGBA cropped to its visible part, or ``None`` when it cannot be read."""
+def _load_picture_raw(path: str) -> Image.Image | None:
+    """A picture as RGBA, uncropped, or ``None`` when it cannot be read."""
     try:
         with Image.open(path) as im:
             im.load()
-            rgba = im.convert("RGBA")
+            return im.convert("RGBA")
     except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+
+
+def _load_picture(path: str) -> Image.Image | None:
+    """A picture as RGBA cropped to its visible part, or ``None`` when it cannot be read."""
+    rgba = _load_picture_raw(path)
+    if rgba is None:
         return None
     alpha = rgba.getchannel("A")
     box = alpha.getbbox()
@@ -173,6 +182,8 @@ class Painter:
         self.cache = cache
         self.vocab = Vocabulary(embed)
         self._indoors = False
+        self._sheet_specs: dict[str, str] = {}
+        self._sheet_images: dict[str, Image.Image | None] = {}
         self._lock = threading.Lock()
         self._pending: dict[tuple[object, ...], Future[Backdrop | Plate]] = {}
         self._pool: ThreadPoolExecutor | None = None
@@ -213,8 +224,10 @@ class Painter:
         look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint)
         setting = self.vocab.read(scene.setting)
         notes += setting.notes
-        backdrop = self.stage(scene.location, look, setting, seed)
-        self._indoors = bool(setting.interior)
+        art = self._art(scene.location, anchors)
+        art_stage = self._art_stage(art, look, notes) if art else None
+        backdrop = art_stage or self.stage(scene.location, look, setting, seed)
+        self._indoors = bool(setting.interior) and art_stage is None
         pkey = (look, self.width, self.height, seed, bool(setting.interior))
         systems = self._particles.get(pkey)
         if systems is None:
@@ -223,6 +236,8 @@ class Painter:
             if len(self._particles) > 8:
                 self._particles.popitem(last=False)
         pictures = {a.id: a.ref for a in anchors if a.kind == "image"}
+        self._sheet_specs = {a.id[5:-6]: a.ref for a in anchors
+                             if a.kind == "text" and a.id.startswith("char.") and a.id.endswith(".sheet")}
         by_id = {e.id: e for e in scene.entities}
         held_ids = {h for e in scene.entities for h in e.holding}
         actors: list[Actor] = []
@@ -248,6 +263,38 @@ class Painter:
             setting=setting,
             flown=bool(FLYING.search(scene.setting.lower())),
         )
+
+    @staticmethod
+    def _art(location: str, anchors: tuple[Anchor, ...]) -> tuple[str, ...]:
+        """The author's plate and layers for ``location`` from the anchors (plate first), or ``()``."""
+        found = {a.id: a.ref for a in anchors if a.kind == "image" and a.id.startswith(f"location.{location}.")}
+        plate = found.get(f"location.{location}.plate", "")
+        if not plate:
+            return ()
+        layers = sorted((int(k.rsplit("layer", 1)[1]), v) for k, v in found.items()
+                        if k.rsplit(".", 1)[1].startswith("layer") and k.rsplit("layer", 1)[1].isdigit())
+        return (plate, *(v for _, v in layers))
+
+    def _art_stage(self, art: tuple[str, ...], look: Look, notes: list[str]) -> Plate | None:
+        """The author's art as a stage (cached); ``None`` (noted) when the plate cannot be read."""
+        light = _light(look)
+        key = ("art", art, light, self.width, self.height)
+        with self._lock:
+            found = self._backdrops.get(key)
+        if isinstance(found, Plate):
+            return found
+        pictures = [_load_picture_raw(p) for p in art]
+        if pictures[0] is None:
+            notes.append(f"plate {art[0]}: cannot read it; drew the vocabulary's place instead")
+            return None
+        layers = [p for p in pictures[1:] if p is not None]
+        if len(layers) < len(art) - 1:
+            notes.append("layers: some parallax layers cannot be read; drew the rest")
+        margin = int(math.ceil(LOOK_MAX * self.height * 0.5)) + 1
+        built = plate_from_art(pictures[0], layers, self.width, self.height, light, margin)
+        with self._lock:
+            self.keep(key, built)
+        return built
 
     def stage_key(self, location: str, look: Look, setting: Setting, seed: int) -> tuple[object, ...]:
         """What a stage depends on (its cache key): the look without its drifting particles."""
@@ -348,8 +395,16 @@ class Painter:
         if e.kind == "character" and e.state not in STATES:
             notes.append(f"state {e.id}={e.state}: not a reaction this backend draws; drew idle")
         noun = ""
+        sheet = self._sheet_specs.get(e.id, "") if e.kind == "character" else ""
+        if sheet and self._sheet(sheet) is None:
+            notes.append(f"sheet {e.id}: cannot read its image; drew the vocabulary's figure")
+            sheet = ""
+        if sheet:
+            pic, path = None, sheet
         if e.kind == "character":
-            if pic is not None:
+            if sheet:
+                kind, frac = "sheet", FIGURE_H
+            elif pic is not None:
                 kind, frac = "image", IMAGE_H
             elif any(w in text for w in ("creature", "horned", "horn")):
                 kind, frac = "creature", CREATURE_H
@@ -367,7 +422,7 @@ class Painter:
                     notes.append(f"{e.id}: nothing in the vocabulary is near {e.name!r} "
                                  f"(best {sim:.2f}); drew a {kind}")
             if holder is None:
-                    height = ITEM_H * self.height * (1.4 if noun == "kite" else 1.0)
+                height = ITEM_H * self.height * (1.4 if noun == "kite" else 1.0)
             else:
                 height = holder.height * (HELD_KITE_H if noun == "kite" else HELD_H)
         default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
@@ -413,6 +468,9 @@ class Painter:
 
     def _draw(self, actor: Actor, eyes: str, tint: str, head: float) -> Sprite:
         h = actor.height
+        if actor.kind == "sheet":
+            _, face, body, _ = (eyes.split("/") + ["", "neutral", "stand", "0"])[:4]
+            return self._from_sheet(actor, face, body, tint)
         if actor.kind in ("creature", "figure"):
             blink, face, body, step = (eyes.split("/") + ["", "neutral", "stand", "0"])[:4]
             if actor.kind == "creature":
@@ -420,9 +478,7 @@ class Painter:
             return person(h, outfit(actor.entity.look, actor.colour), face, body, int(step), tint,
                           blink == "closed")
         if actor.kind == "image" and actor.image is not None:
-            edited = actor.entity.look.startswith("now ")
-            recolour = colour_word(actor.entity.look.split(":")[0]) if edited else None
-            return from_image(actor.image, h, tint, head * 0.5, recolour)
+            return from_image(actor.image, h, tint, head * 0.5, _edited_colour(actor.entity.look))
         if actor.kind == "kite":
             return kite(h, actor.colour)
         if actor.kind == "leaf":
@@ -434,6 +490,42 @@ class Painter:
         if actor.kind == "scarf":
             return scarf(h, actor.colour)
         return trinket(h, actor.colour, box=actor.kind == "box")
+
+    def _sheet(self, spec: str) -> Image.Image | None:
+        """A sprite sheet's whole picture (RGBA, uncropped), loaded once; ``None`` when unreadable."""
+        if spec not in self._sheet_images:
+            try:
+                path = str(json.loads(spec)["image"])
+            except (ValueError, KeyError, TypeError):
+                path = ""
+            self._sheet_images[spec] = _load_picture_raw(path) if path else None
+        return self._sheet_images[spec]
+
+    def _from_sheet(self, actor: Actor, face: str, body: str, tint: str) -> Sprite:
+        """The actor's cell of its sprite sheet for ``face`` and ``body`` pose: ``pose.face``, else a
+        sitting/walking/giving pose, else the face, else ``neutral``, else the first cell; scaled so
+        that the first cell's figure is ``actor.height`` tall, standing on that figure's feet."""
+        spec = json.loads(actor.image_path)
+        sheet = self._sheet(actor.image_path)
+        assert sheet is not None
+        fw, fh = (int(v) for v in spec["frame"])
+        cells: dict[str, list[int]] = spec["cells"]
+        moving = body if body not in ("stand", "hold") else ""
+        name = next((n for n in (f"{body}.{face}", moving, face, body, "neutral") if n and n in cells),
+                    next(iter(cells)))
+
+        def cell(n: str) -> Image.Image:
+            col, row = cells[n]
+            return sheet.crop((col * fw, row * fh, (col + 1) * fw, (row + 1) * fh))
+
+        ref = cell(next(iter(cells))).getchannel("A").getbbox() or (0, 0, fw, fh)
+        scale = actor.height / max(1, ref[3] - ref[1])
+        w, h = max(1, int(round(fw * scale))), max(1, int(round(fh * scale)))
+        arr = np.asarray(cell(name).resize((w, h), Image.Resampling.LANCZOS), dtype=np.uint8)
+        rgb = shade(arr[:, :, :3], _edited_colour(actor.entity.look), tint == "dark")
+        foot = ((ref[0] + ref[2]) / 2.0 * scale, ref[3] * scale)
+        return Sprite(np.ascontiguousarray(rgb), np.ascontiguousarray(arr[:, :, 3]), foot,
+                      (foot[0] + 0.3 * actor.height, foot[1] - 0.5 * actor.height))
 
     # ------------------------------------------------------------------ painting
 
@@ -515,7 +607,7 @@ class Painter:
             ground += 0.02 * self.height * math.sin(frame * 0.12 + actor.phase * 6.28)
         y = ground - p.y * h
         eyes = str((frame // 3) % 4) if actor.kind == "campfire" else p.eyes
-        if actor.kind in ("creature", "figure"):
+        if actor.kind in ("creature", "figure", "sheet"):
             body = pose_for(actor.state, e.pose, bool(actor.held))
             eyes = f"{p.eyes}/{face_for(actor.state, e.expression)}/{body}/{(frame // 6) % 2 if body == 'walk' else 0}"
         spr = self.sprite(actor, eyes, p.tint, p.head, p.sx, p.sy, face < 0, light)
@@ -533,7 +625,7 @@ class Painter:
         neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
         for j, item in enumerate(actor.held):
             self._draw_held(out, item, j, neck if item.noun == "scarf" else hand, face, h, frame, light,
-                            layout, flown)
+                            layout, flown, ground)
         for ef in p.effects:
             if ef.alpha <= 0.02:
                 continue
@@ -569,7 +661,7 @@ class Painter:
 
     def _draw_held(
         self, out: U8, item: Actor, index: int, hand: tuple[float, float], face: float,
-        holder_h: int, frame: int, light: RGB, layout: Layout, flown: bool,
+        holder_h: int, frame: int, light: RGB, layout: Layout, flown: bool, feet: float,
     ) -> None:
         spr = self.sprite(item, "", "", 0.0, 1.0, 1.0, face < 0, light)
         kind = item.entity.kind
@@ -582,11 +674,11 @@ class Painter:
                 colour = np.array((236, 232, 220), dtype=np.uint8)
                 draw_line(out, hand, mid, colour)
                 draw_line(out, mid, (gx, gy), colour)
-            else:
-                gx = hand[0] + face * (0.45 + 0.06 * sway) * holder_h
-                gy = hand[1] - (0.95 + 0.04 * math.cos(frame * 0.11)) * holder_h
-                draw_line(out, hand, (gx, gy), np.array((236, 232, 220), dtype=np.uint8))
-            x0, y0 = int(round(gx - spr.hold[0])), int(round(gy - spr.hold[1]))
+                x0, y0 = int(round(gx - spr.hold[0])), int(round(gy - spr.hold[1]))
+            else:  # not flying: it lies on the ground beside its holder, the string to its hand
+                gx = hand[0] + face * (0.55 + 0.02 * sway) * holder_h
+                x0, y0 = int(round(gx - spr.foot[0])), int(round(feet - spr.height * 0.85))
+                draw_line(out, hand, (x0 + spr.hold[0], y0 + spr.hold[1]), np.array((236, 232, 220), dtype=np.uint8))
         elif item.noun == "scarf":  # worn: looped under the head
             x0, y0 = int(round(hand[0] - spr.hold[0])), int(round(hand[1] + 0.02 * holder_h - spr.hold[1]))
         else:  # other gifts rest beside the holder, low and to the side, so they never hide its face
@@ -611,6 +703,11 @@ def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
     a = np.clip(alpha * 255 + 0.5, 0, 255).astype(np.uint8)
     spr = Sprite(rgb=rgb, alpha=a, foot=(0.0, h / 2.0), hold=(0.0, h / 2.0))
     return transform(spr, 1.0, 1.0, True) if left else spr
+
+
+def _edited_colour(look: str) -> RGB | None:
+    """The colour a look edit gave ("now blue: ..." -> blue), or ``None``."""
+    return colour_word(look.split(":")[0]) if look.startswith("now ") else None
 
 
 def _is_portrait(pic: Image.Image) -> bool:

@@ -452,16 +452,7 @@ def from_image(
             .convert("RGBA")
         )
     arr = np.asarray(img.convert("RGBA"), dtype=np.uint8)
-    rgb = arr[:, :, :3]
-    if recolour is not None:
-        f = rgb.astype(np.float32)
-        lum = (f @ np.array([0.299, 0.587, 0.114], np.float32))[:, :, None] / 160.0
-        target = lum * np.array(recolour, np.float32)
-        rgb = np.clip(f + (target - f) * 0.7 + 0.5, 0, 255).astype(np.uint8)
-    if tint == "dark":
-        rgb = np.clip(rgb.astype(np.float32) * np.array(DARK_TINT, np.float32) + 0.5, 0, 255).astype(
-            np.uint8
-        )
+    rgb = shade(arr[:, :, :3], recolour, tint == "dark")
     h, w = arr.shape[:2]
     return Sprite(
         rgb=np.ascontiguousarray(rgb),
@@ -469,6 +460,22 @@ def from_image(
         foot=(w / 2.0, float(h)),
         hold=(w * 0.9, h * 0.5),
     )
+
+
+def shade(rgb: U8, recolour: RGB | None, dark: bool) -> U8:
+    """Picture colours after a look edit and a reaction: ``recolour`` moves them toward that colour
+    keeping their shading (each pixel's luma times the colour, mixed 70 %); ``dark`` shrinks them
+    back (:data:`DARK_TINT`)."""
+    if recolour is None and not dark:
+        return rgb
+    f = rgb.astype(np.float32)
+    if recolour is not None:
+        lum = (f @ np.array([0.299, 0.587, 0.114], np.float32))[:, :, None] / 160.0
+        f += (lum * np.array(recolour, np.float32) - f) * 0.7
+    if dark:
+        f *= np.array(DARK_TINT, np.float32)
+    out: U8 = np.clip(f + 0.5, 0, 255).astype(np.uint8)
+    return out
 
 
 def transform(sprite: Sprite, sx: float, sy: float, mirror: bool) -> Sprite:

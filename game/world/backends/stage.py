@@ -17,9 +17,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from PIL import Image
 
 from game.world.backends.layout import Box, Mark, mark_box
-from game.world.backends.raster import U8, Bool
+from game.world.backends.raster import RGB, U8, Bool
 
 #: Columns the camera moves over a plate per world unit, as a share of the width.
 PLATE_RATE = 0.3
@@ -139,3 +140,51 @@ class Plate:
             pan = self.offset(camera_x, m.rate) if m.rate != PLATE_RATE else self.offset(camera_x)
             out.append((m.name, str(m.kind), mark_box(m, camera_x, self.width, dy, min(self.pan, pan))))
         return out
+
+
+#: Extra width of an author's plate the camera pans over, as a share of the frame width.
+ART_PAN = 0.12
+
+
+def plate_from_art(base: Image.Image, layers: list[Image.Image], width: int, height: int, light: RGB,
+                   margin: int) -> Plate:
+    """An author's background ``base`` and parallax ``layers`` as a :class:`Plate`.
+
+    Each picture is scaled to cover ``(width * (1 + ART_PAN), height + 2 * margin)`` (cropped at the
+    centre), graded by ``light`` (the scene's time of day: a multiplier per channel) and the layers
+    masked where they are at least half opaque; layer ``k`` moves ``1.6 + 0.6 k`` times as fast as
+    the plate. Marks: ``plate`` and ``layer<k>`` (kind ``art``).
+    """
+    pan = int(ART_PAN * width)
+    size = (width + pan, height + 2 * margin)
+
+    def cover(im: Image.Image) -> np.ndarray:
+        scale = max(size[0] / im.width, size[1] / im.height)
+        w, h = max(size[0], round(im.width * scale)), max(size[1], round(im.height * scale))
+        big = im.convert("RGBA").resize((w, h), Image.Resampling.LANCZOS)
+        x0, y0 = (w - size[0]) // 2, (h - size[1]) // 2
+        return np.asarray(big.crop((x0, y0, x0 + size[0], y0 + size[1])), dtype=np.uint8)
+
+    grade = np.array(light, np.float32)
+
+    def lit(rgb: np.ndarray) -> U8:
+        out: U8 = np.clip(rgb.astype(np.float32) * grade + 0.5, 0, 255).astype(np.uint8)
+        return np.ascontiguousarray(out)
+
+    image = lit(cover(base)[:, :, :3])
+    marks = [Mark("plate", "art", (0, 0, size[0], height), PLATE_RATE, 0)]
+    parts = []
+    for k, layer in enumerate(layers):
+        arr = cover(layer)
+        solid = arr[:, :, 3] > 127
+        rows = np.nonzero(solid.any(axis=1))[0]
+        if rows.size == 0:
+            continue
+        top, bottom = int(rows[0]), int(rows[-1]) + 1
+        mask = np.ascontiguousarray(np.repeat(solid[top:bottom, :, None], 3, axis=2))
+        rate = PLATE_RATE * (1.6 + 0.6 * k)
+        parts.append(PlateLayer(lit(arr[top:bottom, :, :3]), mask, rate, top))
+        cols = np.nonzero(solid.any(axis=0))[0]
+        marks.append(Mark(f"layer{k}", "art", (int(cols[0]), top - margin, int(cols[-1]) + 1, bottom - margin),
+                          rate, 0))
+    return Plate(width, height, image, margin, pan, tuple(parts), tuple(marks))
