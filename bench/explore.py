@@ -1,6 +1,6 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
-    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000]
+    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000] [--quick] [--no-ink]
 
 Prints (figures, never assertions):
 
@@ -26,6 +26,7 @@ conditional), an action every 10th scene, a character to give things to every
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from game.state import Choose  # noqa: E402
 from game.story.explorer import Coverage, Explorer, breadth_first  # noqa: E402
 from game.story.lint import lint_story  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
+from game.story.runtime import StoryRuntime  # noqa: E402
 from game.story.story import Story  # noqa: E402
 
 
@@ -87,13 +89,14 @@ def generate(n: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float]:
-    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s)``."""
+def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float, int, int]:
+    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s, merged, endings)``."""
     ex = Explorer(story)
+    cov = Coverage()
     t0, c0 = time.perf_counter(), time.process_time()
-    g = breadth_first(ex, max_states, Coverage(), [])
+    g = breadth_first(ex, max_states, cov, [])
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu
+    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu, g.merged, len(cov.endings)
 
 
 def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
@@ -227,15 +230,18 @@ def main() -> None:
     ap.add_argument("--choices", type=int, default=20_000)
     ap.add_argument("--ink", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the same story in Ink (bink, and worldloom's InkRuntime)")
+    ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 2,000 states and choices")
     args = ap.parse_args()
+    if args.quick:
+        args.scenes, args.max_states, args.choices = 500, 2_000, 2_000
 
     demo = ROOT / "stories" / "zero_mark"
     if not (demo / "story.yaml").is_file():
         demo = ROOT / "tests" / "data" / "mini"
     story = load_story(demo, use_cache=False)
-    rate, states, moves, bound, dt, cpu = explorer_rate(story, args.max_states)
+    rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(story, args.max_states)
     print(f"explorer  {demo.name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
+          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; {ends} endings)")
     crate, restarts = choices_rate(story, args.choices)
     print(f"runtime   {demo.name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
           f"{restarts} restarts)")
@@ -247,16 +253,30 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         big = load_story(path, use_cache=False)
         load_s, load_c = time.perf_counter() - t0, time.process_time() - c0
-        t0, c0 = time.perf_counter(), time.process_time()
-        diags = lint_story(path)
-        lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
         name = f"generated-{args.scenes}"
         print(f"load      {name:<18} {load_s:9.2f} s cold ({load_c:.2f} s CPU; use_cache=False; "
               f"{size_mb:.1f} MB of YAML)")
-        print(f"lint      {name:<18} {lint_s:9.2f} s ({lint_c:.2f} s CPU; {len(diags)} finding(s), load included)")
-        rate, states, moves, bound, dt, cpu = explorer_rate(big, args.max_states)
+        os.environ["WORLDLOOM_CACHE"] = str(Path(tmp) / "cache")  # an empty cache: the first runs are cold
+        for label in ("cold", "cached"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            diags = lint_story(path)
+            lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
+            print(f"lint      {name:<18} {lint_s:9.2f} s {label} ({lint_c:.2f} s CPU; {len(diags)} finding(s), "
+                  "load included)")
+        for label in ("cached", "cached again"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            started = load_story(path)
+            rt = StoryRuntime(started)
+            state = rt.new_state(0)
+            rt.begin(state)
+            rt.available_choices(state)
+            start_s, start_c = time.perf_counter() - t0, time.process_time() - c0
+            print(f"start     {name:<18} {start_s:9.2f} s {label} ({start_c:.2f} s CPU; load_story + begin + "
+                  "the first choices; the cache filled by lint)")
+        rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(big, args.max_states)
         print(f"explorer  {name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
+              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; "
+              f"{ends}/{len({sc.ending for sc in big.model.scenes.values() if sc.ending})} endings)")
         crate, restarts = choices_rate(big, args.choices)
         print(f"runtime   {name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")

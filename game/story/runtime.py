@@ -17,6 +17,7 @@ from game.state.intents import AddReference, Instruct
 from game.story.expr import WORLD_KEYS, Target
 from game.story.schema import Choice, Line, Reaction
 from game.story.story import Story
+from game.story.yamlio import Path_
 
 #: ``{name}`` in a line or choice text (:meth:`StoryRuntime.interpolate`).
 INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -202,13 +203,20 @@ class StoryRuntime:
 
         return INTERPOLATION.sub(sub, text)
 
-    def check(self, state: GameState, cond: str, where: str) -> bool:
+    def check(self, state: GameState, cond: str, where: str | Path_) -> bool:
+        """Whether ``cond`` holds in ``state``; ``where`` is its place (``file:line``, or its source
+        path, turned into ``file:line`` only if it fails).
+
+        Raises:
+            game.errors.StoryRuntimeError: the condition does not compile or fails to evaluate.
+        """
         if not cond:
             return True
         try:
-            return self.story.condition(cond, where)(_Env(self, state, []))
+            return self.story.condition(cond)(_Env(self, state, []))
         except ExpressionError as exc:
-            raise StoryRuntimeError(f"condition {cond!r} failed: {exc.why}", where=where) from exc
+            at = where if isinstance(where, str) else self.story.where(where)
+            raise StoryRuntimeError(f"condition {cond!r} failed: {exc.why}", where=at) from exc
 
     def set_reaction(self, state: GameState, who: str, reaction: str, events: list[Event]) -> None:
         state.reactions[who] = reaction
@@ -225,7 +233,7 @@ class StoryRuntime:
         for i, c in enumerate(scene.choices):
             if c.once and state.chosen.get(c.id, 0) > 0:
                 continue
-            if self.check(state, c.if_, self.story.where(("scenes", state.scene, "choices", i, "if"))):
+            if self.check(state, c.if_, ("scenes", state.scene, "choices", i, "if")):
                 out.append(c)
         return out
 
@@ -260,7 +268,7 @@ class StoryRuntime:
             self._apply_effect(env, src, ("scenes", scene_id, "on_enter", i))
         for i, line in enumerate(scene.lines):
             path = ("scenes", scene_id, "lines", i)
-            if line.if_ and not self.check(state, line.if_, self.story.where((*path, "if"))):
+            if line.if_ and not self.check(state, line.if_, (*path, "if")):
                 continue
             events.append(self._line(state, line, self.story.line_id(scene_id, i, line)))
         if scene.ending:
@@ -273,11 +281,10 @@ class StoryRuntime:
                           ids={"line": line_id})
 
     def _apply_effect(self, env: _Env, src: str, path: tuple[Any, ...]) -> None:
-        where = self.story.where(path)
         try:
-            self.story.effect(src, where).apply(env)
+            self.story.effect(src).apply(env)
         except ExpressionError as exc:
-            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=where,
+            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=self.story.where(path),
                                     hint=exc.hint) from exc
 
     def react(self, state: GameState, r: Reaction, path: tuple[Any, ...], base_id: str,
@@ -297,12 +304,13 @@ class StoryRuntime:
         for who, reaction in r.react.items():
             self.set_reaction(state, who, reaction, events)
         for i, line in enumerate(r.say):
-            if line.if_ and not self.check(state, line.if_, self.story.where((*path, "say", i, "if"))):
+            if line.if_ and not self.check(state, line.if_, (*path, "say", i, "if")):
                 continue
             events.append(self._line(state, line, line.id or f"{base_id}.say{i}", extra))
         if r.goto:
             saved = dict(state.reactions)
-            events += self.enter(state, r.goto, base_id, self.story.where((*path, "goto")))
+            where = self.story.where((*path, "goto")) if r.goto not in self.story.model.scenes else ""
+            events += self.enter(state, r.goto, base_id, where)
             if not events[-1].kind == "ending":
                 state.reactions.update({k: v for k, v in saved.items()
                                         if k in self.story.model.scenes[state.scene].present})
@@ -347,7 +355,7 @@ class StoryRuntime:
         scene = self.story.model.scenes[state.scene]
         exit_ = scene.exits.get(intent.direction)
         path = ("scenes", state.scene, "exits", intent.direction)
-        if exit_ is not None and self.check(state, exit_.if_, self.story.where((*path, "if"))):
+        if exit_ is not None and self.check(state, exit_.if_, (*path, "if")):
             events = [self.event(state, "exit", text=exit_.label,
                                  ids={"direction": intent.direction, "scene": state.scene})]
             return events + self.react(state, exit_, path, f"{state.scene}.exit_{intent.direction}")
@@ -370,7 +378,7 @@ class StoryRuntime:
             for who in (character_id, "any"):
                 for key in keys:
                     r = table.get(who, {}).get(key)
-                    if r is not None and self.check(state, r.if_, self.story.where((*base, who, key, "if"))):
+                    if r is not None and self.check(state, r.if_, (*base, who, key, "if")):
                         return r, (*base, who, key)
         return None
 
@@ -418,7 +426,7 @@ class StoryRuntime:
         path = ("scenes", state.scene, "actions", index)
         if action.once and state.chosen.get(action.id, 0) > 0:
             return events + [self.event(state, "not_understood", text="You have already done that.")]
-        if not self.check(state, action.if_, self.story.where((*path, "if"))):
+        if not self.check(state, action.if_, (*path, "if")):
             return events + [self.event(state, "not_understood", text="Nothing happens.")]
         state.chosen[action.id] = state.chosen.get(action.id, 0) + 1
         events.append(self.event(state, "action", ids={"action": action.id}))
