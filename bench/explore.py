@@ -7,7 +7,7 @@ Prints (figures, never assertions):
 * the explorer's states/s (breadth-first pass) on ``stories/zero_mark`` (else
   ``tests/data/mini``) and on a generated story of ``--scenes`` scenes;
 * the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
-  before every choice, on both;
+  before every choice, on both (choices/s are per CPU second: the machine may be shared);
 * the time to load the generated story cold (``load_story(use_cache=False)``)
   and to lint it (``lint_story``);
 * the same generated story written in Ink (``--ink``, on by default): compiled
@@ -113,7 +113,7 @@ def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
     rt.begin(state)
     checkpoints = []
     restarts = 0
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         options = rt.available_choices(state)
         if not options or rt.is_ending(state):
@@ -124,7 +124,7 @@ def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
         checkpoints.append(state.copy_state())
         del checkpoints[:-200]
         rt.apply(state, Choose(choice_id=rng.choice(options).id))
-    return n / (time.perf_counter() - t0), restarts
+    return n / (time.process_time() - t0), restarts
 
 
 # -- the same story in Ink, played by bink ---------------------------------------------
@@ -176,7 +176,7 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[
     story.continue_maximally()
     saved: list[str] = []
     restarts = 0
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         count = len(story.get_current_choices())
         if not count:
@@ -189,11 +189,14 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[
             del saved[:-200]
         story.choose_choice_index(rng.randrange(count))
         story.continue_maximally()
-    return n / (time.perf_counter() - t0), restarts
+    return n / (time.process_time() - t0), restarts
 
 
-def ink_section(scenes: int, choices: int) -> None:
-    """Print the Ink figures for the generated story of ``scenes`` knots."""
+def ink_section(scenes: int, choices: int, yaml_rate: float) -> None:
+    """Print the Ink figures for the generated story of ``scenes`` knots, and the ratios to bink.
+
+    ``yaml_rate``: the YAML runtime's choices/s on the same story (checkpoint each), for its ratio.
+    """
     name = f"generated-{scenes}"
     try:
         import bink.story  # noqa: F401
@@ -214,13 +217,16 @@ def ink_section(scenes: int, choices: int) -> None:
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
-        rate, restarts = bink_rate(raw, choices, checkpoint=False)
-        print(f"bink      {name:<18} {rate:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
-        rate, restarts = bink_rate(raw, choices, checkpoint=True)
-        print(f"bink      {name:<18} {rate:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
+        bare, restarts = bink_rate(raw, choices, checkpoint=False)
+        print(f"bink      {name:<18} {bare:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
+        saving, restarts = bink_rate(raw, choices, checkpoint=True)
+        print(f"bink      {name:<18} {saving:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
         rate, restarts = choices_rate(story, choices)
         print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint each "
               f"({choices} choices, {restarts} restarts)")
+        print(f"ratio     {name:<18} {yaml_rate / saving:9.2f}x  YAML runtime (checkpoint each) / bink with a "
+              "save_state each (goal >= 1.0)")
+        print(f"ratio     {name:<18} {rate / bare:9.2f}x  InkRuntime (checkpoint each) / bink itself (goal >= 1.0)")
 
 
 def main() -> None:
@@ -277,11 +283,11 @@ def main() -> None:
         print(f"explorer  {name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
               f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; "
               f"{ends}/{len({sc.ending for sc in big.model.scenes.values() if sc.ending})} endings)")
-        crate, restarts = choices_rate(big, args.choices)
-        print(f"runtime   {name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
+        big_rate, restarts = choices_rate(big, args.choices)
+        print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")
     if args.ink:
-        ink_section(args.scenes, args.choices)
+        ink_section(args.scenes, args.choices, big_rate)
 
 
 if __name__ == "__main__":

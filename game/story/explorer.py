@@ -565,31 +565,9 @@ class _KeyFn:
 
 # -- moves ---------------------------------------------------------------------------------------
 
-#: GameState fields and their shapes as this module knows them (``_copy`` copies these two levels deep).
-_KNOWN_FIELDS = {
-    "schema_version", "story_id", "scene", "variables", "inventory", "holders", "visits", "chosen",
-    "relationships", "reactions", "gifts", "world", "location", "camera_x", "seed", "draws", "turn", "frame",
-    "log_offset",
-}
-_FAST_COPY = set(GameState.model_fields) == _KNOWN_FIELDS
-
-
 def _copy(state: GameState) -> GameState:
-    """A deep copy of ``state``: ``copy_state()``, or a faster copy when the fields are the known ones.
-
-    Every field is a scalar, a list of scalars, a dict of scalars, or a dict of dicts/lists of
-    scalars, so copying two levels down is a deep copy. Any other set of fields uses ``copy_state``.
-    """
-    if not _FAST_COPY:
-        return state.copy_state()
-    values: dict[str, Any] = {}
-    for k, v in state.__dict__.items():
-        if isinstance(v, dict):
-            v = {a: (b.copy() if isinstance(b, dict | list) else b) for a, b in v.items()}
-        elif isinstance(v, list):
-            v = v.copy()
-        values[k] = v
-    return GameState.model_construct(_fields_set=set(state.model_fields_set), **values)
+    """A deep copy of ``state`` (``GameState.copy_state``)."""
+    return state.copy_state()
 
 
 @dataclass(frozen=True)

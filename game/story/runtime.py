@@ -27,6 +27,8 @@ PAN_SPEED = 0.25
 PAN_LIMIT = 1.5
 DEFAULT_GIVE_LINE = "{character} looks at the {item}, unsure what to make of it."
 
+_EVENT_FIELDS = set(Event.model_fields)
+
 AnyIntent = Move | Choose | Say | Give | Wait | Instruct | AddReference
 
 
@@ -185,7 +187,15 @@ class StoryRuntime:
         return ""
 
     def event(self, state: GameState, kind: str, **kw: Any) -> Event:
-        return Event(kind=kind, turn=state.turn, frame=state.frame, scene=state.scene, **kw)
+        """An event of ``kind`` at ``state``'s turn, frame and scene (``kw``: speaker, text, ids, data).
+
+        Built without validation (``model_construct``): every field comes from the runtime's
+        own typed values, and this is on every step's path.
+        """
+        fields: dict[str, Any] = {"kind": kind, "turn": state.turn, "frame": state.frame, "scene": state.scene,
+                                  "speaker": "", "text": "", "ids": {}, "data": {}}
+        fields.update(kw)
+        return Event.model_construct(_fields_set=_EVENT_FIELDS, **fields)
 
     def interpolate(self, state: GameState, text: str, extra: dict[str, str] | None = None) -> str:
         """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay."""
@@ -343,7 +353,9 @@ class StoryRuntime:
         if index is None:
             raise InputError(f"scene {state.scene!r} has no choice {choice_id!r}")
         choice = scene.choices[index]
-        if choice not in self.available_choices(state):
+        # only this choice's own rule: once-only, and its condition (the others cannot matter)
+        if scene.ending or (choice.once and state.chosen.get(choice.id, 0) > 0) or not self.check(
+                state, choice.if_, ("scenes", state.scene, "choices", index, "if")):
             raise InputError(f"choice {choice_id!r} is not available now")
         state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
         events = [self.event(state, "choice", text=choice.text,
