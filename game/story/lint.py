@@ -20,11 +20,12 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
-from game.story.ink import is_ink_path
+from game.story.ink import InkStory, is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
+from game.story.strings import check_catalogue
 from game.story.yamlio import Path_
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
@@ -146,6 +147,7 @@ class Linter:
         self.check_actions()
         self.check_interpolation()
         self.check_frozen_gates()
+        self.check_catalogues()
         order = {k: i for i, k in enumerate(sorted(CODES))}
         self.out.sort(key=lambda d: (-SEVERITY_ORDER[d.severity], order[d.code], d.where))
         return self.out
@@ -335,6 +337,25 @@ class Linter:
             for name in dict.fromkeys(INTERPOLATION.findall(text)):
                 if name not in known and not (gift and name in GIFT_NAMES):
                     self.add("WL019", path, "{" + name + "}")
+
+    def check_catalogues(self) -> None:
+        """WL021-WL023: each ``locale/<lang>.po`` against the string table (missing, stale, unused)."""
+        folder = self.story.folder / "locale"
+        if isinstance(self.story, InkStory) or not folder.is_dir():
+            return
+        for po in sorted(folder.glob("*.po")):
+            try:
+                found = check_catalogue(self.story, po)
+            except StoryError as exc:
+                self.add("WL018", (), exc.why)
+                continue
+            for code, ids in (("WL021", found.missing), ("WL022", found.stale), ("WL023", found.unused)):
+                for sid in ids:
+                    self.out.append(self._at(code, str(po), f"{sid!r} ({po.stem})"))
+
+    def _at(self, code: str, where: str, name: object) -> Diagnostic:
+        c = CODES[code]
+        return Diagnostic(where, code, self.overrides.get(code, c.severity), c.message.format(name=name), c.hint)
 
     def check_frozen_gates(self) -> None:
         """WL020: a scene whose every way on is gated on a condition that can never hold.

@@ -17,6 +17,7 @@ from game.state.intents import AddReference, Instruct
 from game.story.expr import WORLD_KEYS, Target
 from game.story.schema import Choice, Line, Reaction
 from game.story.story import Story
+from game.story.strings import BUILTINS, Translation, translation_for
 from game.story.yamlio import Path_
 
 #: ``{name}`` in a line or choice text (:meth:`StoryRuntime.interpolate`).
@@ -25,7 +26,7 @@ INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PAN_SPEED = 0.25
 #: How far the camera may pan either way, world units.
 PAN_LIMIT = 1.5
-DEFAULT_GIVE_LINE = "{character} looks at the {item}, unsure what to make of it."
+DEFAULT_GIVE_LINE = BUILTINS["builtin.give"]
 
 _EVENT_FIELDS = set(Event.model_fields)
 
@@ -162,8 +163,15 @@ class StoryRuntime:
             (a ``goto`` to a missing scene, an effect that fails), with where.
     """
 
-    def __init__(self, story: Story) -> None:
+    def __init__(self, story: Story, translation: Translation | None = None) -> None:
+        """``translation``: the catalogue to play in; default the one ``$WORLDLOOM_LANG`` names
+        (``<story>/locale/<lang>.po``, see :mod:`game.story.strings`), else none.
+
+        Raises:
+            game.errors.StoryError: that catalogue exists but is not readable PO.
+        """
         self.story = story
+        self.translation = translation if translation is not None else translation_for(story)
 
     # -- state helpers -------------------------------------------------------
     def new_state(self, seed: int = 0) -> GameState:
@@ -198,7 +206,13 @@ class StoryRuntime:
         return Event.model_construct(_fields_set=_EVENT_FIELDS, **fields)
 
     def interpolate(self, state: GameState, text: str, extra: dict[str, str] | None = None) -> str:
-        """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay."""
+        """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay.
+
+        With a translation, ``text`` is first looked up by its source text (choice texts, the
+        built-in lines); what is not translated stays as written.
+        """
+        if self.translation is not None:
+            text = self.translation.text(text)
         env = dict(extra or {})
 
         def sub(m: re.Match[str]) -> str:
@@ -212,6 +226,11 @@ class StoryRuntime:
             return m.group(0)
 
         return INTERPOLATION.sub(sub, text)
+
+    def say_builtin(self, string_id: str) -> str:
+        """One of the runtime's own strings (:data:`game.story.strings.BUILTINS`), translated."""
+        source = BUILTINS[string_id]
+        return self.translation.get(string_id, source) if self.translation is not None else source
 
     def check(self, state: GameState, cond: str, where: str | Path_) -> bool:
         """Whether ``cond`` holds in ``state``; ``where`` is its place (``file:line``, or its source
@@ -287,7 +306,8 @@ class StoryRuntime:
 
     def _line(self, state: GameState, line: Line, line_id: str, extra: dict[str, str] | None = None) -> Event:
         speaker = line.speaker
-        return self.event(state, "line", speaker=speaker, text=self.interpolate(state, line.text, extra),
+        text = self.translation.get(line_id, line.text) if self.translation is not None else line.text
+        return self.event(state, "line", speaker=speaker, text=self.interpolate(state, text, extra),
                           ids={"line": line_id})
 
     def _apply_effect(self, env: _Env, src: str, path: tuple[Any, ...]) -> None:
@@ -437,9 +457,9 @@ class StoryRuntime:
         action = scene.actions[index]
         path = ("scenes", state.scene, "actions", index)
         if action.once and state.chosen.get(action.id, 0) > 0:
-            return events + [self.event(state, "not_understood", text="You have already done that.")]
+            return events + [self.event(state, "not_understood", text=self.say_builtin("builtin.already"))]
         if not self.check(state, action.if_, (*path, "if")):
-            return events + [self.event(state, "not_understood", text="Nothing happens.")]
+            return events + [self.event(state, "not_understood", text=self.say_builtin("builtin.nothing"))]
         state.chosen[action.id] = state.chosen.get(action.id, 0) + 1
         events.append(self.event(state, "action", ids={"action": action.id}))
         return events + self.react(state, action, path, action.id)
