@@ -1,13 +1,13 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
-    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000]
+    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000] [--quick] [--no-ink]
 
 Prints (figures, never assertions):
 
 * the explorer's states/s (breadth-first pass) on ``stories/zero_mark`` (else
   ``tests/data/mini``) and on a generated story of ``--scenes`` scenes;
 * the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
-  before every choice, on both;
+  before every choice, on both (choices/s are per CPU second: the machine may be shared);
 * the time to load the generated story cold (``load_story(use_cache=False)``)
   and to lint it (``lint_story``);
 * the same generated story written in Ink (``--ink``, on by default): compiled
@@ -26,6 +26,7 @@ conditional), an action every 10th scene, a character to give things to every
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from game.state import Choose  # noqa: E402
 from game.story.explorer import Coverage, Explorer, breadth_first  # noqa: E402
 from game.story.lint import lint_story  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
+from game.story.runtime import StoryRuntime  # noqa: E402
 from game.story.story import Story  # noqa: E402
 
 
@@ -87,13 +89,14 @@ def generate(n: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float]:
-    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s)``."""
+def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float, int, int]:
+    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s, merged, endings)``."""
     ex = Explorer(story)
+    cov = Coverage()
     t0, c0 = time.perf_counter(), time.process_time()
-    g = breadth_first(ex, max_states, Coverage(), [])
+    g = breadth_first(ex, max_states, cov, [])
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu
+    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu, g.merged, len(cov.endings)
 
 
 def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
@@ -110,7 +113,7 @@ def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
     rt.begin(state)
     checkpoints = []
     restarts = 0
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         options = rt.available_choices(state)
         if not options or rt.is_ending(state):
@@ -121,7 +124,7 @@ def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
         checkpoints.append(state.copy_state())
         del checkpoints[:-200]
         rt.apply(state, Choose(choice_id=rng.choice(options).id))
-    return n / (time.perf_counter() - t0), restarts
+    return n / (time.process_time() - t0), restarts
 
 
 # -- the same story in Ink, played by bink ---------------------------------------------
@@ -173,7 +176,7 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[
     story.continue_maximally()
     saved: list[str] = []
     restarts = 0
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         count = len(story.get_current_choices())
         if not count:
@@ -186,11 +189,14 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[
             del saved[:-200]
         story.choose_choice_index(rng.randrange(count))
         story.continue_maximally()
-    return n / (time.perf_counter() - t0), restarts
+    return n / (time.process_time() - t0), restarts
 
 
-def ink_section(scenes: int, choices: int) -> None:
-    """Print the Ink figures for the generated story of ``scenes`` knots."""
+def ink_section(scenes: int, choices: int, yaml_rate: float) -> None:
+    """Print the Ink figures for the generated story of ``scenes`` knots, and the ratios to bink.
+
+    ``yaml_rate``: the YAML runtime's choices/s on the same story (checkpoint each), for its ratio.
+    """
     name = f"generated-{scenes}"
     try:
         import bink.story  # noqa: F401
@@ -211,13 +217,16 @@ def ink_section(scenes: int, choices: int) -> None:
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
-        rate, restarts = bink_rate(raw, choices, checkpoint=False)
-        print(f"bink      {name:<18} {rate:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
-        rate, restarts = bink_rate(raw, choices, checkpoint=True)
-        print(f"bink      {name:<18} {rate:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
+        bare, restarts = bink_rate(raw, choices, checkpoint=False)
+        print(f"bink      {name:<18} {bare:9.0f} choices/s (choose + continue_maximally; {restarts} restarts)")
+        saving, restarts = bink_rate(raw, choices, checkpoint=True)
+        print(f"bink      {name:<18} {saving:9.0f} choices/s with a save_state checkpoint each ({restarts} restarts)")
         rate, restarts = choices_rate(story, choices)
         print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint each "
               f"({choices} choices, {restarts} restarts)")
+        print(f"ratio     {name:<18} {yaml_rate / saving:9.2f}x  YAML runtime (checkpoint each) / bink with a "
+              "save_state each (goal >= 1.0)")
+        print(f"ratio     {name:<18} {rate / bare:9.2f}x  InkRuntime (checkpoint each) / bink itself (goal >= 1.0)")
 
 
 def main() -> None:
@@ -227,15 +236,18 @@ def main() -> None:
     ap.add_argument("--choices", type=int, default=20_000)
     ap.add_argument("--ink", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the same story in Ink (bink, and worldloom's InkRuntime)")
+    ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 2,000 states and choices")
     args = ap.parse_args()
+    if args.quick:
+        args.scenes, args.max_states, args.choices = 500, 2_000, 2_000
 
     demo = ROOT / "stories" / "zero_mark"
     if not (demo / "story.yaml").is_file():
         demo = ROOT / "tests" / "data" / "mini"
     story = load_story(demo, use_cache=False)
-    rate, states, moves, bound, dt, cpu = explorer_rate(story, args.max_states)
+    rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(story, args.max_states)
     print(f"explorer  {demo.name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
+          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; {ends} endings)")
     crate, restarts = choices_rate(story, args.choices)
     print(f"runtime   {demo.name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
           f"{restarts} restarts)")
@@ -247,21 +259,35 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         big = load_story(path, use_cache=False)
         load_s, load_c = time.perf_counter() - t0, time.process_time() - c0
-        t0, c0 = time.perf_counter(), time.process_time()
-        diags = lint_story(path)
-        lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
         name = f"generated-{args.scenes}"
         print(f"load      {name:<18} {load_s:9.2f} s cold ({load_c:.2f} s CPU; use_cache=False; "
               f"{size_mb:.1f} MB of YAML)")
-        print(f"lint      {name:<18} {lint_s:9.2f} s ({lint_c:.2f} s CPU; {len(diags)} finding(s), load included)")
-        rate, states, moves, bound, dt, cpu = explorer_rate(big, args.max_states)
+        os.environ["WORLDLOOM_CACHE"] = str(Path(tmp) / "cache")  # an empty cache: the first runs are cold
+        for label in ("cold", "cached"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            diags = lint_story(path)
+            lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
+            print(f"lint      {name:<18} {lint_s:9.2f} s {label} ({lint_c:.2f} s CPU; {len(diags)} finding(s), "
+                  "load included)")
+        for label in ("cached", "cached again"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            started = load_story(path)
+            rt = StoryRuntime(started)
+            state = rt.new_state(0)
+            rt.begin(state)
+            rt.available_choices(state)
+            start_s, start_c = time.perf_counter() - t0, time.process_time() - c0
+            print(f"start     {name:<18} {start_s:9.2f} s {label} ({start_c:.2f} s CPU; load_story + begin + "
+                  "the first choices; the cache filled by lint)")
+        rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(big, args.max_states)
         print(f"explorer  {name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'})")
-        crate, restarts = choices_rate(big, args.choices)
-        print(f"runtime   {name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
+              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; "
+              f"{ends}/{len({sc.ending for sc in big.model.scenes.values() if sc.ending})} endings)")
+        big_rate, restarts = choices_rate(big, args.choices)
+        print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")
     if args.ink:
-        ink_section(args.scenes, args.choices)
+        ink_section(args.scenes, args.choices, big_rate)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
                           --transcript out.jsonl --seed N --save-dir DIR --backend NAME --watch]
     worldloom replay out.jsonl [--story STORY --save-dir DIR]
     worldloom lint STORY [--format text|json]
+    worldloom strings extract STORY [--lang xx] [-o FILE]   (and play --lang xx)
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
     worldloom errorbank stats|export|calibrate|label [--db PATH]
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="characters' dialogue model: transformers (default: the embedded SmolLM2), "
                            "transformers:PATH_OR_HUB_ID, openai[:MODEL], scripted:FILE, or a model path / hub id")
     play.add_argument("--no-voice", action="store_true", help="characters do not speak aloud (text only)")
+    play.add_argument("--lang", help="play in this language: the story's locale/LANG.po catalogue "
+                                     "(sets WORLDLOOM_LANG; an untranslated string shows in the source language)")
     play.add_argument("--watch", action="store_true",
                       help="window: reload the story when its files change on disk (F6 reloads by hand)")
 
@@ -74,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--quiet", action="store_true")
     rep.add_argument("--save-dir", help="where the replay's save/load inputs go (the play's own --save-dir, "
                                         "to load saves an earlier run made; default: a fresh temporary folder)")
+
+    strings = sub.add_parser("strings", help="the story's player-visible strings: write gettext catalogues")
+    strings_sub = strings.add_subparsers(dest="strings_command", required=True)
+    extract = strings_sub.add_parser("extract", help="write or update a PO catalogue (locale/LANG.po by default)")
+    extract.add_argument("story")
+    extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
+    extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
     lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
     lint.add_argument("story")
@@ -113,6 +124,10 @@ def _errorbank(args: argparse.Namespace) -> str | None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from game.errors import InputError
+    from game.story.strings import LANG_ENV
+
+    if args.lang:
+        os.environ[LANG_ENV] = args.lang  # the story runtime reads it (game.story.strings.language)
 
     if not args.headless:
         headless_only = [f"--{n}" for n in ("inputs", "record", "transcript") if getattr(args, n)]
@@ -185,6 +200,19 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if any(d.severity == "error" for d in diags) else 0
 
 
+def cmd_strings(args: argparse.Namespace) -> int:
+    from game.story.loader import load_story
+    from game.story.strings import catalogue_path, write_catalogue
+
+    story = load_story(args.story)
+    out = Path(args.out) if args.out else (catalogue_path(story, args.lang) if args.lang
+                                           else story.folder / "locale" / "story.pot")
+    total, kept, stale = write_catalogue(story, out, args.lang)
+    console.print(f"{out}: {total} string(s), {kept} translated, {stale} stale (fuzzy), "
+                  f"{total - kept - stale} to translate")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``worldloom`` console script; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -193,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from game.errorbank.cli import run as errorbank_run
 
             return errorbank_run(args)
-        handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint}
+        handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint, "strings": cmd_strings}
         if args.command in handlers:
             code: int = handlers[args.command](args)
         elif args.command == "serve":

@@ -8,8 +8,10 @@ holds, after Ink's ``Story``/``StoryState`` split (inkle/ink,
 
 from __future__ import annotations
 
+import copy
 import random
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 SCHEMA_VERSION = 2
 
 Value = bool | int | float | str
+
+
+def _copy_leaf(value: dict[Any, Any] | list[Any]) -> dict[Any, Any] | list[Any]:
+    """A copy of a field's inner dict or list (deeper containers, which no field declares, deep-copied)."""
+    items = value.values() if isinstance(value, dict) else value
+    if any(isinstance(x, dict | list) for x in items):
+        return copy.deepcopy(value)
+    return value.copy()
 
 
 class GameState(BaseModel):
@@ -86,8 +96,24 @@ class GameState(BaseModel):
     agents: dict[str, dict[str, Value]] = Field(default_factory=dict)
 
     def copy_state(self) -> GameState:
-        """A deep copy (a checkpoint's snapshot)."""
-        return self.model_copy(deep=True)
+        """A deep copy (a checkpoint's snapshot).
+
+        Every field is a scalar, a list of scalars, or a dict whose values are scalars,
+        lists of scalars or dicts of scalars, so copying two levels down is a deep copy;
+        it is several times faster than ``model_copy(deep=True)`` (no ``deepcopy`` memo,
+        no validation). A value nested deeper than that is copied with ``deepcopy``.
+        """
+        values: dict[str, Any] = {}
+        flat = _FLAT_FIELDS
+        for k, v in self.__dict__.items():
+            if k in flat:
+                v = v.copy()  # a dict or list of scalars (declared so): a shallow copy is a deep one
+            elif isinstance(v, dict):
+                v = {a: (_copy_leaf(b) if isinstance(b, dict | list) else b) for a, b in v.items()}
+            elif isinstance(v, list):
+                v = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
+            values[k] = v
+        return GameState.model_construct(_fields_set=set(self.model_fields_set), **values)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -108,3 +134,20 @@ class GameState(BaseModel):
     def relationship(self, character: str, axis: str) -> float:
         """Current value of ``axis`` towards ``character`` (0.0 when unset)."""
         return self.relationships.get(character, {}).get(axis, 0.0)
+
+
+def _flat_fields() -> frozenset[str]:
+    """Fields declared as a dict or list of scalars only (``visits: dict[str, int]``, ``inventory``...)."""
+    scalars = {bool, int, float, str}
+    out = set()
+    for name, f in GameState.model_fields.items():
+        origin, args = get_origin(f.annotation), get_args(f.annotation)
+        leaf = args[-1] if origin is dict and len(args) == 2 else args[0] if origin is list and args else None
+        leaves = set(get_args(leaf)) if get_origin(leaf) in (Union, UnionType) else {leaf}
+        if leaf is not None and leaves <= scalars:
+            out.add(name)
+    return frozenset(out)
+
+
+#: Fields ``copy_state`` copies with one shallow copy (their values are scalars by declaration).
+_FLAT_FIELDS = _flat_fields()

@@ -22,13 +22,15 @@ SEVERITY_ORDER = {"off": 0, "info": 1, "warning": 2, "error": 3}
 
 @dataclass(frozen=True)
 class Code:
-    """One diagnostic kind. ``example`` is a scene-level YAML fragment that triggers it."""
+    """One diagnostic kind. ``example`` is a ``story.yaml`` that triggers it (with ``files`` beside it)."""
 
     code: str
     severity: Severity
     message: str
     hint: str
     example: str
+    #: Other files of the example (name relative to the story folder -> text), e.g. a catalogue.
+    files: tuple[tuple[str, str], ...] = ()
 
 
 _BASE = """id: t
@@ -36,6 +38,14 @@ title: T
 start: a
 locations: {here: {name: Here}}
 """
+
+#: The head of a PO catalogue, for the examples of the catalogue codes.
+_PO = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+
+
+def _entry(ctxt: str, source: str, translation: str) -> str:
+    return f'msgctxt "{ctxt}"\nmsgid "{source}"\nmsgstr "{translation}"\n\n'
+
 
 CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL001", "error", "undefined scene {name!r}", "check the goto / exit / start target",
@@ -114,4 +124,13 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
                        "cast: {fox: {name: Fox, sheet: {image: fox.png, frame: [0, 96], cells: {smile: [0, 0]}}}}\n")
          + "scenes:\n  a: {location: here, ending: e, present: [fox]}\n"),
+    Code("WL021", "info", "no translation of string {name}", "translate it in the catalogue (worldloom strings extract)",
+         _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n", (("locale/fr.po", _PO),)),
+    Code("WL022", "warning", "the translation of string {name} is stale: its source text changed",
+         "check the translation against the new text, then clear its fuzzy mark",
+         _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello there.]}\n",
+         (("locale/fr.po", _PO + _entry("a.l0", "Hello.", "Bonjour.")),)),
+    Code("WL023", "info", "catalogue entry {name} is not a string of this story", "remove it, or rerun strings extract",
+         _BASE + "scenes:\n  a: {location: here, ending: e}\n",
+         (("locale/fr.po", _PO + _entry("gone.l0", "Gone.", "Parti.")),)),
 ]}

@@ -342,9 +342,14 @@ def key_spec(story: Story) -> KeySpec:
     for path, r in story.reactions():
         if r.if_:
             reads.visit(story.condition(r.if_, story.where((*path, "if"))).tree, truth=True)
-    for path, line in story.lines():
+    for _path, line in story.lines():
+        # A line's condition only decides what is shown, not what can happen next: it is
+        # keyed only when it draws a random number (the draws change later ones).
         if line.if_:
-            reads.visit(story.condition(line.if_, story.where((*path, "if"))).tree, truth=True)
+            shown = _Reads(variables)
+            shown.visit(story.condition(line.if_).tree, truth=True)
+            if ("draws",) in shown.slots:
+                reads.visit(story.condition(line.if_).tree, truth=True)
     for path, r in mechanic_reactions(m):
         if r.if_:
             reads.visit(story.condition(r.if_, story.where((*path, "if"))).tree, truth=True)
@@ -517,6 +522,58 @@ def _cap_value(v: Any, cap: tuple[float, bool] | None) -> Hashable:
     return v if v <= top else math.inf
 
 
+def _at_cap(value: Any, top: float) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= top
+
+
+def saturable_choices(story: Story, spec: KeySpec) -> dict[str, list[tuple[str, float]]]:
+    """Once-only choices whose being taken stops mattering: choice id -> ``[(variable, cap)]``.
+
+    A once-only choice that stays in its scene (no ``goto``), whose effects only add
+    constants ``>= 0`` to variables the key caps inclusively (``min(v, K)``), and whose
+    ``chosen()`` no condition reads: once each of those variables is at its cap, taking
+    it changes nothing the key holds but its own "taken" mark, so states that differ
+    only in that mark cannot differ in future and are merged (the mark is dropped).
+    """
+    read = _chosen_read(story)
+    out: dict[str, list[tuple[str, float]]] = {}
+    if read is None:
+        return out
+    for sc in story.model.scenes.values():
+        for c in sc.choices:
+            if not c.once or c.goto or not c.do or c.react:
+                continue
+            caps: list[tuple[str, float]] = []
+            for src in c.do:
+                eff = story.effect(src)
+                t = eff.target
+                step = _number(eff.value) if eff.value is not None else None
+                cap = spec.caps.get(("var", t.name)) if t is not None and t.kind == "name" else None
+                if (eff.kind != "assign" or eff.op != "+=" or step is None or step < 0 or cap is None
+                        or not cap[1] or t is None):
+                    caps = []
+                    break
+                caps.append((t.name, cap[0]))
+            if caps and c.id not in read:
+                out[c.id] = caps
+    return out
+
+
+def _chosen_read(story: Story) -> set[str] | None:
+    """Choice and action ids whose ``chosen()`` a condition reads; ``None`` when one reads a computed id."""
+    out: set[str] = set()
+    conds = [r.if_ for _, r in story.reactions() if r.if_] + [ln.if_ for _, ln in story.lines() if ln.if_]
+    for src in dict.fromkeys(conds):
+        if "chosen" not in src:
+            continue
+        compiled = story.condition(src)
+        named = [args for fn, args in compiled.calls if fn == "chosen"]
+        if src.count("chosen(") != len(named) or any(not args or not isinstance(args[0], str) for args in named):
+            return None
+        out |= {str(args[0]) for args in named}
+    return out
+
+
 class _KeyFn:
     """Computes keys: a tuple for the few scalar slots, frozensets for counts and holdings.
 
@@ -525,7 +582,8 @@ class _KeyFn:
     small as the state it describes, and as fast to compute.
     """
 
-    def __init__(self, spec: KeySpec) -> None:
+    def __init__(self, spec: KeySpec, saturable: dict[str, list[tuple[str, float]]] | None = None) -> None:
+        self.saturable = saturable or {}
         self.dense_slots = [s for s in spec.slots if s[0] not in ("visited", "chosen", "has")]
         self.dense = [_getter(s, spec.caps.get(s)) for s in self.dense_slots]
         self.visited = {s[1]: spec.caps.get(s) for s in spec.slots if s[0] == "visited"}
@@ -542,8 +600,15 @@ class _KeyFn:
         return frozenset(out)
 
     def __call__(self, s: GameState) -> Key:
+        chosen = s.chosen
+        if self.saturable:
+            sat = self.saturable
+            spent = [c for c, n in chosen.items()
+                     if n and c in sat and all(_at_cap(s.variables.get(v), top) for v, top in sat[c])]
+            if spent:
+                chosen = {k: v for k, v in chosen.items() if k not in spent}
         return s.scene, (tuple(g(s) for g in self.dense), self._counts(s.visits, self.visited),
-                         self._counts(s.chosen, self.chosen), frozenset(i for i in s.inventory if i in self.has))
+                         self._counts(chosen, self.chosen), frozenset(i for i in s.inventory if i in self.has))
 
     def describe(self, key: Key) -> dict[str, Any]:
         dense, visits, chosen, held = key[1]
@@ -563,31 +628,9 @@ class _KeyFn:
 
 # -- moves ---------------------------------------------------------------------------------------
 
-#: GameState fields and their shapes as this module knows them (``_copy`` copies these two levels deep).
-_KNOWN_FIELDS = {
-    "schema_version", "story_id", "scene", "variables", "inventory", "holders", "visits", "chosen",
-    "relationships", "reactions", "gifts", "world", "location", "camera_x", "seed", "draws", "turn", "frame",
-    "log_offset", "objects", "looks", "role", "timers", "quests", "agents",
-}
-_FAST_COPY = set(GameState.model_fields) == _KNOWN_FIELDS
-
-
 def _copy(state: GameState) -> GameState:
-    """A deep copy of ``state``: ``copy_state()``, or a faster copy when the fields are the known ones.
-
-    Every field is a scalar, a list of scalars, a dict of scalars, or a dict of dicts/lists of
-    scalars, so copying two levels down is a deep copy. Any other set of fields uses ``copy_state``.
-    """
-    if not _FAST_COPY:
-        return state.copy_state()
-    values: dict[str, Any] = {}
-    for k, v in state.__dict__.items():
-        if isinstance(v, dict):
-            v = {a: (b.copy() if isinstance(b, dict | list) else b) for a, b in v.items()}
-        elif isinstance(v, list):
-            v = v.copy()
-        values[k] = v
-    return GameState.model_construct(_fields_set=set(state.model_fields_set), **values)
+    """A deep copy of ``state`` (``GameState.copy_state``)."""
+    return state.copy_state()
 
 
 @dataclass(frozen=True)
@@ -670,7 +713,8 @@ class Explorer:
         self.rt = StoryRuntime(story)
         self.seed = seed
         self.spec = key_spec(story)
-        self._key = _KeyFn(self.spec)
+        self.saturable = saturable_choices(story, self.spec)
+        self._key = _KeyFn(self.spec, self.saturable)
         self._pure_checks = not self.spec.uses_random and ("turn",) not in self.spec.slots
         self.choice_paths: dict[tuple[str, str], Path_] = {(sid, c.id): ("scenes", sid, "choices", i)
                               for sid, sc in self.m.scenes.items() for i, c in enumerate(sc.choices)}
@@ -766,7 +810,7 @@ class Explorer:
         if not cond or not self._pure_checks:
             return False
         try:
-            return not self.rt.check(state, cond, self.story.where((*path, "if")))
+            return not self.rt.check(state, cond, (*path, "if"))
         except (StoryRuntimeError, ExpressionError):
             return False
 
@@ -1107,6 +1151,9 @@ class Graph:
         dead: nodes with no possible move that are not endings.
         bound_hit: the bound stopped new states from being added.
         transitions: moves applied.
+        merged: distinct concrete states (variables, visits, choices taken, inventory,
+            holdings, relationships, scene) that were merged into an already explored
+            abstract state because they cannot differ in future (see :class:`KeySpec`).
     """
 
     keys: list[Key] = field(default_factory=list)
@@ -1119,6 +1166,7 @@ class Graph:
     dead: list[int] = field(default_factory=list)
     bound_hit: bool = False
     transitions: int = 0
+    merged: int = 0
 
     def path(self, i: int) -> list[str]:
         """Script lines from the start to node ``i``."""
@@ -1168,6 +1216,7 @@ def breadth_first(ex: Explorer, max_states: int, cov: Coverage, failures: list[F
         return i
 
     add(root, ex.key(root), -1, "")
+    concrete = {_fingerprint(root)}
     queue = deque([0])
     expanded = 0
     while queue:
@@ -1205,6 +1254,11 @@ def breadth_first(ex: Explorer, max_states: int, cov: Coverage, failures: list[F
             ex.record(cov, events, gift)
             k = ex.key(child)
             j = index.get(k)
+            h = _fingerprint(child)
+            if h not in concrete:
+                concrete.add(h)
+                if j is not None:
+                    g.merged += 1
             if j is None:
                 if len(g.keys) >= max_states:
                     g.bound_hit = True
@@ -1221,6 +1275,14 @@ def breadth_first(ex: Explorer, max_states: int, cov: Coverage, failures: list[F
     if progress is not None:
         progress(len(g.keys), expanded)
     return g
+
+
+def _fingerprint(s: GameState) -> int:
+    """A hash of what a state holds that play can depend on (not the turn, frame or log)."""
+    return hash((s.scene, tuple(sorted(s.variables.items())), tuple(sorted(s.visits.items())),
+                 tuple(sorted(s.chosen.items())), tuple(s.inventory), tuple(sorted(s.holders.items())),
+                 tuple(sorted((k, tuple(sorted(v.items()))) for k, v in s.relationships.items())),
+                 str(s.world.get("ink", ""))))
 
 
 def _sccs(nodes: list[int], succ: list[list[int]], allowed: set[int]) -> list[list[int]]:
@@ -1456,6 +1518,7 @@ class Report:
         story: the story path.
         seed: the state seed (replay scripts with ``--seed``).
         states, transitions: distinct states and moves of the breadth-first pass.
+        merged: distinct concrete states merged into an explored state (:attr:`Graph.merged`).
         max_states, bound_hit: the bound and whether it stopped the pass.
         playthroughs, random_steps: random playthroughs run and their total moves.
         seconds: wall time, s (not part of any comparison).
@@ -1473,6 +1536,7 @@ class Report:
     seed: int
     states: int
     transitions: int
+    merged: int
     max_states: int
     bound_hit: bool
     playthroughs: int
@@ -1537,6 +1601,7 @@ class Report:
         """JSON-able summary (coverage counts, findings, scripts; no per-path coverage)."""
         return {
             "story": self.story, "seed": self.seed, "states": self.states, "transitions": self.transitions,
+            "merged": self.merged,
             "max_states": self.max_states, "bound_hit": self.bound_hit, "playthroughs": self.playthroughs,
             "random_steps": self.random_steps, "seconds": round(self.seconds, 4),
             "endings": self.endings, "all_endings": self.all_endings,
@@ -1554,6 +1619,7 @@ class Report:
         bound = (f"hit the bound of {self.max_states} states (raise --max-states); dead ends and loops "
                  "are only those within it") if self.bound_hit else f"complete (bound {self.max_states})"
         lines.append(f"explored {self.states} states, {self.transitions} moves: {bound}")
+        lines.append(f"merged {self.merged} state(s) that cannot differ in future into explored ones")
         lines.append(f"random playthroughs: {self.playthroughs} ({self.random_steps} moves, seed {self.seed})")
         lines.append(f"endings: {len(self.endings)} ({', '.join(sorted(self.endings)) or 'none'})")
         missing = sorted(set(self.all_endings) - set(self.endings))
@@ -1699,6 +1765,7 @@ def explore(story: Story, *, story_path: str | None = None, max_states: int = DE
                      "its script line may not reproduce")
     return Report(
         story=str(story_path or story.folder), seed=seed, states=len(g.keys), transitions=g.transitions,
+        merged=g.merged,
         max_states=max_states, bound_hit=g.bound_hit, playthroughs=len(plays), random_steps=random_steps,
         seconds=seconds, endings=sorted(cov.endings),
         all_endings=ex.declared_endings(),

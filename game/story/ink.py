@@ -30,6 +30,7 @@ See ``docs/ink.md`` for the author's view: tags, external functions, saves.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -70,6 +71,7 @@ _CHUNK_NAMES = frozenset({"step", "short", "medium", "long", "cut"})
 _NAME_RE = re.compile(r"^[^\d.$^][^.]*$")
 
 
+@functools.lru_cache(maxsize=65536)
 def slug(text: str, limit: int = 64) -> str:
     """A valid worldloom id for ``text`` (lowercase, ``_`` for other characters).
 
@@ -103,6 +105,13 @@ def chunk_hint(value: str) -> str | int | None:
 
 
 def location_of(value: str) -> tuple[str, dict[str, str]]:
+    """See :func:`_location_of` (memoised: the runtime asks on every ``# scene:`` tag); a fresh dict each call."""
+    lid, fields = _location_of(value)
+    return lid, dict(fields)
+
+
+@functools.lru_cache(maxsize=4096)
+def _location_of(value: str) -> tuple[str, dict[str, str]]:
     """A ``# scene:`` tag value as ``(location id, LocationDef fields)``.
 
     ``"forest at dusk"`` -> ``("forest_at_dusk", {name: "Forest", prompt: "forest",

@@ -5,6 +5,10 @@ Pure analysis of the validated story: it never plays it and never imports torch.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sys
 import tomllib
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -16,11 +20,13 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
-from game.story.loader import load_story, story_file
+from game.story.ink import InkStory, is_ink_path
+from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
+from game.story.strings import check_catalogue
 from game.story.yamlio import Path_
 from game.world.art import art_problems
 
@@ -151,6 +157,7 @@ class Linter:
         self.check_actions()
         self.check_interpolation()
         self.check_frozen_gates()
+        self.check_catalogues()
         order = {k: i for i, k in enumerate(sorted(CODES))}
         self.out.sort(key=lambda d: (-SEVERITY_ORDER[d.severity], order[d.code], d.where))
         return self.out
@@ -306,7 +313,7 @@ class Linter:
         compiled_effects: list[tuple[Path_, Effect]] = []
         for path, src in self._effects():
             try:
-                eff = self.story.effect(src, self.story.where(path))
+                eff = self.story.effect(src)
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
@@ -323,7 +330,7 @@ class Linter:
         assert EFFECT_FUNCTIONS
         for path, src in self._conditions():
             try:
-                cond = self.story.condition(src, self.story.where(path))
+                cond = self.story.condition(src)
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
@@ -383,19 +390,23 @@ class Linter:
             if len(line.text) > MAX_LINE_CHARS:
                 self.add("WL008", (*path, "text"), len(line.text))
 
-    def check_assets(self) -> None:
+    def assets(self) -> list[tuple[Path_, str]]:
+        """Every asset the story names, with its source path (relative to the story folder)."""
         m = self.m
         assets: list[tuple[Path_, str]] = [(("world", "anchors", i), a) for i, a in enumerate(m.world.anchors)]
         assets += [(("items", k, "image"), v.image) for k, v in m.items.items() if v.image]
         assets += [(("cast", k, "image"), v.image) for k, v in m.cast.items() if v.image]
-        for path, rel in assets:
+        return assets
+
+    def check_assets(self) -> None:
+        for path, rel in self.assets():
             p = self.story.folder / rel
             try:
                 with Image.open(p) as im:
                     im.verify()
             except Exception:
                 self.add("WL009", path, rel)
-        for code, where, name in art_problems(self.story.folder, m):  # plates, layers, sprite sheets
+        for code, where, name in art_problems(self.story.folder, self.m):  # plates, layers, sprite sheets
             self.add(code, where, name)
 
     def check_ids(self) -> None:
@@ -438,6 +449,25 @@ class Linter:
             for name in dict.fromkeys(INTERPOLATION.findall(text)):
                 if name not in known and not (gift and name in GIFT_NAMES):
                     self.add("WL019", path, "{" + name + "}")
+
+    def check_catalogues(self) -> None:
+        """WL021-WL023: each ``locale/<lang>.po`` against the string table (missing, stale, unused)."""
+        folder = self.story.folder / "locale"
+        if isinstance(self.story, InkStory) or not folder.is_dir():
+            return
+        for po in sorted(folder.glob("*.po")):
+            try:
+                found = check_catalogue(self.story, po)
+            except StoryError as exc:
+                self.add("WL018", (), exc.why)
+                continue
+            for code, ids in (("WL021", found.missing), ("WL022", found.stale), ("WL023", found.unused)):
+                for sid in ids:
+                    self.out.append(self._at(code, str(po), f"{sid!r} ({po.stem})"))
+
+    def _at(self, code: str, where: str, name: object) -> Diagnostic:
+        c = CODES[code]
+        return Diagnostic(where, code, self.overrides.get(code, c.severity), c.message.format(name=name), c.hint)
 
     def check_frozen_gates(self) -> None:
         """WL020: a scene whose every way on is gated on a condition that can never hold.
@@ -521,23 +551,90 @@ class _NoEnv:
         raise ExpressionError("not constant")
 
 
-def lint_story(path: str | Path) -> list[Diagnostic]:
+def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
     """Lint the story at ``path``; a story that does not load gives one WL018 error.
+
+    With ``use_cache`` (the default) lint shares the story cache with play
+    (:func:`game.story.loader.load_story`): a story play has loaded lints without a
+    YAML parse (its line marks are parsed only when a finding needs them), and a
+    first lint fills the cache for play. The findings themselves are kept beside the
+    story in that cache, keyed by the story file, its sources' digest, the severity overrides, this
+    lint's own code and every named asset's size and modification time, so linting
+    an unchanged story again reads them back.
 
     Raises:
         game.errors.StoryError: ``worldloom.toml`` itself is malformed.
     """
-    folder = story_file(path).parent
-    overrides = severity_overrides(folder)
+    root = story_file(path)
+    overrides = severity_overrides(root.parent)
+    ink = is_ink_path(path)
+    memo = None
+    if use_cache and not ink:
+        digest = cached_digest(root)
+        memo = _memo_file(digest, overrides, root) if digest else None
+        found = _read_memo(memo, root.parent) if memo else None
+        if found is not None:
+            return found
     try:
-        story = load_story(path, use_cache=False, compile_now=False)
+        story = load_story(path, use_cache=use_cache, compile_now=False)
     except StoryError as exc:
         c = CODES["WL018"]
         return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
                            c.message.format(name=exc.why), exc.hint or c.hint)]
-    except ExpressionError as exc:  # pragma: no cover - ExpressionError is a StoryError
-        raise exc
-    return Linter(story, overrides).run()
+    linter = Linter(story, overrides)
+    diags = linter.run()
+    if use_cache and not ink:
+        _write_memo(_memo_file(story.digest, overrides, root), root.parent, [rel for _, rel in linter.assets()], diags)
+    return diags
+
+
+def _code_digest() -> str:
+    """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader)."""
+    h = hashlib.sha256()
+    for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader"):
+        module = sys.modules[name]
+        h.update(Path(str(module.__file__)).read_bytes())
+    return h.hexdigest()
+
+
+def _memo_file(digest: str, overrides: dict[str, Severity], root: Path) -> Path:
+    """The memo of one story file (its findings name its path) with one set of overrides."""
+    tail = hashlib.sha256(json.dumps([str(root.resolve()), sorted(overrides.items())]).encode()).hexdigest()[:16]
+    return cache_dir() / f"{digest[:40]}.{tail}.lint.json"
+
+
+def _stat(folder: Path, rel: str) -> list[int] | None:
+    try:
+        st = (folder / rel).stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _read_memo(memo: Path, folder: Path) -> list[Diagnostic] | None:
+    """The findings kept for this story, or ``None`` (none kept, other code, an asset changed, damaged)."""
+    try:
+        doc = json.loads(memo.read_text(encoding="utf-8"))
+        if doc["code"] != _code_digest():
+            return None
+        if any(_stat(folder, rel) != stat for rel, stat in doc["assets"]):
+            return None
+        return [Diagnostic(str(d["where"]), str(d["code"]), d["severity"], str(d["message"]), str(d["hint"]))
+                for d in doc["diagnostics"]]
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _write_memo(memo: Path, folder: Path, assets: list[str], diags: list[Diagnostic]) -> None:
+    doc = {"code": _code_digest(), "assets": [[rel, _stat(folder, rel)] for rel in assets],
+           "diagnostics": diagnostics_json(diags)}
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
+        os.replace(tmp, memo)
+    except OSError:
+        pass  # the cache is an optimisation only
 
 
 def diagnostics_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:

@@ -161,20 +161,44 @@ def _digest(texts: dict[str, str], order: list[str]) -> str:
     return h.hexdigest()
 
 
-def _from_cache(root: Path, main_text: str) -> Story | None:
-    """The cached story if every source file still has the hash it was cached with."""
-    key = cache_dir() / _sha(main_text)
+def cached_digest(root: Path, main_text: str | None = None) -> str | None:
+    """The digest of the story at ``root`` (its ``story.yaml``) when the cache holds it unchanged, else ``None``.
+
+    Reads and hashes the source files only (no YAML parse): what lint's own cache keys on.
+    """
     try:
-        meta = json.loads(key.with_suffix(".meta.json").read_text())
-        texts = {root.name: main_text}
+        text = read_text(root) if main_text is None else main_text
+        meta = json.loads((cache_dir() / _sha(text)).with_suffix(".meta.json").read_text())
+        texts = {root.name: text}
         for name in meta["order"][1:]:
             texts[name] = read_text(root.parent / name)
         if any(_sha(texts[n]) != meta["files"][n] for n in meta["order"]):
             return None
-        model = StoryModel.model_validate_json(key.with_suffix(".model.json").read_bytes())
+        return _digest(texts, meta["order"])
     except (OSError, KeyError, TypeError, ValueError, StoryError):
-        return None  # no entry, a stale or damaged one: rebuild it
-    return Story(model, root.parent, _digest(texts, meta["order"]), None)
+        return None
+
+
+def _marks(root: Path) -> Marked:
+    """The merged line marks of the story at ``root`` (parses every source file)."""
+    _, order, parsed = read_sources(root)
+    return merge([parsed[name] for name in order])
+
+
+def _from_cache(root: Path, main_text: str) -> Story | None:
+    """The cached story if every source file still has the hash it was cached with.
+
+    Its line marks are read on the first ``Story.where`` (a parse only when a message needs a line).
+    """
+    key = cache_dir() / _sha(main_text)
+    digest = cached_digest(root, main_text)
+    if digest is None:
+        return None
+    try:
+        model = StoryModel.model_validate_json(key.with_suffix(".model.json").read_bytes())
+    except (OSError, ValueError):
+        return None  # a damaged entry: rebuild it
+    return Story(model, root.parent, digest, None, marks=lambda: _marks(root))
 
 
 def _to_cache(root: Path, texts: dict[str, str], order: list[str], story: Story) -> None:
@@ -195,13 +219,15 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
 
     The validated story is cached under :func:`cache_dir`, keyed by the main file's
     SHA-256 and checked against every included file's hash, so a second load skips
-    parsing and validation.
+    parsing and validation. Play and lint share this cache: either one's first load
+    fills it for the other.
 
     Args:
         path: the story folder or its ``story.yaml``.
         use_cache: read/write the validated-story cache.
         compile_now: compile every expression now (lint turns this off to report
-            each bad expression itself).
+            each bad expression itself). A story from the cache was compiled when it
+            was cached; its expressions compile again on first use.
 
     A compiled Ink story (``*.ink.json``) loads as a :class:`game.story.ink.InkStory`
     (see ``docs/ink.md``).
@@ -214,14 +240,19 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
     if is_ink_path(path) or str(path).endswith(".ink"):
         return load_ink(path)
     root = story_file(path)
-    if use_cache and compile_now:
+    if use_cache:
         cached = _from_cache(root, read_text(root))
         if cached is not None:
             return cached
     texts, order, parsed = read_sources(root)
     docs = [parsed[name] for name in order]
     story = validate(merge(docs), root.parent, _digest(texts, order), compile_now)
-    if use_cache and compile_now:
+    if use_cache:
+        try:
+            if not compile_now:
+                story.compile_all()  # the cache holds only stories whose expressions compile
+        except StoryError:
+            return story
         _to_cache(root, texts, order, story)
     return story
 

@@ -20,6 +20,8 @@ from game.story.agents import AgentPolicy, clamp
 from game.story.expr import WORLD_KEYS, Target, combine
 from game.story.schema import Choice, Line, Reaction, RecipeDef
 from game.story.story import Story
+from game.story.strings import BUILTINS, Translation, translation_for
+from game.story.yamlio import Path_
 
 #: ``{name}`` in a line or choice text (:meth:`StoryRuntime.interpolate`).
 INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -27,7 +29,9 @@ INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PAN_SPEED = 0.25
 #: How far the camera may pan either way, world units.
 PAN_LIMIT = 1.5
-DEFAULT_GIVE_LINE = "{character} looks at the {item}, unsure what to make of it."
+DEFAULT_GIVE_LINE = BUILTINS["builtin.give"]
+
+_EVENT_FIELDS = set(Event.model_fields)
 
 
 
@@ -206,13 +210,23 @@ class StoryRuntime:
             (a ``goto`` to a missing scene, an effect that fails), with where.
     """
 
-    def __init__(self, story: Story, policy: AgentPolicy | None = None) -> None:
+    def __init__(self, story: Story, policy: AgentPolicy | None = None, *,
+                 translation: Translation | None = None) -> None:
+        """``policy`` picks agents' actions for ``fallback: model`` (their dialogue model;
+        ``None``: they wait when no rule applies). ``translation``: the catalogue to play in;
+        default the one ``$WORLDLOOM_LANG`` names (``<story>/locale/<lang>.po``, see
+        :mod:`game.story.strings`), else none.
+
+        Raises:
+            game.errors.StoryError: that catalogue exists but is not readable PO.
+        """
         self.story = story
         #: Picks agents' actions for ``fallback: model`` (their dialogue model); ``None``: seeded random.
         self.policy = policy
         m = story.model
         #: Whether the story has any mechanic that runs between turns (timers, quests, outcomes, agents).
         self.has_world_turn = bool(m.timers or m.quests or m.outcomes or m.agents)
+        self.translation = translation if translation is not None else translation_for(story)
 
     def use_policy(self, policy: AgentPolicy | None) -> None:
         """Let ``policy`` (an agent's dialogue model, or a replay of its picks) choose for
@@ -245,10 +259,24 @@ class StoryRuntime:
         return ""
 
     def event(self, state: GameState, kind: EventKind, **kw: Any) -> Event:
-        return Event(kind=kind, turn=state.turn, frame=state.frame, scene=state.scene, **kw)
+        """An event of ``kind`` at ``state``'s turn, frame and scene (``kw``: speaker, text, ids, data).
+
+        Built without validation (``model_construct``): every field comes from the runtime's
+        own typed values, and this is on every step's path.
+        """
+        fields: dict[str, Any] = {"kind": kind, "turn": state.turn, "frame": state.frame, "scene": state.scene,
+                                  "speaker": "", "text": "", "ids": {}, "data": {}}
+        fields.update(kw)
+        return Event.model_construct(_fields_set=_EVENT_FIELDS, **fields)
 
     def interpolate(self, state: GameState, text: str, extra: dict[str, str] | None = None) -> str:
-        """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay."""
+        """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay.
+
+        With a translation, ``text`` is first looked up by its source text (choice texts, the
+        built-in lines); what is not translated stays as written.
+        """
+        if self.translation is not None:
+            text = self.translation.text(text)
         env = dict(extra or {})
 
         def sub(m: re.Match[str]) -> str:
@@ -263,13 +291,25 @@ class StoryRuntime:
 
         return INTERPOLATION.sub(sub, text)
 
-    def check(self, state: GameState, cond: str, where: str) -> bool:
+    def say_builtin(self, string_id: str) -> str:
+        """One of the runtime's own strings (:data:`game.story.strings.BUILTINS`), translated."""
+        source = BUILTINS[string_id]
+        return self.translation.get(string_id, source) if self.translation is not None else source
+
+    def check(self, state: GameState, cond: str, where: str | Path_) -> bool:
+        """Whether ``cond`` holds in ``state``; ``where`` is its place (``file:line``, or its source
+        path, turned into ``file:line`` only if it fails).
+
+        Raises:
+            game.errors.StoryRuntimeError: the condition does not compile or fails to evaluate.
+        """
         if not cond:
             return True
         try:
-            return self.story.condition(cond, where)(_Env(self, state, []))
+            return self.story.condition(cond)(_Env(self, state, []))
         except ExpressionError as exc:
-            raise StoryRuntimeError(f"condition {cond!r} failed: {exc.why}", where=where) from exc
+            at = where if isinstance(where, str) else self.story.where(where)
+            raise StoryRuntimeError(f"condition {cond!r} failed: {exc.why}", where=at) from exc
 
     def set_reaction(self, state: GameState, who: str, reaction: str, events: list[Event]) -> None:
         state.reactions[who] = reaction
@@ -413,7 +453,7 @@ class StoryRuntime:
         for i, c in enumerate(scene.choices):
             if (c.once and state.chosen.get(c.id, 0) > 0) or not self.open_to(state, c):
                 continue
-            if self.check(state, c.if_, self.story.where(("scenes", state.scene, "choices", i, "if"))):
+            if self.check(state, c.if_, ("scenes", state.scene, "choices", i, "if")):
                 out.append(c)
         return out
 
@@ -466,7 +506,7 @@ class StoryRuntime:
             self._apply_effect(env, src, ("scenes", scene_id, "on_enter", i))
         for i, line in enumerate(scene.lines):
             path = ("scenes", scene_id, "lines", i)
-            if line.if_ and not self.check(state, line.if_, self.story.where((*path, "if"))):
+            if line.if_ and not self.check(state, line.if_, (*path, "if")):
                 continue
             events.append(self._line(state, line, self.story.line_id(scene_id, i, line)))
         if scene.ending:
@@ -475,15 +515,15 @@ class StoryRuntime:
 
     def _line(self, state: GameState, line: Line, line_id: str, extra: dict[str, str] | None = None) -> Event:
         speaker = line.speaker
-        return self.event(state, "line", speaker=speaker, text=self.interpolate(state, line.text, extra),
+        text = self.translation.get(line_id, line.text) if self.translation is not None else line.text
+        return self.event(state, "line", speaker=speaker, text=self.interpolate(state, text, extra),
                           ids={"line": line_id})
 
     def _apply_effect(self, env: _Env, src: str, path: tuple[Any, ...]) -> None:
-        where = self.story.where(path)
         try:
-            self.story.effect(src, where).apply(env)
+            self.story.effect(src).apply(env)
         except ExpressionError as exc:
-            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=where,
+            raise StoryRuntimeError(f"effect {src!r} failed: {exc.why}", where=self.story.where(path),
                                     hint=exc.hint) from exc
 
     def react(self, state: GameState, r: Reaction, path: tuple[Any, ...], base_id: str,
@@ -503,12 +543,13 @@ class StoryRuntime:
         for who, reaction in r.react.items():
             self.set_reaction(state, who, reaction, events)
         for i, line in enumerate(r.say):
-            if line.if_ and not self.check(state, line.if_, self.story.where((*path, "say", i, "if"))):
+            if line.if_ and not self.check(state, line.if_, (*path, "say", i, "if")):
                 continue
             events.append(self._line(state, line, line.id or f"{base_id}.say{i}", extra))
         if r.goto:
             saved = dict(state.reactions)
-            events += self.enter(state, r.goto, base_id, self.story.where((*path, "goto")))
+            where = self.story.where((*path, "goto")) if r.goto not in self.story.model.scenes else ""
+            events += self.enter(state, r.goto, base_id, where)
             if not events[-1].kind == "ending":
                 state.reactions.update({k: v for k, v in saved.items()
                                         if k in self.story.model.scenes[state.scene].present})
@@ -555,7 +596,9 @@ class StoryRuntime:
         if index is None:
             raise InputError(f"scene {state.scene!r} has no choice {choice_id!r}")
         choice = scene.choices[index]
-        if choice not in self.available_choices(state):
+        # only this choice's own rule: once-only, the player's role, and its condition (the others cannot matter)
+        if scene.ending or (choice.once and state.chosen.get(choice.id, 0) > 0) or not self.open_to(state, choice) \
+                or not self.check(state, choice.if_, ("scenes", state.scene, "choices", index, "if")):
             raise InputError(f"choice {choice_id!r} is not available now")
         state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
         events = [self.event(state, "choice", text=choice.text,
@@ -567,8 +610,7 @@ class StoryRuntime:
         scene = self.story.model.scenes[state.scene]
         exit_ = scene.exits.get(intent.direction)
         path = ("scenes", state.scene, "exits", intent.direction)
-        if exit_ is not None and self.open_to(state, exit_) and \
-                self.check(state, exit_.if_, self.story.where((*path, "if"))):
+        if exit_ is not None and self.open_to(state, exit_) and self.check(state, exit_.if_, (*path, "if")):
             events = [self.event(state, "exit", text=exit_.label,
                                  ids={"direction": intent.direction, "scene": state.scene})]
             return events + self.react(state, exit_, path, f"{state.scene}.exit_{intent.direction}")
@@ -591,7 +633,7 @@ class StoryRuntime:
             for who in (character_id, "any"):
                 for key in keys:
                     r = table.get(who, {}).get(key)
-                    if r is not None and self.check(state, r.if_, self.story.where((*base, who, key, "if"))):
+                    if r is not None and self.check(state, r.if_, (*base, who, key, "if")):
                         return r, (*base, who, key)
         return None
 
@@ -674,11 +716,11 @@ class StoryRuntime:
         action = scene.actions[index]
         path = ("scenes", state.scene, "actions", index)
         if action.once and state.chosen.get(action.id, 0) > 0:
-            return events + [self.event(state, "not_understood", text="You have already done that.")]
+            return events + [self.event(state, "not_understood", text=self.say_builtin("builtin.already"))]
         if not self.open_to(state, action):
             return events + [self.event(state, "not_understood", text="That is not yours to do.")]
-        if not self.check(state, action.if_, self.story.where((*path, "if"))):
-            return events + [self.event(state, "not_understood", text="Nothing happens.")]
+        if not self.check(state, action.if_, (*path, "if")):
+            return events + [self.event(state, "not_understood", text=self.say_builtin("builtin.nothing"))]
         state.chosen[action.id] = state.chosen.get(action.id, 0) + 1
         events.append(self.event(state, "action", ids={"action": action.id}))
         return events + self.react(state, action, path, action.id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from game.story.expr import Condition, Effect, compile_condition, compile_effect
@@ -21,11 +21,13 @@ class Story:
     """
 
     def __init__(self, model: StoryModel, folder: Path, digest: str, marked: Marked | None,
-                 compile_now: bool = True) -> None:
+                 compile_now: bool = True, marks: Callable[[], Marked] | None = None) -> None:
         self.model = model
         self.folder = folder
         self.digest = digest
         self.marked = marked
+        #: Reads the line marks on first need (a story from the cache has none until a ``where``).
+        self._marks = marks
         self._conditions: dict[str, Condition] = {}
         self._effects: dict[str, Effect] = {}
         if marked is not None and compile_now:
@@ -36,7 +38,14 @@ class Story:
         return self.model.id
 
     def where(self, path: Path_) -> str:
-        """``file:line:col`` of a path in the source (``""`` when loaded from cache)."""
+        """``file:line:col`` of a path in the source.
+
+        A story loaded from the cache reads its marks (parses the YAML once) on the first
+        call when it was given a way to (``marks``); without one, the story file's path.
+        """
+        if self.marked is None and self._marks is not None:
+            read, self._marks = self._marks, None
+            self.marked = read()
         return self.marked.where(path) if self.marked else f"{self.folder / 'story.yaml'}"
 
     def scene(self, scene_id: str) -> Scene:

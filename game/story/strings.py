@@ -1,0 +1,206 @@
+"""The story's string table: a stable id for every player-visible string, gettext catalogues, lookup.
+
+Ids (``msgctxt`` in the catalogue; the source text is the ``msgid``):
+
+* scene lines ``<scene>.l<n>`` or their own ``id``; reaction lines ``<base>.say<n>`` (the
+  runtime's line ids: ``<choice id>.say0``, ``give.<who>.<key>.say0``...);
+* ``choice.<id>`` choice texts, ``exit.<scene>.<dir>`` exit labels, ``scene.<id>.title``
+  scene titles, ``item.<id>`` and ``cast.<id>`` names;
+* ``builtin.*``: the runtime's own refusals and its default gift line.
+
+:func:`write_catalogue` writes (or updates) a PO file with ``polib``: translations of
+unchanged strings are kept; a string whose source changed keeps its old translation
+marked ``fuzzy`` with the old source as ``previous msgid`` (stale); entries the story no
+longer has become obsolete (``#~``). :class:`Translation` reads one back for play:
+:meth:`Translation.get` by id, :meth:`Translation.text` by source text; an untranslated,
+fuzzy or missing string falls back to the source. Catalogues live in
+``<story folder>/locale/<lang>.po``; :func:`language` is the language play uses
+(``$WORLDLOOM_LANG``, which ``worldloom play --lang`` sets).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+from game.errors import StoryError
+from game.story.story import Story
+
+#: Environment variable naming the language to play (``fr``); ``worldloom play --lang`` sets it.
+LANG_ENV = "WORLDLOOM_LANG"
+#: The runtime's own player-visible strings, by id.
+BUILTINS = {
+    "builtin.already": "You have already done that.",
+    "builtin.nothing": "Nothing happens.",
+    "builtin.give": "{character} looks at the {item}, unsure what to make of it.",
+}
+
+
+def string_table(story: Story) -> dict[str, str]:
+    """Every player-visible string of ``story``: id -> source text, in story order."""
+    m = story.model
+    out: dict[str, str] = {}
+    for sid, sc in m.scenes.items():
+        if sc.title:
+            out[f"scene.{sid}.title"] = sc.title
+        for i, line in enumerate(sc.lines):
+            out[story.line_id(sid, i, line)] = line.text
+        for c in sc.choices:
+            out[f"choice.{c.id}"] = c.text
+        for d, x in sc.exits.items():
+            if x.label:
+                out[f"exit.{sid}.{d}"] = x.label
+    for path, r in story.reactions():
+        base = reaction_base(path, getattr(r, "id", ""))
+        for i, line in enumerate(r.say):
+            out[line.id or f"{base}.say{i}"] = line.text
+    for iid, item in m.items.items():
+        out[f"item.{iid}"] = item.name
+    for cid, who in m.cast.items():
+        out[f"cast.{cid}"] = who.name
+    out.update(BUILTINS)
+    return {k: v for k, v in out.items() if v}
+
+
+def reaction_base(path: tuple[str | int, ...], own_id: str) -> str:
+    """The prefix the runtime gives a reaction's lines (see :meth:`StoryRuntime.react`)."""
+    if path[0] == "scenes" and path[2] == "exits":
+        return f"{path[1]}.exit_{path[3]}"
+    if path[0] == "scenes" and path[2] == "on_give":
+        return f"give.{path[3]}.{path[4]}"
+    if path[0] == "on_give":
+        return f"give.{path[1]}.{path[2]}"
+    return own_id
+
+
+def catalogue_path(story: Story, lang: str) -> Path:
+    """``<story folder>/locale/<lang>.po``."""
+    return story.folder / "locale" / f"{lang}.po"
+
+
+def write_catalogue(story: Story, path: Path, lang: str = "") -> tuple[int, int, int]:
+    """Write or update the PO catalogue at ``path``: ``(strings, kept translations, stale)``.
+
+    Raises:
+        StoryError: the existing file is not a readable PO catalogue, or cannot be written.
+    """
+    table = string_table(story)
+    old = _read_po(path) if path.is_file() else None
+    po = polib.POFile()
+    po.metadata = {"Project-Id-Version": story.id, "Language": lang, "MIME-Version": "1.0",
+                   "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
+    kept = stale = 0
+    previous = {e.msgctxt: e for e in old if not e.obsolete} if old is not None else {}
+    for sid, text in table.items():
+        entry = polib.POEntry(msgctxt=sid, msgid=text, msgstr="")
+        was = previous.pop(sid, None)
+        if was is not None and was.msgstr:
+            entry.msgstr = was.msgstr
+            if was.msgid != text:
+                entry.flags.append("fuzzy")
+                entry.previous_msgid = was.msgid
+                stale += 1
+            elif "fuzzy" in was.flags:
+                entry.flags.append("fuzzy")
+                entry.previous_msgid = was.previous_msgid
+                stale += 1
+            else:
+                kept += 1
+        po.append(entry)
+    for was in previous.values():  # no longer in the story
+        was.obsolete = True
+        po.append(was)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        po.save(str(path))
+    except OSError as exc:
+        raise StoryError(f"cannot write the catalogue: {exc}", where=str(path)) from exc
+    return len(table), kept, stale
+
+
+def _read_po(path: Path) -> polib.POFile:
+    try:
+        return polib.pofile(str(path))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise StoryError(f"not a readable PO catalogue: {exc}", where=str(path)) from exc
+
+
+@dataclass(frozen=True)
+class CatalogueCheck:
+    """What a catalogue lacks against its story: ids ``missing`` (no translation), ``stale``
+    (translated from an older source text, or marked fuzzy) and ``unused`` (not in the story)."""
+
+    missing: list[str]
+    stale: list[str]
+    unused: list[str]
+
+
+def check_catalogue(story: Story, path: Path) -> CatalogueCheck:
+    """Compare the catalogue at ``path`` with the story's string table.
+
+    Raises:
+        StoryError: not a readable PO catalogue.
+    """
+    table = string_table(story)
+    po = _read_po(path)
+    have = {e.msgctxt: e for e in po if e.msgctxt and not e.obsolete}
+    missing = [k for k in table if k not in have or not have[k].msgstr]
+    stale = [k for k in table if k in have and have[k].msgstr and (have[k].msgid != table[k]
+                                                                   or "fuzzy" in have[k].flags)]
+    unused = sorted(k for k in have if k not in table)
+    return CatalogueCheck(missing, stale, unused)
+
+
+class Translation:
+    """A catalogue for play: translations by id and by source text (fuzzy ones left out)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.by_id: dict[str, tuple[str, str]] = {}  # id -> (source it translates, translation)
+        self.by_text: dict[str, str] = {}
+        for e in _read_po(path):
+            if e.obsolete or not e.msgstr or "fuzzy" in e.flags:
+                continue
+            if e.msgctxt:
+                self.by_id[e.msgctxt] = (e.msgid, e.msgstr)
+            self.by_text.setdefault(e.msgid, e.msgstr)
+
+    def get(self, string_id: str, source: str) -> str:
+        """The translation of string ``string_id`` whose source is ``source``, else ``source``.
+
+        A translation made for another source text (the story changed since) is not used;
+        a string with no entry of its own is looked up by its text.
+        """
+        found = self.by_id.get(string_id)
+        if found is None:
+            return self.by_text.get(source, source)
+        return found[1] if found[0] == source else source
+
+    def text(self, source: str) -> str:
+        """The translation of a source text (the first entry with that text), else the text itself."""
+        return self.by_text.get(source, source)
+
+
+def language() -> str:
+    """The language to play: ``$WORLDLOOM_LANG`` (``""``: the story's own)."""
+    return os.environ.get(LANG_ENV, "").strip()
+
+
+def translation_for(story: Story, lang: str | None = None) -> Translation | None:
+    """The story's catalogue for ``lang`` (default :func:`language`), or ``None`` (none, or no file).
+
+    Raises:
+        StoryError: the catalogue exists but is not readable PO.
+    """
+    lang = language() if lang is None else lang
+    if not lang:
+        return None
+    path = catalogue_path(story, lang)
+    return Translation(path) if path.is_file() else None
+
+
+__all__ = ["BUILTINS", "LANG_ENV", "CatalogueCheck", "Translation", "catalogue_path", "check_catalogue",
+           "language", "reaction_base", "string_table", "translation_for", "write_catalogue"]
