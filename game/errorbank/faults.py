@@ -59,6 +59,8 @@ class FaultyBackend:
         self.calls = 0
         self.modes: list[str] = []
         self._release = threading.Event()
+        self._hanging = 0
+        self._hang_done = threading.Condition()
 
     def mode(self, call: int) -> str:
         """The mode of call number ``call``."""
@@ -66,9 +68,12 @@ class FaultyBackend:
             return self.plan(call)
         return self.plan.get(call, "ok")
 
-    def release(self) -> None:
-        """End every hang now."""
+    def release(self, wait_s: float = 10.0) -> None:
+        """End every hang now; returns once every hung call has left its hang (at most
+        ``wait_s`` real seconds), so what they do next is not a race with the caller."""
         self._release.set()
+        with self._hang_done:
+            self._hang_done.wait_for(lambda: self._hanging == 0, timeout=wait_s)
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
@@ -90,11 +95,18 @@ class FaultyBackend:
 
     def _blocks(self, request: WorldRequest, mode: str) -> Iterator[FrameChunk]:
         if mode == "hang":  # then answers late, as a backend that comes back does
-            if self.clock is not None:
-                with self.clock.blocked():
-                    self._release.wait()
-            else:
-                self._release.wait(self.hang_s)
+            with self._hang_done:
+                self._hanging += 1
+            try:
+                if self.clock is not None:
+                    with self.clock.blocked():
+                        self._release.wait()
+                else:
+                    self._release.wait(self.hang_s)
+            finally:
+                with self._hang_done:
+                    self._hanging -= 1
+                    self._hang_done.notify_all()
         if mode == "none":
             return
         for i, chunk in enumerate(self.inner.generate(request)):

@@ -95,6 +95,20 @@ def procedural_factory(caps: Capabilities) -> Backend:
                              frames_per_block=caps.frames_per_block)
 
 
+#: Sample rate of the reference renderer's sound, Hz: its frames are compared, its sound is
+#: thrown away, and ambience at the game's 22,050 Hz cost as much as its frames.
+REFERENCE_AUDIO_RATE = 1000
+
+
+def reference_factory(caps: Capabilities) -> Backend:
+    """The clean reference renderer: a procedural backend at ``caps``' size, fps and block
+    length, its (unused) sound at :data:`REFERENCE_AUDIO_RATE` (the default ``reference_factory``)."""
+    from game.world.backends.procedural import ProceduralBackend
+
+    return ProceduralBackend(width=caps.width, height=caps.height, fps=caps.fps,
+                             frames_per_block=caps.frames_per_block, audio_rate=REFERENCE_AUDIO_RATE)
+
+
 def reference_size(caps: Capabilities, width: int = 96) -> tuple[int, int]:
     """Reference frame size ``(w, h)``: ``width`` wide with ``caps``' aspect ratio, at least 16 x 16."""
     h = max(16, round(width * caps.height / max(1, caps.width)))
@@ -282,7 +296,8 @@ class GuardedBackend:
         store: where cases and drift samples go, or ``None`` (nothing recorded).
         monitors: the monitors (default: all, with the store's calibrated thresholds).
         reference_factory: builds the clean reference renderer from capabilities
-            sized by :func:`reference_size` (default: procedural), or ``None`` to run
+            sized by :func:`reference_size` (default: :func:`reference_factory`, procedural
+            with its unused sound at a low rate), or ``None`` to run
             without a reference (no drift monitor; story and frozen checks fall back
             to the request alone).
         session, story: ids written into each case.
@@ -317,7 +332,7 @@ class GuardedBackend:
 
     def __init__(self, inner: Backend, fallback_factory: BackendFactory | None = None,
                  store: ErrorStore | None = None, monitors: Monitors | None = None, *,
-                 reference_factory: BackendFactory | None = procedural_factory,
+                 reference_factory: BackendFactory | None = reference_factory,
                  session: str = "", story: str = "", scene_of: Callable[[WorldRequest], str] | None = None,
                  timeout_s: float = 10.0, grace_blocks: float = 1.0, min_timeout_s: float = 0.1,
                  retries: int = 2, backoff_s: float = 0.05, backoff_max_s: float = 1.0,
