@@ -1043,7 +1043,7 @@ def install_cast(session: Session, dialogue: ModelSpec | DialogueModel | str | N
         characters: dict[str, Character] = {}
         for cid, card in cards.items():
             memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
-            rel = Relationships(card)
+            rel = Relationships(card, embedder=embedder)
             rel.ensure(session.state)
             characters[cid] = Character(cid, card, rel, memory, builder=PromptBuilder(memory),
                                         base_facts=facts_from_card(card, card.home))
