@@ -291,3 +291,12 @@ def test_a_card_png_that_is_a_decompression_bomb_is_a_named_error(tmp_path: Path
     with pytest.raises(CardError) as err:
         read_card_png(p)
     assert "card image refused" in str(err.value) and "bomb.png" in str(err.value)
+
+
+def test_a_catastrophic_regex_lorebook_key_cannot_freeze_a_turn() -> None:
+    from game.cast.card import LoreEntry
+
+    entry = LoreEntry(keys=("(a+)+$",), content="never", use_regex=True)
+    line = "a" * 40 + "!"  # plain backtracking takes hours on this: the key's time limit ends it, as no match
+    assert entry.matches(line) is False
+    assert LoreEntry(keys=(r"\blight(house)?\b",), content="x", use_regex=True).matches("the lighthouse")
