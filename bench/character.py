@@ -91,11 +91,14 @@ def run(args: argparse.Namespace) -> None:
     filler: list[str] = data["filler"]
     if args.split != "all":
         probes = [p for p in probes if p["split"] == args.split]
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in probes:
+        by[p["category"]].append(p)
     if args.quick:
-        by: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for p in probes:
-            by[p["category"]].append(p)
         probes = [p for group in by.values() for i, p in enumerate(group) if i % 8 in (0, 5)]  # both splits
+    if args.per_category:
+        probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
+                  [:args.per_category]]
     card = load_card(ROOT / "characters" / "eve.yaml")
     enc = get_embedder()
     t0 = time.perf_counter()
@@ -204,6 +207,7 @@ def main() -> None:
     ap.add_argument("--dialogue", default="transformers", help="dialogue model spec (default: embedded SmolLM2)")
     ap.add_argument("--quick", action="store_true", help="a quarter of each category, both splits")
     ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
     run(ap.parse_args())
 
