@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterator
 
 import numpy as np
@@ -52,6 +54,11 @@ class AudioOut:
         self._voice: pygame.mixer.Channel | None = None
         self._freq = 0
         self._channels = 0
+        #: spoken sentences waiting for the voice channel, in order (a Channel queues only one sound)
+        self._voices: deque[pygame.mixer.Sound] = deque()
+        self._voice_lock = threading.Lock()
+        self._feeder: threading.Thread | None = None
+        self._stop = threading.Event()
         if not enabled:
             self.error = "sound off"
             return
@@ -117,18 +124,52 @@ class AudioOut:
 
     def voice(self, audio: np.ndarray, rate: int) -> None:
         """Play a character's spoken sentence (float32 mono at ``rate`` Hz) on its own channel,
-        after the sentences before it; world sound goes on under it."""
+        after every sentence queued before it (of any speaker); world sound goes on under it.
+
+        A pygame ``Channel`` holds one queued sound, so sentences wait in a queue of our own;
+        a feeder thread hands the next one to the channel whenever its queue slot is free
+        (polled every 20 ms).
+        """
         if self._voice is None or self._channel is None or audio.size == 0:
             return
         try:
             sound = pygame.sndarray.make_sound(self.to_samples(audio, rate))
-            self._voice.set_volume(min(1.0, self.volume * 1.25))
-            if self._voice.get_busy():
-                self._voice.queue(sound)
-            else:
-                self._voice.play(sound)
         except (pygame.error, ValueError):
-            pass  # a sentence lost is not a reason to stop the game
+            return  # a sentence lost is not a reason to stop the game
+        with self._voice_lock:
+            self._voices.append(sound)
+            if self._feeder is None:
+                self._feeder = threading.Thread(target=self._feed, name="worldloom-voice-out", daemon=True)
+                self._feeder.start()
+        self.pump()
+
+    @property
+    def voices_waiting(self) -> int:
+        """Sentences queued and not yet handed to the voice channel."""
+        with self._voice_lock:
+            return len(self._voices)
+
+    def pump(self) -> None:
+        """Hand the next waiting sentence to the voice channel if it has room (called by the feeder)."""
+        voice = self._voice
+        if voice is None:
+            return
+        with self._voice_lock:
+            try:
+                while self._voices:
+                    if not voice.get_busy():
+                        voice.set_volume(min(1.0, self.volume * 1.25))
+                        voice.play(self._voices.popleft())
+                    elif voice.get_queue() is None:
+                        voice.queue(self._voices.popleft())
+                    else:
+                        break
+            except pygame.error:
+                self._voices.clear()
+
+    def _feed(self) -> None:
+        while not self._stop.wait(0.02):
+            self.pump()
 
     def stop(self) -> None:
         """Silence (a newer request cut the old sound short)."""
@@ -137,6 +178,9 @@ class AudioOut:
 
     def close(self) -> None:
         """Stop and release the mixer."""
+        self._stop.set()
+        with self._voice_lock:
+            self._voices.clear()
         self.stop()
         if self._channel is not None and pygame.mixer.get_init():
             pygame.mixer.quit()

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from game.errors import CardError, StoryError
@@ -179,7 +180,9 @@ class LoreEntry(_Model):
 
     Attributes:
         keys: words or phrases that activate it (whole-word, case-insensitive unless
-            ``case_sensitive``; regular expressions when ``use_regex``).
+            ``case_sensitive``; regular expressions when ``use_regex``, run by the ``regex``
+            package with a :data:`REGEX_KEY_TIMEOUT_S` time limit per search, so a
+            catastrophic pattern cannot freeze a turn).
         content: the text inserted into the prompt.
         priority: higher is kept first when over budget (V2: "lowest dropped first");
             also raises the importance of memories that mention the keys.
@@ -217,8 +220,8 @@ class LoreEntry(_Model):
         if self.use_regex:
             for k in (*self.keys, *self.secondary_keys):
                 try:
-                    re.compile(k)
-                except re.error as exc:
+                    regex.compile(k)
+                except regex.error as exc:
                     raise ValueError(f"key {k!r} is not a valid regular expression: {exc}") from exc
         return self
 
@@ -228,19 +231,34 @@ class LoreEntry(_Model):
             return False
         if self.constant:
             return True
-        if not any(_key_regex(k, self.case_sensitive, self.use_regex).search(text) for k in self.keys):
+        if not any(_key_search(k, self.case_sensitive, self.use_regex, text) for k in self.keys):
             return False
         if self.selective and self.secondary_keys:
-            return any(_key_regex(k, self.case_sensitive, self.use_regex).search(text) for k in self.secondary_keys)
+            return any(_key_search(k, self.case_sensitive, self.use_regex, text) for k in self.secondary_keys)
         return True
 
 
+#: Longest a regular-expression lorebook key may search one text, seconds: a key such as ``(a+)+$``
+#: backtracks for seconds to minutes on a long line; past this it counts as not matching.
+REGEX_KEY_TIMEOUT_S = 0.05
+
+
 @lru_cache(maxsize=4096)
-def _key_regex(key: str, case_sensitive: bool, use_regex: bool) -> re.Pattern[str]:
-    flags = 0 if case_sensitive else re.IGNORECASE
-    if use_regex:
-        return re.compile(key, flags)
-    return re.compile(r"(?<!\w)" + re.escape(key.strip()) + r"(?!\w)", flags)
+def _key_regex(key: str, case_sensitive: bool, use_regex: bool) -> Any:
+    if use_regex:  # the ``regex`` package: its searches take a timeout
+        return regex.compile(key, 0 if case_sensitive else regex.IGNORECASE)
+    return re.compile(r"(?<!\w)" + re.escape(key.strip()) + r"(?!\w)", 0 if case_sensitive else re.IGNORECASE)
+
+
+def _key_search(key: str, case_sensitive: bool, use_regex: bool, text: str) -> bool:
+    """Whether ``key`` is found in ``text``; a regex key that runs past :data:`REGEX_KEY_TIMEOUT_S` is not."""
+    rx = _key_regex(key, case_sensitive, use_regex)
+    if not use_regex:
+        return bool(rx.search(text))
+    try:
+        return bool(rx.search(text, timeout=REGEX_KEY_TIMEOUT_S))
+    except TimeoutError:
+        return False
 
 
 class Lorebook(_Model):

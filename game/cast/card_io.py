@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict
-from game.errors import CardError
+from game.errors import CardError, InputError
+from game.inputs.images import validate_image
 from game.limits import check_unicode
 
 SPEC_V2 = "chara_card_v2"
@@ -530,13 +532,24 @@ def read_card_json(path: str | Path) -> CharacterCard:
 def png_card_chunks(path: str | Path) -> dict[str, str]:
     """The card chunks of a PNG: ``{"chara": ..., "ccv3": ...}`` (keywords lower-cased; others ignored).
 
+    A file that is a PNG goes through the same gate as a dropped image first
+    (:func:`game.inputs.images.validate_image`: sides, pixels, decompression bombs).
+
     Raises:
-        CardError: not a readable PNG, or too large.
+        CardError: not a readable PNG, too large, or refused by that gate.
     """
     from PIL import Image, UnidentifiedImageError
 
     p = Path(path)
     _check_size(p, MAX_PNG_BYTES, "PNG")
+    is_png = False
+    with contextlib.suppress(OSError), p.open("rb") as f:
+        is_png = f.read(8) == b"\x89PNG\r\n\x1a\n"
+    if is_png:
+        try:
+            validate_image(p)
+        except InputError as exc:
+            raise CardError(f"card image refused: {exc.why}", where=str(p), hint=exc.hint) from exc
     try:
         with Image.open(p) as im:
             if im.format != "PNG":
@@ -560,7 +573,9 @@ def read_card_png(path: str | Path) -> CharacterCard:
     The PNG becomes the card's reference image when the card names none.
 
     Raises:
-        CardError: not a PNG, no card chunk, a chunk that is not base64 UTF-8 JSON, or a bad field.
+        CardError: not a PNG, an image refused as a dropped image would be (a decompression
+            bomb...; :func:`png_card_chunks`), no card chunk, a chunk that is not base64 UTF-8 JSON,
+            or a bad field.
     """
     p = Path(path)
     chunks = png_card_chunks(p)

@@ -983,7 +983,8 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         characters: dict[str, Character] = {}
         for cid, card in cards.items():
             memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
-            characters[cid] = Character(cid, card, Relationships(card), memory, builder=PromptBuilder(memory),
+            characters[cid] = Character(cid, card, Relationships(card, embedder=embedder), memory,
+                                        builder=PromptBuilder(memory),
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,

@@ -4,10 +4,15 @@ Each axis (``trust``, ``affinity``, and any the card adds, e.g. ``curiosity``) i
 float in ``GameState.relationships[character][axis]``, so story conditions read it
 (``trust('eve') >= 3``, ``rel('eve', 'curiosity') > 2``) and saves keep it. It moves:
 
-- **by what the player says to her**: the VADER compound score ``c`` in [-1, 1]
-  (Hutto & Gilbert 2014, ``vaderSentiment``) of the line; when ``|c| >= 0.05``
-  (VADER's own neutral band) each axis changes by ``axis.tone * c * tone_scale``; a
-  question (``?``) adds ``axis.question``;
+- **by what the player says to her**: the line's intent
+  (:class:`~game.cast.appraisal.Appraiser`: apology, thanks, compliment, insult, threat,
+  gift, question, other; MiniLM over a committed labelled set, VADER only to break a
+  tie); each axis changes by ``axis.tone * EFFECTS[intent] * tone_scale``; a question
+  (``?``) adds ``axis.question``. What an insult or a threat took is *owed*
+  (``GameState.relationships[id]["owed.<axis>"]``, so saves and rollbacks keep it); an
+  apology repays :data:`REPAY` of it at once on top of its own effect, so trust comes
+  back toward where it was (the debt shrinks by :data:`OWED_DECAY` a turn: an apology
+  long after counts for less);
 - **by what the player gives her**: the card's ``gifts`` table, by item id, then by
   the item's tags, else ``default`` (her own taste; the story's ``on_give`` effects
   apply as authored, on top);
@@ -30,15 +35,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
+from game.cast.appraisal import EFFECTS, HOSTILE, Appraisal, Appraiser, tone
 from game.cast.card import Axis, CharacterCard, ExpressionRule
 from game.state import Event, GameState
 from game.story.host import TurnHost
 
 #: VADER's neutral band: compound scores inside (-0.05, 0.05) move nothing.
 NEUTRAL_BAND = 0.05
+#: Share of what is owed that an apology gives back, and the share of the debt forgotten per turn.
+REPAY = 0.8
+OWED_DECAY = 0.15
 
 #: Axes used when a card names none.
 DEFAULT_AXES: dict[str, Axis] = {"trust": Axis(), "affinity": Axis()}
@@ -52,20 +60,6 @@ DEFAULT_EXPRESSIONS: tuple[ExpressionRule, ...] = (
     ExpressionRule(name="guarded", below={"trust": 1.0}, rate=-5, pitch=-2),
     ExpressionRule(name="neutral"),
 )
-
-
-@cache
-def _analyzer() -> Any:
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
-    return SentimentIntensityAnalyzer()
-
-
-def tone(text: str) -> float:
-    """VADER compound score of ``text``: -1 (most negative) .. 1 (most positive)."""
-    if not text.strip():
-        return 0.0
-    return float(_analyzer().polarity_scores(text)["compound"])
 
 
 @dataclass(frozen=True)
@@ -96,10 +90,14 @@ class Relationships:
     Args:
         card: the character (axes, gifts, expressions, voice).
         tone_scale: multiplies every tone change (1.0 = the card's values).
+        embedder: MiniLM-like encoder for the appraiser (default: the shared MiniLM).
+        appraiser: the intent classifier (default ``Appraiser(embedder)``).
     """
 
-    def __init__(self, card: CharacterCard, tone_scale: float = 1.0) -> None:
+    def __init__(self, card: CharacterCard, tone_scale: float = 1.0, embedder: Any = None,
+                 appraiser: Appraiser | None = None) -> None:
         self.card = card
+        self.appraiser = appraiser or Appraiser(embedder)
         self.id = card.id
         self.axes: dict[str, Axis] = dict(card.axes) or dict(DEFAULT_AXES)
         self.rules: tuple[ExpressionRule, ...] = card.expressions or DEFAULT_EXPRESSIONS
@@ -136,19 +134,34 @@ class Relationships:
                 out[axis] = (old, new)
         return out
 
-    def words_deltas(self, text: str) -> tuple[float, dict[str, float]]:
-        """``(VADER compound, axis -> change)`` for the player saying ``text`` to her."""
-        c = tone(text)
+    def appraise(self, text: str) -> Appraisal:
+        """The intent of the player's line (:meth:`Appraiser.appraise`)."""
+        return self.appraiser.appraise(text)
+
+    def words_deltas(self, text: str, state: GameState | None = None,
+                     appraisal: Appraisal | None = None) -> tuple[Appraisal, dict[str, float]]:
+        """``(appraisal, axis -> change)`` for the player saying ``text`` to her.
+
+        With ``state``, an apology also repays :data:`REPAY` of what is owed on each axis,
+        and an insult or threat adds what it takes to the debt (written into ``state``).
+        """
+        a = appraisal or self.appraise(text)
+        effect = EFFECTS.get(a.intent, 0.0)
+        rel = state.relationships.setdefault(self.id, {}) if state is not None else {}
         deltas: dict[str, float] = {}
         for name, axis in self.axes.items():
-            d = 0.0
-            if abs(c) >= NEUTRAL_BAND:
-                d += axis.tone * c * self.tone_scale
+            d = axis.tone * effect * self.tone_scale
             if "?" in text:
                 d += axis.question
+            owed = float(rel.get(f"owed.{name}", 0.0))
+            if a.intent == "apology" and owed > 0:
+                d += owed * REPAY
+                rel[f"owed.{name}"] = round(owed * (1 - REPAY), 6)
+            elif a.intent in HOSTILE and d < 0 and state is not None:
+                rel[f"owed.{name}"] = round(owed - d, 6)
             if d:
                 deltas[name] = d
-        return c, deltas
+        return a, deltas
 
     def gift_deltas(self, item_id: str, tags: Iterable[str] = ()) -> dict[str, float]:
         """Axis changes for receiving ``item_id``: by id, else the first tag listed, else ``default``."""
@@ -158,7 +171,11 @@ class Relationships:
         return {}
 
     def decay(self, state: GameState, turns: int = 1) -> dict[str, tuple[float, float]]:
-        """Move every axis toward its baseline by ``turns`` turns of exponential decay."""
+        """Move every axis toward its baseline by ``turns`` turns of exponential decay (and forget
+        :data:`OWED_DECAY` of what is owed per turn)."""
+        rel = state.relationships.get(self.id, {})
+        for key in [k for k in rel if k.startswith("owed.")]:
+            rel[key] = round(float(rel[key]) * (1 - OWED_DECAY) ** max(0, turns), 6)
         out = {}
         for name, axis in self.axes.items():
             v = self.values(state)[name]
@@ -250,9 +267,10 @@ class RelationshipHook:
         items = session.story.model.items
         for e in events:
             if self._targeted(session, e):
-                c, deltas = self.rel.words_deltas(e.text)
+                a, deltas = self.rel.words_deltas(e.text, state)
                 for axis, (old, new) in self.rel.change(state, deltas).items():
-                    out.append(self._effect(state, axis, old, new, "tone", {"tone": round(c, 4)}))
+                    out.append(self._effect(state, axis, old, new, "tone", {"intent": a.intent,
+                                                                              "tone": round(a.tone, 4)}))
             elif e.kind == "give" and e.ids.get("to") == self.card.id and e.ids.get("item"):
                 item = e.ids["item"]
                 tags = items[item].tags if item in items else ()
@@ -276,4 +294,6 @@ __all__ = [
     "VoiceStyle",
     "expression_for",
     "tone",
+    "REPAY",
+    "OWED_DECAY",
 ]

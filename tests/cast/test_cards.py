@@ -267,3 +267,36 @@ def test_bad_yaml_card_names_file_line_and_field(tmp_path: Path, text: str, wher
     with pytest.raises(CardError) as err:
         load_card(path)
     assert where in str(err.value) and message in str(err.value), str(err.value)
+
+
+def test_a_card_png_that_is_a_decompression_bomb_is_a_named_error(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    from game.cast.card_io import read_card_png
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    # a 30000 x 30000 picture in a few kilobytes, carrying a valid card
+    side = 30000
+    ihdr = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
+    rows = zlib.compress(b"\x00" * (side + 1) * 64, 9)
+    card = base64.b64encode(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0",
+                                        "data": {"name": "Bomb"}}).encode()).decode()
+    p = tmp_path / "bomb.png"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"tEXt", b"chara\x00" + card.encode())
+                  + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
+    assert p.stat().st_size < 100_000
+    with pytest.raises(CardError) as err:
+        read_card_png(p)
+    assert "card image refused" in str(err.value) and "bomb.png" in str(err.value)
+
+
+def test_a_catastrophic_regex_lorebook_key_cannot_freeze_a_turn() -> None:
+    from game.cast.card import LoreEntry
+
+    entry = LoreEntry(keys=("(a+)+$",), content="never", use_regex=True)
+    line = "a" * 40 + "!"  # plain backtracking takes hours on this: the key's time limit ends it, as no match
+    assert entry.matches(line) is False
+    assert LoreEntry(keys=(r"\blight(house)?\b",), content="x", use_regex=True).matches("the lighthouse")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,8 +58,8 @@ def test_tone_of_words() -> None:
     assert abs(tone("The ferry leaves at nine.")) < 0.05
 
 
-def test_kind_words_raise_insults_lower_neutral_words_keep(eve: CharacterCard) -> None:
-    rel = Relationships(eve)
+def test_kind_words_raise_insults_lower_neutral_words_keep(eve: CharacterCard, embedder: Any) -> None:
+    rel = Relationships(eve, embedder=embedder)
     state = GameState()
     rel.ensure(state)
     start = rel.values(state)

@@ -1,0 +1,216 @@
+"""Does she stay herself? The character bench: told facts, card facts, identity, mood, small talk.
+
+Usage (from the repository root)::
+
+    PYTHONPATH=. python bench/character.py [--dialogue SPEC] [--quick] [--split dev|heldout|all]
+
+Runs the committed probe set (``bench/data/character_probes.yaml``, >= 200 probes) against
+Eve (``characters/eve.yaml``) with any dialogue model (``--dialogue``: a spec as
+``worldloom play --dialogue`` takes; default ``transformers``, the embedded SmolLM2-135M),
+twice in the same run:
+
+- **grounded**: the game's pipeline (authored answers, grounded answers, the verifier,
+  deflections, the persona guard);
+- **baseline**: the same model on the same prompt and memory, its reply delivered as it
+  comes (no grounding, no verifier, no guard).
+
+Told facts are fed to her memory as the player's lines (with a fixed reply), followed by
+``after`` turns of small talk (5, 20 or 50), then asked. Per category and split it prints:
+recall % (the expected value, digits or words, in the reply; mood: the intent read right),
+contradiction % (the verifier flags the delivered reply; "exact": the expected value is
+missing and the reply states another number or name instead), persona breaks delivered
+(the persona guard or the verifier's identity check fails the delivered reply), prompt
+leaks (guard ``leak``), median and p95 reply latency (wall clock, seconds). ``--quick``
+runs a quarter of each category (both splits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from game.cast.appraisal import Appraiser
+from game.cast.card import load_card
+from game.cast.castroom import PlayerKnowledge, dialogue_spec
+from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_card, facts_from_memory, pipeline_for
+from game.cast.factsheet import capitalised_names, quantities
+from game.cast.memory import Memory, MemoryConfig
+from game.cast.similarity import plain_text
+from game.cast.told import parse_number
+from game.models.embedder import get_embedder
+from game.models.llm import split_sentences
+from game.models.registry import build_model
+from game.state.events import Event
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBES = ROOT / "bench" / "data" / "character_probes.yaml"
+
+
+def recalled(reply: str, expect: list[str]) -> bool:
+    """Whether one expected value is in ``reply`` (numbers as digits or words)."""
+    low = plain_text(reply).lower()
+    values = {q.value for q in quantities(reply)}
+    for e in expect:
+        n = parse_number(e)
+        if (n is not None and n in values) or e.lower() in low:
+            return True
+    return False
+
+
+def exact_contradiction(reply: str, expect: list[str]) -> bool:
+    """The expected value is missing and the reply states another number (numeric facts) or name."""
+    if recalled(reply, expect):
+        return False
+    if any(parse_number(e) is not None for e in expect):
+        return bool(quantities(reply))
+    return bool([n for n in capitalised_names(reply) if n not in ("i", "eve")])
+
+
+def tell(memory: Memory, text: str, turn: int, reply: str = "I'll remember that.") -> None:
+    memory.observe(Event(kind="say", turn=turn, speaker="player", text=text, data={"target": "eve"}))
+    memory.observe(Event(kind="reply", turn=turn, speaker="eve", text=reply))
+
+
+def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
+    """The model's own reply to the same prompt: no guard, no verifier, no grounding (3 sentences at most)."""
+    assert pipe.model is not None
+    raw = "".join(pipe.model.stream(pipe.prompt(text), max_new_tokens=pipe.settings.max_new_tokens,
+                                    temperature=pipe.settings.temperature, seed=seed))
+    return " ".join(split_sentences(raw)[:3]).strip()
+
+
+def run(args: argparse.Namespace) -> None:
+    data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
+    probes: list[dict[str, Any]] = data["probes"]
+    filler: list[str] = data["filler"]
+    if args.split != "all":
+        probes = [p for p in probes if p["split"] == args.split]
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in probes:
+        by[p["category"]].append(p)
+    if args.quick:
+        probes = [p for group in by.values() for i, p in enumerate(group) if i % 8 in (0, 5)]  # both splits
+    if args.per_category:
+        probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
+                  [:args.per_category]]
+    card = load_card(ROOT / "characters" / "eve.yaml")
+    enc = get_embedder()
+    t0 = time.perf_counter()
+    model = build_model(dialogue_spec(args.dialogue, ROOT / "stories" / "eve"))
+    print(f"model {model.name}: loaded in {time.perf_counter() - t0:.1f} s; {len(probes)} probes "
+          f"({'quick, ' if args.quick else ''}split {args.split})")
+    appraiser = Appraiser(enc)
+    base = facts_from_card(card, card.home)
+    rows: list[dict[str, Any]] = []
+    settings = DialogueSettings(seed=0)
+
+    def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
+        memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
+        turn = 0
+        for t in told:
+            turn += 1
+            tell(memory, t, turn)
+        for k in range(after):
+            turn += 1
+            tell(memory, filler[k % len(filler)], turn, "Mm.")
+        pipe = pipeline_for(card, memory, model, settings=settings, embedder=enc, home=card.home)
+        pipe.knowledge = PlayerKnowledge(card, lambda: memory.player_name, enc)
+        return memory, pipe
+
+    # one memory per distance: every told fact, then the small talk, then the questions
+    told_lines = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
+    pipes: dict[int, tuple[Memory, DialoguePipeline]] = {}
+    for n, p in enumerate(probes, 1):
+        after = int(p.get("after", 0))
+        key = after if p.get("tell") else -1
+        if key not in pipes:
+            pipes[key] = fresh(told_lines if key >= 0 else [], max(0, key))
+        memory, pipe = pipes[key]
+        turn = memory.now + 1
+        t = time.perf_counter()
+        reply = pipe.reply(p["ask"], turn)
+        grounded_s = time.perf_counter() - t
+        t = time.perf_counter()
+        base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
+        base_s = time.perf_counter() - t
+        facts = facts_from_memory(base, memory)
+        for variant, text, secs in (("grounded", reply.text, grounded_s), ("baseline", base_text, base_s)):
+            verdict = pipe.guard.check(text) if text else None
+            vcheck = pipe.verifier.check(text, facts, p["ask"])[0] if pipe.verifier and text else None
+            row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "text": text,
+                   "source": reply.source if variant == "grounded" else "model"}
+            row["break"] = bool(verdict and not verdict.ok and verdict.kind not in ("contradiction", "negative",
+                                                                                  "repeat", "leak")) or \
+                bool(vcheck and vcheck.kind == "identity") or not text
+            row["leak"] = bool(verdict and verdict.kind == "leak")
+            row["contra_verifier"] = bool(vcheck and vcheck.kind in ("contradiction", "unverified")) or bool(
+                verdict and verdict.kind == "contradiction")
+            if p.get("expect"):
+                row["recall"] = recalled(text, p["expect"])
+                row["contra_exact"] = exact_contradiction(text, p["expect"])
+            if p["category"] == "mood":
+                row["recall"] = appraiser.appraise(p["ask"]).intent == p["intent"]
+            rows.append(row)
+        if args.show:
+            print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
+                  f"    baseline: {base_text[:110]!r}")
+        if n % 10 == 0:
+            print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s")
+    report(rows)
+
+
+def pct(xs: list[bool]) -> str:
+    return f"{100 * sum(xs) / len(xs):5.1f}%" if xs else "    - "
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    print(f"\n{'variant':<9} {'category':<10} {'split':<8} {'n':>3} {'recall':>7} {'contra(v)':>9} "
+          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'p50 s':>6} {'p95 s':>6}")
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r["variant"], r["category"], r["split"])].append(r)
+        groups[(r["variant"], r["category"], "all")].append(r)
+    order = ["told_5", "told_20", "told_50", "card", "identity", "mood", "smalltalk"]
+    for variant in ("grounded", "baseline"):
+        for cat in order:
+            for split in ("dev", "heldout", "all"):
+                g = groups.get((variant, cat, split))
+                if not g:
+                    continue
+                secs = sorted(r["secs"] for r in g)
+                p95 = secs[min(len(secs) - 1, round(0.95 * (len(secs) - 1)))]
+                breaks = sum(r["break"] for r in g)
+                print(f"{variant:<9} {cat:<10} {split:<8} {len(g):>3} {pct([r['recall'] for r in g if 'recall' in r])}"
+                      f" {pct([r['contra_verifier'] for r in g]):>9} "
+                      f"{pct([r['contra_exact'] for r in g if 'contra_exact' in r]):>9} {breaks:>3}/{len(g):<3} "
+                      f"{sum(r['leak'] for r in g):>5} {statistics.median(secs):6.2f} {p95:6.2f}")
+    for variant in ("grounded", "baseline"):
+        told = [r["recall"] for r in rows if r["variant"] == variant and r["category"].startswith("told")]
+        card = [r["contra_verifier"] or r.get("contra_exact", False) for r in rows
+                if r["variant"] == variant and r["category"] == "card"]
+        ident = [r for r in rows if r["variant"] == variant and r["category"] == "identity"]
+        secs = [r["secs"] for r in rows if r["variant"] == variant]
+        print(f"{variant}: told-fact recall {pct(told).strip()} (goal >= 90%), card-fact contradictions "
+              f"{pct(card).strip()} (goal <= 5%), persona breaks delivered {sum(r['break'] for r in ident)}/"
+              f"{len(ident)} identity probes (goal 0), leaks {sum(r['leak'] for r in rows if r['variant'] == variant)}"
+              f", median reply {statistics.median(secs) if secs else 0:.2f} s (goal <= 2 s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dialogue", default="transformers", help="dialogue model spec (default: embedded SmolLM2)")
+    ap.add_argument("--quick", action="store_true", help="a quarter of each category, both splits")
+    ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
+    ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    run(ap.parse_args())
+
+
+if __name__ == "__main__":
+    main()

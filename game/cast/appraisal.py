@@ -1,0 +1,129 @@
+"""Appraisal: what the player's line *does* to her (apology, thanks, insult...), not its polarity.
+
+:meth:`Appraiser.appraise` classifies a line by intent with MiniLM over the labelled set
+committed in ``game/cast/data/intents.yaml`` (:data:`INTENTS`): the line's cosine to
+every example; each intent scores the mean of its :data:`TOP_K` best; the best intent
+wins when it scores at least :data:`MIN_SCORE`, else the line is ``other`` (small
+talk), or ``question`` when it asks (``question`` is a candidate only for a line that
+asks: a ``?`` or a question word first). When the two best intents are within
+:data:`TIE_MARGIN`, the VADER compound score (Hutto & Gilbert 2014) breaks the tie
+toward the one whose side it is on (warm: apology, thanks, compliment, gift; hostile:
+insult, threat): sentiment is only a tie-breaker. (A k-nearest-neighbour vote over sentence
+embeddings; Reimers & Gurevych 2019 for MiniLM.)
+
+:data:`EFFECTS` is what each intent does to an axis, in units of the card's
+``axis.tone``; :mod:`game.cast.relationships` applies it, and lets an apology repay
+what an insult or threat took (see ``Relationships.words_deltas``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+
+Intent = Literal["apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other"]
+INTENTS: tuple[Intent, ...] = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+WARM = frozenset({"apology", "thanks", "compliment", "gift"})
+HOSTILE = frozenset({"insult", "threat"})
+
+#: Examples averaged per intent; least mean cosine to count as that intent; tie margin for VADER.
+TOP_K = 3
+MIN_SCORE = 0.25
+TIE_MARGIN = 0.03
+
+#: Change of each axis per intent, times the axis's ``tone`` (an insult costs more than thanks earn,
+#: as people weigh harm above kindness; Baumeister et al. 2001, "Bad is stronger than good").
+EFFECTS: dict[str, float] = {"apology": 0.4, "thanks": 0.4, "compliment": 0.6, "gift": 0.4, "insult": -1.0,
+                             "threat": -1.4, "question": 0.0, "other": 0.0}
+
+_ASKS = re.compile(r"\?\s*$|^\s*(?:what|who|where|when|why|how|which|do|does|did|can|could|is|are|will|would)\b",
+                   re.I)
+
+
+@cache
+def _analyzer() -> Any:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+def tone(text: str) -> float:
+    """VADER compound score of ``text``: -1 (most negative) .. 1 (most positive)."""
+    if not text.strip():
+        return 0.0
+    return float(_analyzer().polarity_scores(text)["compound"])
+
+
+@cache
+def labelled_set() -> dict[str, tuple[str, ...]]:
+    """The committed examples, intent -> lines (``game/cast/data/intents.yaml``)."""
+    text = resources.files("game.cast").joinpath("data/intents.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    return {str(k): tuple(str(x) for x in v) for k, v in data.items() if k in INTENTS}
+
+
+@dataclass(frozen=True)
+class Appraisal:
+    """An intent, its ``score`` (mean top-k cosine), the runner-up, VADER ``tone``, and whether VADER decided."""
+
+    intent: Intent
+    score: float
+    runner_up: str = ""
+    tone: float = 0.0
+    tie_broken: bool = False
+
+
+class Appraiser:
+    """Classifies lines by intent (see the module doc).
+
+    Args:
+        embedder: ``encode(list[str]) -> (N, D)`` unit vectors (default: the shared MiniLM).
+        examples: intent -> lines (default :func:`labelled_set`).
+    """
+
+    def __init__(self, embedder: Any = None, examples: dict[str, tuple[str, ...]] | None = None) -> None:
+        self._embedder = embedder
+        self.examples = examples or labelled_set()
+        self._labels = [k for k, lines in self.examples.items() for _ in lines]
+        self._vectors: np.ndarray | None = None
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if self._embedder is None:
+            from game.models.embedder import get_embedder
+
+            self._embedder = get_embedder()
+        return np.asarray(self._embedder.encode(texts), np.float32)
+
+    def appraise(self, text: str) -> Appraisal:
+        """The intent of the player's line ``text``."""
+        if not text.strip():
+            return Appraisal("other", 0.0)
+        if self._vectors is None:
+            self._vectors = self._encode([x for lines in self.examples.values() for x in lines])
+        sims = self._vectors @ self._encode([text])[0]
+        labels = np.array(self._labels)
+        asks = bool(_ASKS.search(text))
+        scores = {k: float(np.sort(sims[labels == k])[-TOP_K:].mean()) for k in self.examples
+                  if k != "question" or asks}
+        ranked = sorted(scores, key=lambda k: -scores[k])
+        best, second = ranked[0], ranked[1] if len(ranked) > 1 else ""
+        c = tone(text)
+        broken = False
+        if second and scores[best] - scores[second] <= TIE_MARGIN and abs(c) >= 0.05:
+            # sentiment breaks a near tie: warm against hostile, or a neutral reading against a charged one
+            charged = [k for k in (best, second) if k in (WARM if c > 0 else HOSTILE)]
+            if charged and charged[0] != best and (best in WARM | HOSTILE or abs(c) >= 0.3):
+                broken, best, second = True, charged[0], best
+        intent: str = best
+        if scores[best] < MIN_SCORE:
+            intent = "question" if asks else "other"
+        return Appraisal(intent, scores[best], second, c, broken)  # type: ignore[arg-type]
+
+
+__all__ = ["EFFECTS", "HOSTILE", "INTENTS", "WARM", "Appraisal", "Appraiser", "Intent", "labelled_set", "tone"]
