@@ -74,7 +74,7 @@ LANTERN_REACH = 0.3
 #: Seconds the lighthouse beam takes for one turn.
 BEAM_TURN_S = 6.0
 #: A setting that says a kite is up (a held kite then flies high on its string).
-FLYING = re.compile(r"\bkite\b[^;.]*\b(climbs|flies|flying|fly|soars|aloft|up)\b")
+FLYING = re.compile(r"\bkite\b[^;.]*\b(climb\w*|fl(?:y|ies|ying)|soar\w*|aloft|up)\b")
 #: Entity kinds a prop noun can be drawn as (vocabulary name -> sprite kind).
 PROP_KINDS = {"kite": "kite", "leaf": "leaf", "leaf_bed": "leaf", "lantern": "lantern", "scarf": "scarf",
               "gem": "gem", "stone": "gem", "box": "box", "campfire": "campfire", "plants": "leaf",
@@ -556,7 +556,7 @@ class Painter:
                 self._light_pool(out, actor, camera_x, feet)
         for actor in plan.actors:
             self._draw_actor(out, actor, local, frame, camera_x, feet, self._lit(plan, actor), layout,
-                             plan.flown or actor.state == "leap")
+                             plan.flown)
         for system in plan.front:
             system.draw(out, frame, camera_x)
         if local < plan.fade:
