@@ -462,12 +462,12 @@ class Linter:
                 self.add("WL018", (), exc.why)
                 continue
             for code, ids in (("WL021", found.missing), ("WL022", found.stale), ("WL023", found.unused)):
-                for sid in ids:
-                    self.out.append(self._at(code, str(po), f"{sid!r} ({po.stem})"))
-
-    def _at(self, code: str, where: str, name: object) -> Diagnostic:
-        c = CODES[code]
-        return Diagnostic(where, code, self.overrides.get(code, c.severity), c.message.format(name=name), c.hint)
+                c = CODES[code]
+                sev = self.overrides.get(code, c.severity)
+                if sev == "off":
+                    continue
+                self.out += [Diagnostic(str(po), code, sev, c.message.format(name=f"{sid!r} ({po.stem})"), c.hint)
+                             for sid in ids]
 
     def check_frozen_gates(self) -> None:
         """WL020: a scene whose every way on is gated on a condition that can never hold.

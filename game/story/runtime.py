@@ -601,7 +601,8 @@ class StoryRuntime:
                 or not self.check(state, choice.if_, ("scenes", state.scene, "choices", index, "if")):
             raise InputError(f"choice {choice_id!r} is not available now")
         state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
-        events = [self.event(state, "choice", text=choice.text,
+        shown = self.translation.get(f"choice.{choice.id}", choice.text) if self.translation else choice.text
+        events = [self.event(state, "choice", text=shown,
                              ids={"choice": choice_id, "scene": state.scene},
                              data={"chunk": choice.chunk})]
         return events + self.react(state, choice, ("scenes", state.scene, "choices", index), choice_id)

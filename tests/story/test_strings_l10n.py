@@ -23,7 +23,7 @@ FRENCH = {"meadow.l0": "Bonjour {name}.", "choice.offer_kite": "Offrir le cerf-v
 
 @pytest.fixture
 def story(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv(LANG_ENV, raising=False)
+    monkeypatch.setenv(LANG_ENV, "")  # restored after the test, whatever play --lang sets
     folder = tmp_path / "mini"
     shutil.copytree(MINI, folder)
     return folder
@@ -65,7 +65,7 @@ def test_play_in_french_falls_back_per_string(story: Path, tmp_path: Path, monke
     assert "You feel brave." not in lines[:1]
     choices = [r for r in rows if r.get("type") == "choice"]
     assert choices and choices[0]["ids"]["choice"] == "offer_kite"  # ids do not change with the language
-    monkeypatch.delenv(LANG_ENV, raising=False)
+    monkeypatch.setenv(LANG_ENV, "")  # restored after the test, whatever play --lang sets
     english = [r["text"] for r in play(story, tmp_path, "choose offer_kite\n") if r.get("type") == "line"]
     assert english[0] == "Hello Ada." and "Kyaa!" in english
 
@@ -86,3 +86,19 @@ def test_lint_reports_missing_stale_and_unused_translations(story: Path) -> None
     assert main(["strings", "extract", str(story), "--lang", "fr"]) == 0
     entry = next(e for e in polib.pofile(str(po_path)) if e.msgctxt == "meadow.l0")
     assert "fuzzy" in entry.flags and entry.previous_msgid == "Hello {name}." and entry.msgstr == "Bonjour {name}."
+
+
+@pytest.mark.parametrize(("demo", "script", "opening", "chosen"), [
+    ("zero_mark", "choose offer_kite\n", "Le crépuscule. L'herbe est devenue bleue, et les fougères retiennent leur "
+     "souffle.", "Tendre le cerf-volant"),
+    ("eve", "choose knock\n", "Le soir sur l'Échine. Pierres noires, varech, et la mer qui revient déjà en "
+     "murmurant des deux côtés.", "Monter vite les marches et frapper"),
+])
+def test_the_demos_open_in_french(demo: str, script: str, opening: str, chosen: str, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LANG_ENV, "")  # restored after the test, whatever play --lang sets
+    root = Path(__file__).parents[2] / "stories" / demo
+    extra = ["--dialogue", f"scripted:{root / 'scripted.yaml'}"] if (root / "scripted.yaml").is_file() else []
+    rows = play(root, tmp_path, script, "--lang", "fr", *extra)
+    assert [r["text"] for r in rows if r.get("type") == "line"][0] == opening
+    assert [r["text"] for r in rows if r.get("type") == "choice"] == [chosen]
