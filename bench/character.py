@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from game.cast.appraisal import Appraiser
-from game.cast.card import load_card
+from game.cast.card_io import load_card
 from game.cast.castroom import PlayerKnowledge, dialogue_spec
 from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_card, facts_from_memory, pipeline_for
 from game.cast.factsheet import capitalised_names, quantities

@@ -95,7 +95,7 @@ def main() -> None:
 
     import torch
 
-    from game.cast.card import load_card
+    from game.cast.card_io import load_card
     from game.cast.memory import Memory, MemoryConfig
     from game.cast.prompt import PromptBuilder
     from game.models.llm_transformers import TransformersDialogueModel

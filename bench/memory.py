@@ -56,7 +56,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from game.cast.card import load_card  # noqa: E402
+from game.cast.card_io import load_card  # noqa: E402
 from game.cast.memory import Memory, MemoryConfig  # noqa: E402
 from game.cast.prompt import PromptBuilder  # noqa: E402
 from game.cast.retrieval import EpisodicStore, HashEmbedder, TextEncoder, score_loop, terms  # noqa: E402

@@ -24,10 +24,17 @@ from game.cast.card import (
     LoreEntry,
     Voice,
     find_card,
-    load_card,
     substitute,
 )
-from game.cast.card_io import card_to_v2, card_to_v3, read_card_json, read_card_png, write_card_json, write_card_png
+from game.cast.card_io import (
+    card_to_v2,
+    card_to_v3,
+    load_card,
+    read_card_json,
+    read_card_png,
+    write_card_json,
+    write_card_png,
+)
 from game.cast.memory import Belief, HistoryMessage, Memory, MemoryConfig, approx_tokens, tokenizer_counter
 from game.cast.prompt import PromptBuilder, PromptParts
 from game.cast.relationships import RelationshipHook, Relationships, VoiceStyle

@@ -562,25 +562,6 @@ def find_card(card_id: str, root: str | Path = "characters") -> Path:
     raise CardError(f"no card for {card_id!r}", where=str(root), hint=f"add {root}/{card_id}.yaml")
 
 
-def load_card(path: str | Path) -> CharacterCard:
-    """Load a card from YAML (ours), or a Tavern V1/V2/V3 card as JSON or PNG.
-
-    Raises:
-        CardError: see :func:`load_yaml_card` and :mod:`game.cast.card_io`.
-    """
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        return load_yaml_card(p)
-    from game.cast import card_io
-
-    if suffix == ".json":
-        return card_io.read_card_json(p)
-    if suffix == ".png":
-        return card_io.read_card_png(p)
-    raise CardError(f"unknown card format {suffix!r}", where=str(p), hint="use .yaml, .json or .png")
-
-
 __all__ = [
     "Answer",
     "Asset",
@@ -595,7 +576,6 @@ __all__ = [
     "Voice",
     "card_from_dict",
     "find_card",
-    "load_card",
     "load_yaml_card",
     "substitute",
 ]

@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict
+from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict, load_yaml_card
 from game.errors import CardError, InputError
 from game.inputs.images import validate_image
 from game.limits import check_unicode
@@ -591,7 +591,25 @@ def read_card_png(path: str | Path) -> CharacterCard:
     return card.model_copy(update={"where": str(p)})
 
 
+def load_card(path: str | Path) -> CharacterCard:
+    """Load a card from YAML (ours), or a Tavern V1/V2/V3 card as JSON or PNG.
+
+    Raises:
+        CardError: see :func:`load_yaml_card` and :func:`read_card_json`, :func:`read_card_png`.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return load_yaml_card(p)
+    if suffix == ".json":
+        return read_card_json(p)
+    if suffix == ".png":
+        return read_card_png(p)
+    raise CardError(f"unknown card format {suffix!r}", where=str(p), hint="use .yaml, .json or .png")
+
+
 __all__ = [
+    "load_card",
     "EXT",
     "SPEC_V2",
     "SPEC_V3",

@@ -65,7 +65,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from game.audio.tts import TextToSpeech, VoiceMixer, VoiceSettings, resample
-from game.cast.card import CharacterCard, load_card, substitute
+from game.cast.card import CharacterCard, substitute
+from game.cast.card_io import load_card
 from game.cast.dialogue import (
     AuthoredAnswer,
     AuthoredKnowledge,

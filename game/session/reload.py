@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from game.cast.card import load_card
+from game.cast.card_io import load_card
 from game.errors import CardError, StoryError, WorldloomError
 from game.session.fit import fit_game
 from game.state import Event, GameState

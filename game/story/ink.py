@@ -564,6 +564,33 @@ def read_ink_json(path: Path) -> tuple[dict[str, Any], str]:
     return doc, hashlib.sha256(raw).hexdigest()
 
 
+def _bink() -> Any:
+    """The ``bink.story`` module (imported on first use).
+
+    Raises:
+        StoryError: bink is not installed or its native library does not load.
+    """
+    try:
+        import bink.story as bink_story
+    except (ImportError, RuntimeError, OSError) as exc:
+        raise StoryError(f"Ink stories need the bink runtime ({exc})", hint="pip install bink") from exc
+    return bink_story
+
+
+def new_bink_story(json_text: str, where: str = "") -> Any:
+    """A bink ``Story`` for compiled Ink JSON.
+
+    Raises:
+        StoryError: bink rejects the JSON (with its reason).
+    """
+    module = _bink()
+    try:
+        return module.Story(json_text)
+    except RuntimeError as exc:
+        raise StoryError(f"bink cannot load this Ink story: {exc}", where=where,
+                         hint="recompile it with a current Inky, inklecate or inkjs") from exc
+
+
 def load_ink(path: str | Path) -> InkStory:
     """Load a compiled Ink story (``.ink.json``) as an :class:`InkStory`.
 
@@ -588,9 +615,8 @@ def load_ink(path: str | Path) -> InkStory:
     externals = {fn for c in _containers(doc["root"]) for fn, _ in _calls(c)} - {HOOK, RETURN_HOOK}
     story = InkStory(model, p, digest, json_text, knots, dict(scan.wrappers), global_tags,
                      set(scan.functions), int(doc.get("inkVersion", 0)), externals)
-    from game.story.ink_runtime import check_playable
-
-    check_playable(story)
+    # a bink story built once (kept for the first runtime), so a bad file fails at load time
+    story.spare_bink = new_bink_story(story.json_text, str(story.path))
     return story
 
 
@@ -736,4 +762,4 @@ def _model(path: Path, doc: dict[str, Any], knots: dict[str, KnotInfo], global_t
 
 
 __all__ = ["DIRECTIVES", "HOOK", "RETURN_HOOK", "TUNNEL_MARK", "InkStory", "KnotInfo", "ROOT_SCENE", "chunk_hint",
-           "is_ink_path", "load_ink", "location_of", "read_ink_json", "slug", "split_tag"]
+           "is_ink_path", "load_ink", "location_of", "new_bink_story", "read_ink_json", "slug", "split_tag"]

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from game.errors import InputError, StoryError, StoryRuntimeError
+from game.errors import InputError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
 from game.story.ink import (
     DIRECTIVES,
@@ -47,6 +47,7 @@ from game.story.ink import (
     InkStory,
     chunk_hint,
     location_of,
+    new_bink_story,
     slug,
     split_tag,
 )
@@ -69,38 +70,6 @@ ON_GIVE = "on_give"
 
 #: An external function: ``fn(state, *ink_args) -> value`` (bool, int, float, str or None).
 External = Callable[..., Any]
-
-
-def _bink() -> Any:
-    """The ``bink.story`` module (imported on first use).
-
-    Raises:
-        StoryError: bink is not installed or its native library does not load.
-    """
-    try:
-        import bink.story as bink_story
-    except (ImportError, RuntimeError, OSError) as exc:
-        raise StoryError(f"Ink stories need the bink runtime ({exc})", hint="pip install bink") from exc
-    return bink_story
-
-
-def new_bink_story(json_text: str, where: str = "") -> Any:
-    """A bink ``Story`` for compiled Ink JSON.
-
-    Raises:
-        StoryError: bink rejects the JSON (with its reason).
-    """
-    module = _bink()
-    try:
-        return module.Story(json_text)
-    except RuntimeError as exc:
-        raise StoryError(f"bink cannot load this Ink story: {exc}", where=where,
-                         hint="recompile it with a current Inky, inklecate or inkjs") from exc
-
-
-def check_playable(story: InkStory) -> None:
-    """Build a bink story once (kept for the first runtime) so a bad file fails at load time."""
-    story.spare_bink = new_bink_story(story.json_text, str(story.path))
 
 
 def _to_ink(value: Any) -> bool | int | float | str | None:
@@ -670,5 +639,5 @@ def runtime_for(story: Story) -> StoryRuntime:
     return StoryRuntime(story)
 
 
-__all__ = ["INK_ENDING", "INK_LINE", "INK_SHAPE", "INK_STATE", "InkChoice", "InkRuntime", "check_playable",
-           "new_bink_story", "pinned_id", "runtime_for"]
+__all__ = ["INK_ENDING", "INK_LINE", "INK_SHAPE", "INK_STATE", "InkChoice", "InkRuntime",
+           "pinned_id", "runtime_for"]

@@ -18,6 +18,7 @@ from typing import Any
 from PIL import Image
 
 from game.errors import ExpressionError, StoryError
+from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
 from game.story.ink import InkStory, is_ink_path
@@ -28,7 +29,6 @@ from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.strings import check_catalogue
 from game.story.yamlio import Path_
-from game.world.art import art_problems
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
 GIFT_NAMES = ("item", "character")

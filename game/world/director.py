@@ -52,8 +52,8 @@ from typing import Protocol
 import numpy as np
 
 from game.state import Event, GameState
+from game.story.art import ArtError, load_sheet, sheet_image_path
 from game.story.story import Story
-from game.world.art import ArtError, load_sheet, sheet_image_path
 from game.world.chunking import ChunkPolicy
 from game.world.objects import ObjectMemory
 from game.world.protocol import (

@@ -48,7 +48,6 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -64,6 +63,7 @@ from typing import Any, NoReturn
 
 from game import limits
 from game.errors import BackendError, WorldloomError
+from game.world.backends import make_backend
 from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
 from game.world.wire import (
     ENCODINGS,
@@ -75,6 +75,7 @@ from game.world.wire import (
     caps_json,
     dumps,
     encode_chunk,
+    is_loopback,
     loads,
     memory_op_from_json,
     memory_result_json,
@@ -168,16 +169,6 @@ class _Slot:
 
 class _Closed(Exception):
     """The peer went away (or was closed by us)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def choose_encoding(wanted: str, peer: str, default: Encoding) -> Encoding:
@@ -604,8 +595,6 @@ def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
 
 def backend_factory(name: str, **base: Any) -> BackendFactory:
     """A factory building ``make_backend(name, **base, **client_options)`` for each session."""
-    from game.world.backends import make_backend
-
     def make(options: dict[str, Any]) -> Backend:
         return make_backend(name, **{**base, **options})
 

@@ -23,6 +23,7 @@ broken or hostile peer gets a :class:`WireError`, not a crash or a giant buffer.
 from __future__ import annotations
 
 import io
+import ipaddress
 import json
 from dataclasses import asdict
 from typing import Any, Literal
@@ -63,6 +64,16 @@ class WireError(BackendError):
 
 
 # -- JSON -------------------------------------------------------------------------------------------
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def dumps(msg: dict[str, Any]) -> str:
     """Compact JSON text of a control message."""
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

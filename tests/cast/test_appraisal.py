@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from game.cast.appraisal import Appraiser, labelled_set
-from game.cast.card import load_card
+from game.cast.card_io import load_card
 from game.cast.relationships import Relationships
 from game.state import GameState
 

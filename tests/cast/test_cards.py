@@ -11,7 +11,8 @@ import pytest
 from PIL import Image, PngImagePlugin
 
 from game.cast import card_io
-from game.cast.card import CharacterCard, find_card, load_card, substitute
+from game.cast.card import CharacterCard, find_card, substitute
+from game.cast.card_io import load_card
 from game.errors import CardError
 
 ROOT = Path(__file__).parents[2]

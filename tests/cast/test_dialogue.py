@@ -496,7 +496,7 @@ def test_injection_adds_a_reminder_and_reply_events_are_json() -> None:
 
 
 def test_pipeline_for_eve_uses_her_card_memory_and_names(embedder: Any) -> None:
-    from game.cast.card import load_card
+    from game.cast.card_io import load_card
     from game.cast.memory import Memory
     from game.state.events import Event
 
@@ -527,7 +527,7 @@ def test_speaker_labels_other_turns_and_repeats_are_handled() -> None:
 
 
 def test_converse_returns_events_and_feeds_memory(embedder: Any) -> None:
-    from game.cast.card import load_card
+    from game.cast.card_io import load_card
     from game.cast.dialogue import converse
     from game.cast.memory import Memory
 
@@ -543,7 +543,7 @@ def test_converse_returns_events_and_feeds_memory(embedder: Any) -> None:
 
 
 def test_dialogue_hook_answers_in_a_session(mini_path: Path, tmp_path: Path, embedder: Any) -> None:
-    from game.cast.card import load_card
+    from game.cast.card_io import load_card
     from game.cast.dialogue import DialogueHook
     from game.cast.memory import Memory
     from game.session import Session

@@ -335,8 +335,7 @@ def test_dialogue_specs(tmp_path: Path) -> None:
 
 
 def test_card_answers_round_trip_and_summary_helpers(tmp_path: Path) -> None:
-    from game.cast.card import load_card
-    from game.cast.card_io import read_card_json, write_card_json
+    from game.cast.card_io import load_card, read_card_json, write_card_json
 
     card = load_card(ROOT / "characters" / "eve.yaml")
     assert card.answers and card.fallbacks and card.home == "Skerrow"

@@ -60,7 +60,7 @@ def test_there_are_at_least_50_attacks() -> None:
 
 @pytest.fixture(scope="module")
 def eve_card() -> Any:
-    from game.cast.card import load_card
+    from game.cast.card_io import load_card
 
     return load_card(ROOT / "characters" / "eve.yaml")
 

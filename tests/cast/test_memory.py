@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from game.cast.card import CharacterCard, load_card
+from game.cast.card import CharacterCard
+from game.cast.card_io import load_card
 from game.cast.memory import (
     HistoryMessage,
     Memory,

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from game.cast.card import CharacterCard, load_card
+from game.cast.card import CharacterCard
+from game.cast.card_io import load_card
 from game.cast.relationships import RelationshipHook, Relationships, tone
 from game.session import Session
 from game.state import Choose, Event, GameState, Give, Say

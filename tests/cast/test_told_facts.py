@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from game.cast.card import load_card
+from game.cast.card_io import load_card
 from game.cast.memory import Memory, extract_player_name
 from game.cast.retrieval import HashEmbedder
 from game.cast.told import facts_told, parse_number, told_name

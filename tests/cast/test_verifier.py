@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from game.cast.card import load_card
+from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
 from game.cast.factsheet import FactSheet, quantities
 from game.cast.guard import PersonaFacts

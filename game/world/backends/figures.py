@@ -14,14 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from game.story.art import EXPRESSIONS, POSES
 from game.world.backends.raster import RGB
 from game.world.backends.raster import lerp_rgb as _mix
 from game.world.backends.sprites import COLOUR_WORDS, DARK_TINT, Pen, Sprite
 
-#: The faces a figure can make.
-EXPRESSIONS = ("neutral", "smile", "frown", "surprised", "sad", "sleeping")
-#: The body poses a figure can take.
-POSES = ("stand", "sit", "walk", "hold", "give")
 #: Relationship expression words (a card's names) -> face.
 FACE_WORDS: dict[str, str] = {
     "delighted": "smile", "warm": "smile", "happy": "smile", "fond": "smile", "glad": "smile",

@@ -49,6 +49,7 @@ from game.world.wire import (
     caps_from_json,
     decode_chunk,
     dumps,
+    is_loopback,
     loads,
     memory_op_json,
     memory_result_from_json,
@@ -74,8 +75,6 @@ def _direct() -> dict[str, Any]:
 
 
 def _is_loopback_host(host: str) -> bool:
-    from game.world.server import is_loopback
-
     return is_loopback(host)
 
 

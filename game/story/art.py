@@ -21,12 +21,15 @@ from PIL import Image
 from pydantic import ValidationError
 
 from game.story.schema import SheetDef, StoryModel
-from game.world.backends.figures import EXPRESSIONS, POSES
 
 #: Smallest background plate, pixels (width, height).
 MIN_PLATE = (480, 270)
 #: Largest relative difference from 16:9 a plate may have.
 ASPECT_SLACK = 0.1
+#: The faces a character's art (or the drawn figure) can show, by name.
+EXPRESSIONS = ("neutral", "smile", "frown", "surprised", "sad", "sleeping")
+#: The body poses a figure can take.
+POSES = ("stand", "sit", "walk", "hold", "give")
 #: Names a sheet cell may have (``pose.expression`` too).
 CELL_NAMES = frozenset(EXPRESSIONS) | frozenset(POSES)
 
