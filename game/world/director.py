@@ -44,6 +44,7 @@ objects per place), so a request after 10,000 turns is the size of one after 100
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,6 +90,9 @@ REACTION_WORDS = {
     "flee": "flees into the trees",
     "idle": "watches quietly",
 }
+#: An on_enter effect that sets a world key to a literal (``time_of_day = 'night'``): the scenes
+#: ahead are prepared as they will look once entered.
+SETS_WORLD = re.compile(r"^\s*(time_of_day|weather|light)\s*=\s*['\"]([^'\"]*)['\"]\s*$")
 #: Lights that mean the moon is up (the time of day defaults to night under them).
 MOON_LIGHTS = frozenset({"moonrise", "moonlight"})
 #: How the light world key reads in the prompt.
@@ -289,10 +293,13 @@ class Director:
         for sid in dict.fromkeys(t for t in targets if t in m.scenes and t != state.scene):
             loc_id = m.scenes[sid].location
             loc = m.locations.get(loc_id)
+            sets = {k: v for e in m.scenes[sid].on_enter for k, v in SETS_WORLD.findall(str(e))}
+            if sets.get("light") in MOON_LIGHTS and "time_of_day" not in state.world:
+                sets.setdefault("time_of_day", "night")
             out.append(Scene(location=loc_id, palette=loc.palette if loc else loc_id,
-                             time_of_day=self.world_value(state, "time_of_day", sid),
-                             weather=self.world_value(state, "weather", sid), setting=self.setting(sid),
-                             light=str(state.world.get("light", ""))))
+                             time_of_day=sets.get("time_of_day") or self.world_value(state, "time_of_day", sid),
+                             weather=sets.get("weather") or self.world_value(state, "weather", sid),
+                             setting=self.setting(sid), light=sets.get("light") or str(state.world.get("light", ""))))
         return tuple(out)
 
     def _visible(self, state: GameState, obj: dict[str, bool | int | float | str]) -> bool:

@@ -101,3 +101,13 @@ def test_the_scenes_one_choice_away_are_painted_while_the_player_reads(monkeypat
     list(b.generate(WorldRequest("s", 2, 12, "p", scene=oak)))
     assert b.layout is not None and {"oak", "hollow"} <= b.layout.visible()
     assert [t.startswith("paint-ahead") for loc, t in painted if loc != "clearing"] == [True, True]
+
+
+def test_the_scenes_ahead_are_prepared_as_they_will_look_once_entered(tmp_path: Path) -> None:
+    s, _ = session(tmp_path)
+    s.submit(Choose(choice_id="offer_kite"))
+    s.submit(Choose(choice_id="run_with_it"))
+    assert s.state.scene == "creek"
+    ahead = {sc.location + "/" + sc.time_of_day for sc in s.director.ahead(s.state)}
+    assert "clearing/night" in ahead  # clearing_night sets the night on entry
+    assert "hollow/night" in ahead
