@@ -308,7 +308,9 @@ class Memory:
         self.now = 0
         self._parts = sink_parts(card)
         self.card_sink = "\n\n".join(text for _, text in self._parts)
-        self.post_history = substitute(card.post_history_instructions or DEFAULT_POST_HISTORY, card.display_name)
+        # the guard's reminder first; a card's own post-history instructions follow it, never replace it
+        own = card.post_history_instructions.strip()
+        self.post_history = substitute(DEFAULT_POST_HISTORY + (("\n" + own) if own else ""), card.display_name)
         self.sink_tokens = self.count_tokens(self.card_sink) + self.count_tokens(self.post_history)
         self._check_sink()
         examples = examples_text(card)
