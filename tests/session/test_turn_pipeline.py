@@ -24,6 +24,7 @@ from game.state import (
     Wait,
     takes_checkpoint,
 )
+from game.story.lint import lint_story
 from game.story.loader import load_story
 from game.world.backends.null import NullBackend
 
@@ -46,7 +47,9 @@ def story_at(tmp: Path, doc: dict[str, Any]) -> Path:
 
 
 def test_an_empty_menu_is_a_story_error_the_player_is_told(tmp_path: Path) -> None:
-    s = Session(load_story(story_at(tmp_path, LOOP)), NullBackend(), save_dir=tmp_path / "saves")
+    folder = story_at(tmp_path, LOOP)
+    assert [d.code for d in lint_story(folder)] == ["WL013"]  # lint warns the author before any player meets it
+    s = Session(load_story(folder), NullBackend(), save_dir=tmp_path / "saves")
     s.start()
     first = s.submit(Choose(choice_id="knock")).events
     assert not any(e.kind == "warning" for e in first) and [c.id for c in s.choices()] == ["shout"]
