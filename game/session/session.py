@@ -405,6 +405,7 @@ class Session:
             m = self.story.model
             scene = m.scenes.get(self.state.scene)
             loc = m.locations.get(self.state.location)
+            here = self.runtime.present(self.state)  # agents come and go
             return View(
                 title=m.title,
                 scene=self.state.scene,
@@ -413,12 +414,12 @@ class Session:
                 lines=tuple(self.history(8)),
                 choices=tuple(self.choices()),
                 inventory=tuple((i, m.items[i].name) for i in self.state.inventory if i in m.items),
-                characters=tuple((c, m.cast[c].name) for c in (scene.present if scene else {}) if c in m.cast),
+                characters=tuple((c, m.cast[c].name) for c in here if c in m.cast),
                 ending=scene.ending if scene else "",
                 notice=self.notice,
                 turn=self.state.turn,
                 frame=self.state.frame,
-                present=tuple(scene.present.items()) if scene else (),
+                present=tuple(here.items()),
                 camera_x=self.state.camera_x,
             )
 

@@ -53,6 +53,7 @@ from typing import Protocol
 import numpy as np
 
 from game.state import Event, GameState
+from game.story.agents import present
 from game.story.art import ArtError, load_sheet, sheet_image_path
 from game.story.story import Story
 from game.world.chunking import ChunkPolicy
@@ -306,7 +307,7 @@ class Director:
         scene = self.story.model.scenes.get(state.scene)
         on = str(obj.get("on", ""))
         if on:
-            return scene is not None and on in scene.present
+            return scene is not None and on in present(self.story, state)
         return obj.get("location") == state.location
 
     def changes_text(self, state: GameState) -> str:
@@ -360,12 +361,13 @@ class Director:
         loc = m.locations.get(state.location)
         entities: list[Entity] = []
         if scene is not None:
+            here = present(self.story, state)  # agents come and go: who is in the scene now
             worn: dict[str, list[str]] = {}
             for oid, obj in sorted(state.objects.items()):
                 on = str(obj.get("on", ""))
-                if on and on in scene.present:
+                if on and on in here:
                     worn.setdefault(on, []).append(oid)
-            for cid, x in scene.present.items():
+            for cid, x in here.items():
                 c = m.cast.get(cid)
                 held = tuple(i for i, who in state.holders.items() if who == cid) + tuple(worn.get(cid, ()))
                 entities.append(Entity(cid, "character", c.name if c else cid,
@@ -381,18 +383,18 @@ class Director:
                                        self._look(state, iid, it.look if it else ""),
                                        self.asset(it.image) if it else "", x=x))
             for iid, who in state.holders.items():
-                if who not in scene.present:
+                if who not in here:
                     continue
                 it = m.items.get(iid)
                 if it is not None:
                     entities.append(Entity(iid, "item", it.name, self._look(state, iid, it.look),
-                                           self.asset(it.image), x=scene.present[who], y=0.1, state=f"held:{who}"))
+                                           self.asset(it.image), x=here[who], y=0.1, state=f"held:{who}"))
             for oid, obj in sorted(state.objects.items()):
                 if not self._visible(state, obj):
                     continue
                 on = str(obj.get("on", ""))
                 kind = str(obj.get("kind", "object"))
-                x = scene.present.get(on, 0.5) if on else float(obj.get("x", 0.5))
+                x = here.get(on, 0.5) if on else float(obj.get("x", 0.5))
                 y = 0.1 if on else float(obj.get("y", 0.0))
                 entities.append(Entity(oid, "object", str(obj.get("name", oid)), str(obj.get("look", "")),
                                        str(obj.get("image", "")), x=x, y=y,
@@ -424,7 +426,7 @@ class Director:
         if scene is not None and scene.prompt:
             parts.append(scene.prompt)
         if scene is not None:
-            for cid in scene.present:
+            for cid in present(self.story, state):
                 c = m.cast.get(cid)
                 who = (c.look or c.name) if c else cid
                 doing = REACTION_WORDS.get(state.reactions.get(cid, "idle"), state.reactions.get(cid, ""))

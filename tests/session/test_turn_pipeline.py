@@ -143,3 +143,28 @@ def test_open_game_builds_the_stack_voice_over_guard_over_backend(tmp_path: Path
     bare = open_game(Path(__file__).parents[2] / "stories" / "zero_mark", backend="null", save_dir=tmp_path)
     assert bare.stack == ("null",) and bare.cast is None
     bare.close()
+
+
+def test_an_agent_who_walks_off_is_no_longer_drawn_or_shown(tmp_path: Path) -> None:
+    doc: dict[str, Any] = {
+        "id": "quay", "title": "Quay", "start": "quay",
+        "locations": {"quay": {"name": "Quay"}, "tower": {"name": "Tower"}},
+        "cast": {"mara": {"name": "Mara"}},
+        "agents": {"mara": {"at": "quay", "schedule": [{"turn": 2, "at": "tower"}],
+                            "actions": {"go_tower": {"kind": "move", "to": "tower"}}}},
+        "scenes": {"quay": {"location": "quay", "present": {"mara": 0.3},
+                            "choices": [{"id": "look", "text": "look"}]}},
+    }
+    s = Session(load_story(story_at(tmp_path, doc)), NullBackend(), save_dir=tmp_path / "saves")
+    first = s.start().request
+    assert first is not None and "mara" in [e.id for e in first.scene.entities]
+    assert dict(s.view().characters) == {"mara": "Mara"}
+    request = None
+    for _ in range(4):
+        request = s.submit(Choose(choice_id="look")).request
+        if "mara" not in s.runtime.present(s.state):
+            break
+    assert request is not None and "mara" not in s.runtime.present(s.state)  # her schedule took her up
+    assert "mara" not in [e.id for e in request.scene.entities] and "Mara" not in request.prompt
+    assert "Mara" in first.prompt
+    assert s.view().characters == ()
