@@ -47,6 +47,7 @@ def _state(turn: int) -> GameState:
 
 def _child(slot: Path, report_fd: int, turn: int) -> None:
     """Play on from ``turn``: each turn adds 20 events and a checkpoint (the last :data:`WINDOW` kept), then saves."""
+    os.write(report_fd, b"ready\n")  # the parent times its kill from here, not from the fork
     events = [Event(kind="line", turn=i // 20, scene=f"s{i % 7}", text=f"line {i} of a long game, said once")
               for i in range(20 * turn)]
     cps = [Checkpoint(f"turn {t}", _state(t), {"notes": {"n": list(range(t % 40))}})
@@ -86,6 +87,10 @@ def save_seconds(folder: Path) -> float:
     return sorted(times)[1]
 
 
+#: The shortest longest-wait before a kill, seconds (a busy machine's first save can be slow).
+MIN_DELAY_S = 0.1
+
+
 def kill_loop(folder: Path, kills: int, seed: int = 0, max_delay_s: float | None = None) -> KillReport:
     """Run ``kills`` fork/save/SIGKILL rounds on ``folder/slot.json`` (see the module docstring).
 
@@ -93,7 +98,7 @@ def kill_loop(folder: Path, kills: int, seed: int = 0, max_delay_s: float | None
     """
     rng = random.Random(seed)
     if max_delay_s is None:
-        max_delay_s = 4 * save_seconds(folder)
+        max_delay_s = max(4 * save_seconds(folder), MIN_DELAY_S)
     slot = folder / "slot.json"
     report = KillReport()
     turn = 0
@@ -107,6 +112,12 @@ def kill_loop(folder: Path, kills: int, seed: int = 0, max_delay_s: float | None
             finally:
                 os._exit(0)
         os.close(write_fd)
+        got_ready = b""
+        while not got_ready.endswith(b"ready\n"):  # a fork of a large process can take a while
+            chunk = os.read(read_fd, 6 - len(got_ready)) if len(got_ready) < 6 else b""
+            if not chunk:
+                break
+            got_ready += chunk
         time.sleep(rng.uniform(0.0, max_delay_s))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
