@@ -303,11 +303,22 @@ class Director:
                              setting=self.setting(sid), light=sets.get("light") or str(state.world.get("light", ""))))
         return tuple(out)
 
+    def in_view(self, state: GameState) -> dict[str, float]:
+        """Who the chunk shows: those in the scene now (agents come and go, see
+        :func:`game.story.agents.present`), and one who left this very turn, drawn leaving
+        (her reaction says how: ``walk_off``)."""
+        here = present(self.story, state)
+        scene = self.story.model.scenes.get(state.scene)
+        for cid, x in (scene.present.items() if scene is not None else ()):
+            if cid not in here and cid in state.reactions:
+                here[cid] = x
+        return here
+
     def _visible(self, state: GameState, obj: dict[str, bool | int | float | str]) -> bool:
         scene = self.story.model.scenes.get(state.scene)
         on = str(obj.get("on", ""))
         if on:
-            return scene is not None and on in present(self.story, state)
+            return scene is not None and on in self.in_view(state)
         return obj.get("location") == state.location
 
     def changes_text(self, state: GameState) -> str:
@@ -361,7 +372,7 @@ class Director:
         loc = m.locations.get(state.location)
         entities: list[Entity] = []
         if scene is not None:
-            here = present(self.story, state)  # agents come and go: who is in the scene now
+            here = self.in_view(state)
             worn: dict[str, list[str]] = {}
             for oid, obj in sorted(state.objects.items()):
                 on = str(obj.get("on", ""))
@@ -426,7 +437,7 @@ class Director:
         if scene is not None and scene.prompt:
             parts.append(scene.prompt)
         if scene is not None:
-            for cid in present(self.story, state):
+            for cid in self.in_view(state):
                 c = m.cast.get(cid)
                 who = (c.look or c.name) if c else cid
                 doing = REACTION_WORDS.get(state.reactions.get(cid, "idle"), state.reactions.get(cid, ""))

@@ -165,6 +165,10 @@ def test_an_agent_who_walks_off_is_no_longer_drawn_or_shown(tmp_path: Path) -> N
         if "mara" not in s.runtime.present(s.state):
             break
     assert request is not None and "mara" not in s.runtime.present(s.state)  # her schedule took her up
-    assert "mara" not in [e.id for e in request.scene.entities] and "Mara" not in request.prompt
+    leaving = [e for e in request.scene.entities if e.id == "mara"]  # the chunk of that turn shows her going
+    assert leaving and leaving[0].state != "idle"
+    later = s.submit(Choose(choice_id="look")).request
+    assert later is not None
+    assert "mara" not in [e.id for e in later.scene.entities] and "Mara" not in later.prompt
     assert "Mara" in first.prompt
     assert s.view().characters == ()
