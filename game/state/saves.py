@@ -439,6 +439,47 @@ def _checkpoints(value: Any, log_length: int) -> list[Checkpoint]:
     return out
 
 
+def section_at(raw: bytes, pos: int) -> str:
+    """The top-level key of the JSON object ``raw`` whose value holds byte ``pos``.
+
+    Used to name the section of a save the parser refused (orjson stops at 1,024
+    levels of nesting and reports only a position). A byte scan that follows
+    strings (with escapes) and nesting; ``""`` when ``pos`` is outside any
+    top-level value or ``raw`` is not an object.
+    """
+    depth = 0
+    key = ""
+    last_string = b""
+    i = 0
+    end = min(pos, len(raw))
+    in_string = False
+    start = 0
+    while i < end:
+        c = raw[i]
+        if in_string:
+            if c == 0x5C:  # backslash: skip the escaped byte
+                i += 2
+                continue
+            if c == 0x22:
+                in_string = False
+                last_string = raw[start:i]
+        elif c == 0x22:
+            in_string = True
+            start = i + 1
+        elif c in (0x7B, 0x5B):  # { [
+            depth += 1
+        elif c in (0x7D, 0x5D):  # } ]
+            depth -= 1
+            if depth == 0:
+                return ""
+        elif c == 0x3A and depth == 1:  # ':' after a top-level key
+            key = last_string.decode("utf-8", "replace")
+        elif c == 0x2C and depth == 1:  # ',' ends a top-level value
+            key = ""
+        i += 1
+    return key if depth >= 1 else ""
+
+
 def decode(raw: bytes, where: str = "") -> SaveData:
     """Parse, migrate and check a save file's bytes.
 
@@ -463,7 +504,14 @@ def _decode(raw: bytes, where: str) -> SaveData:
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise SaveError(f"save is corrupt (not valid JSON: {exc})", where=where, hint=PREVIOUS) from exc
+        section = section_at(raw, exc.pos)
+        if section and str(exc).startswith("depth limit"):
+            why = f"save is corrupt ({section}: nests too deep for the JSON parser)"
+        elif section:
+            why = f"save is corrupt ({section}: not valid JSON: {exc})"
+        else:
+            why = f"save is corrupt (not valid JSON: {exc})"
+        raise SaveError(why, where=where, hint=PREVIOUS) from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SaveError("not a worldloom save file", where=where)
     doc = migrate(doc, where)

@@ -22,7 +22,7 @@ from game.inputs.script import parse_script
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Say
 from game.state import saves as saves_mod
-from game.state.saves import damaged_paths, previous_path
+from game.state.saves import damaged_paths, previous_path, section_at
 from game.story import load_story
 from game.world.backends.null import NullBackend
 
@@ -366,3 +366,11 @@ def test_fuzzed_save_files_get_only_save_error(fuzz_world: dict[str, Any], which
             s.rollback()
             s.choices()
         s.load("base")
+
+
+def test_the_section_named_is_the_one_that_holds_the_position() -> None:
+    raw = b'{"label": "a \\" b: [", "state": {"x": [1, 2]}, "events": [[[['
+    assert section_at(raw, len(raw) - 1) == "events"
+    assert section_at(raw, raw.index(b"[1")) == "state"
+    assert section_at(raw, raw.index(b"b:")) == "label"
+    assert section_at(b"[[[[", 3) == ""
