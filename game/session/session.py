@@ -22,7 +22,7 @@ import numpy as np
 
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
-from game.inputs.images import validate_image
+from game.images import validate_image
 from game.session.fit import Fitted, check_state, fit_game
 from game.session.reload import ReloadResult, fit_session, prepare_reload
 from game.session.rules import Rules
