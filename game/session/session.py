@@ -46,7 +46,7 @@ from game.story.story import Story
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, Director
-from game.world.protocol import Backend, FrameChunk, WorldRequest
+from game.world.protocol import Backend, FrameChunk, WorldRequest, interrupt
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
@@ -262,7 +262,8 @@ class Session:
         checkpoint is taken before every intent :func:`~game.state.takes_checkpoint` names,
         so :meth:`rollback` can undo it. ``audio`` is the path of the player's voice clip,
         sent with the request as its audio cue. Submitted while a chunk streams, the new
-        request pre-empts it (a step then switches ``plain``).
+        request pre-empts it: a backend that is :class:`~game.world.protocol.Interruptible`
+        abandons the block in flight, any other is cut short after it.
 
         Raises:
             game.errors.InputError: the intent is not possible here (nothing changes).
@@ -298,9 +299,11 @@ class Session:
             # a dropped image goes to the backend only when the world took it (not when refused)
             refs = tuple(str(e.data.get("image", "")) for e in events
                          if e.kind == "edit" and e.ids.get("edit") == "add_reference")
-            request = self.director.build(self.state, events, cause, references=refs, audio=audio,
-                                          preempt=self._streaming is not None)
+            preempt = self._streaming is not None
+            request = self.director.build(self.state, events, cause, references=refs, audio=audio, preempt=preempt)
             self._pending = request
+            if preempt:  # the block in flight is abandoned where the backend can (else cut after it)
+                interrupt(self.backend, self.director.session_id)
             return TurnResult(events, request, turn.checkpoint)
 
     def _prepare(self, intent: AnyIntent, progress: Progress | None) -> None:
