@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from game.errorbank import ErrorStore, GuardedBackend
+from game.errorbank import GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
 from game.images import validate_image
 from game.session.fit import Fitted, check_state, fit_game
@@ -133,9 +133,6 @@ class Session:
         save_dir: where saves go (default :func:`default_save_dir`).
         session_id: backend session id.
         policy: chunk policy (default :class:`ChunkPolicy`).
-        errorbank: an error-bank database path (or store): the backend is then
-            wrapped in :class:`game.errorbank.GuardedBackend` (``open_game`` does this for
-            a whole game; the argument stays for programs that build a bare session).
         steps: the turn's steps after the rules, in order (:class:`~game.session.steps.Step`).
         extensions: name -> what saves, loads and rolls back with the game under
             ``extra[name]`` (:class:`Extension`).
@@ -148,7 +145,7 @@ class Session:
 
     def __init__(self, story: Story, backend: Backend | str = "procedural", *, seed: int = 0,
                  save_dir: str | Path | None = None, session_id: str = "main",
-                 policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None,
+                 policy: ChunkPolicy | None = None,
                  steps: Sequence[Step] = (), extensions: Mapping[str, Extension] | None = None,
                  cast: Mapping[str, CastView] | None = None, source: str | Path | None = None) -> None:
         self.story = story
@@ -157,10 +154,6 @@ class Session:
         self._lock = threading.RLock()
         self.notice = ""
         self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
-        if errorbank is not None:
-            store = errorbank if isinstance(errorbank, ErrorStore) else ErrorStore(errorbank)
-            self.backend = GuardedBackend(self.backend, store=store, session=session_id, story=story.id,
-                                          scene_of=lambda _request: self.state.scene)
         self.caps = self.backend.capabilities()
         self.seed = seed
         self.save_dir = Path(save_dir) if save_dir else default_save_dir(story.id)
