@@ -20,6 +20,7 @@ from typing import Any
 from game.cast.castroom import Castroom, RecordedReplies, build_cast
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.persona import PersonaCases
+from game.errors import BackendError
 from game.models.llm import ModelError
 from game.session.session import Extension, Session
 from game.session.steps import Step
@@ -53,7 +54,11 @@ class Game:
 
 
 def _layer_name(backend: Backend) -> str:
-    return str(getattr(backend.capabilities(), "backend", type(backend).__name__))
+    """The backend's name in :attr:`Game.stack` (its capabilities', or its class's while it is unreachable)."""
+    try:
+        return str(getattr(backend.capabilities(), "backend", type(backend).__name__))
+    except BackendError:
+        return type(backend).__name__.removesuffix("Backend").lower() or type(backend).__name__
 
 
 def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural",
@@ -98,7 +103,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         base: Backend = make_backend(backend, **kwargs)
     else:
         base = backend
-    stack = [_layer_name(base)]
+    stack = [backend if isinstance(backend, str) else _layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None
     outer: Backend = base
