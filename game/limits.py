@@ -131,7 +131,7 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
         if depth > max_depth:
             raise error(f"{what} nests {depth} levels deep, over the limit of {max_depth}", where=where)
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except ValueError as exc:
         msg = getattr(exc, "msg", str(exc))
         pos = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
@@ -145,6 +145,10 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+#: One decoder for every call (``json.loads`` with an option builds a new decoder and scanner each time).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def check_unicode(value: Any, where: str, error: _Error, what: str = "text") -> None:
