@@ -13,7 +13,8 @@ Security and limits:
   constant time). The server does not start without a token;
 * it binds to 127.0.0.1 unless ``--host`` says otherwise, and off loopback it
   requires TLS (``--tls-cert``, ``--tls-key``) unless ``--allow-insecure-remote``;
-* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``) unless
+* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``; checked where the
+  server is built, :class:`WorldServer`, not only by the CLI) unless
   ``--insecure-token``; ``GET /health`` answers ``ok`` and nothing more without it;
 * an inbound message over ``--max-message-kib`` (1 MiB) is refused with code 1009
   and a reason, and one nested deeper than ``game.limits.MAX_DEPTH`` with 4400, before
@@ -123,6 +124,7 @@ class ServerConfig:
         max_request_frames: most frames one request may ask for (``min_frames``); ``from_block``
             must lie within the request.
         max_depth: deepest JSON nesting of an inbound message.
+        insecure_token: accept a token shorter than ``game.limits.MIN_TOKEN_BYTES`` (``--insecure-token``).
     """
 
     token: str
@@ -138,6 +140,7 @@ class ServerConfig:
     max_pixels: int = limits.MAX_SESSION_PIXELS
     max_request_frames: int = limits.MAX_REQUEST_FRAMES
     max_depth: int = limits.MAX_DEPTH
+    insecure_token: bool = False
 
 
 @dataclass
@@ -195,6 +198,18 @@ def _reason(text: str) -> str:
     return raw.decode("utf-8", "ignore")
 
 
+def token_problem(token: str, insecure: bool = False) -> str:
+    """``""`` if ``token`` may guard a server, else why not: empty, or shorter than
+    ``game.limits.MIN_TOKEN_BYTES`` bytes (UTF-8) without ``insecure``."""
+    if not token:
+        return "the world server needs a token (WORLDLOOM_TOKEN)"
+    size = len(token.encode("utf-8"))
+    if size < limits.MIN_TOKEN_BYTES and not insecure:
+        return (f"WORLDLOOM_TOKEN is {size} bytes; use {limits.MIN_TOKEN_BYTES} or more random bytes "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass --insecure-token")
+    return ""
+
+
 def _error(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, WorldloomError):
         return {"op": "error", "message": str(exc), "why": exc.why, "where": exc.where, "hint": exc.hint}
@@ -208,11 +223,16 @@ class WorldServer:
     Args:
         factory: builds a backend for a new session from the client's options.
         config: limits and the token.
+
+    Raises:
+        BackendError: no token, or one shorter than ``game.limits.MIN_TOKEN_BYTES`` bytes
+            unless ``config.insecure_token``.
     """
 
     def __init__(self, factory: BackendFactory, config: ServerConfig) -> None:
-        if not config.token:
-            raise BackendError("the world server needs a token", hint="set WORLDLOOM_TOKEN")
+        problem = token_problem(config.token, config.insecure_token)
+        if problem:
+            raise BackendError(problem, hint="set WORLDLOOM_TOKEN to a long random secret")
         self.factory = factory
         self.config = config
         self.slots: dict[str, _Slot] = {}
@@ -568,7 +588,7 @@ def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
     """The FastAPI app: ``GET /health`` (``ok``; with the token, the session count too) and the WebSocket ``/ws``.
 
     Raises:
-        BackendError: FastAPI is not installed, or no token.
+        BackendError: FastAPI is not installed, or no token or a short one (see :class:`WorldServer`).
     """
     try:
         from fastapi import FastAPI
@@ -749,10 +769,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
               file=out)
         return 2
-    if len(token.encode("utf-8")) < limits.MIN_TOKEN_BYTES and not args.insecure_token:
-        print(f"error: WORLDLOOM_TOKEN is {len(token.encode('utf-8'))} bytes; use {limits.MIN_TOKEN_BYTES} or more "
-              "random bytes (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass "
-              "--insecure-token", file=out)
+    problem = token_problem(token, args.insecure_token)
+    if problem:
+        print(f"error: {problem}", file=out)
         return 2
     tls = bool(args.tls_cert and args.tls_key)
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -786,7 +805,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = ServerConfig(token=token, max_sessions=args.max_sessions, max_message_bytes=args.max_message_kib * 1024,
                           grace_s=args.grace, encoding=args.encoding, quality=args.quality,
                           allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
-                          max_request_frames=args.max_request_frames)
+                          max_request_frames=args.max_request_frames, insecure_token=args.insecure_token)
     app = create_app(factory, config)
     import uvicorn
 

@@ -595,6 +595,20 @@ def test_short_tokens_and_missing_tls_files_are_refused(monkeypatch: pytest.Monk
     assert "cannot use --tls-cert" in capsys.readouterr().err
 
 
+def test_a_short_token_is_refused_where_the_server_is_built() -> None:
+    factory = backend_factory("null")
+    for short in ("", "t", "x" * 31, "é" * 15):  # 15 characters, 30 bytes: counted in bytes
+        with pytest.raises(BackendError, match="token"):
+            create_app(factory, ServerConfig(token=short))
+        with pytest.raises(BackendError, match="token"):
+            WorldServer(factory, ServerConfig(token=short))
+    assert create_app(factory, ServerConfig(token="x" * 32)) is not None
+    assert create_app(factory, ServerConfig(token="é" * 16)) is not None  # 32 bytes
+    assert create_app(factory, ServerConfig(token="t", insecure_token=True)) is not None  # the user said so
+    with pytest.raises(BackendError, match="token"):  # even insecure, not none at all
+        create_app(factory, ServerConfig(token="", insecure_token=True))
+
+
 def test_health_says_only_ok_without_the_token(server: tuple[ServerThread, WorldServer]) -> None:
     import urllib.request
 
