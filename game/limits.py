@@ -200,8 +200,8 @@ def check_repeat(length: int, times: int, where: str, error: _Error) -> None:
         error: ``length * times`` is over the limit.
     """
     if times > 0 and length * times > MAX_TEXT_CHARS:
-        raise error(f"repeating {length:,} characters {times:,} times is over the {MAX_TEXT_CHARS:,}-character "
-                    "limit", where=where)
+        raise error(f"text of {length:,} character(s) repeated {times:,} times is over the "
+                    f"{MAX_TEXT_CHARS:,}-character limit", where=where)
 
 
 def check_size(size: int, limit: int, where: str, error: _Error, what: str = "file") -> None:
