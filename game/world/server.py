@@ -339,7 +339,7 @@ class WorldServer:
         try:
             msg = await asyncio.wait_for(ws.receive(), timeout) if timeout else await ws.receive()
         except TimeoutError:
-            await self._close(ws, CLOSE_BAD_MESSAGE, "no hello within 10 s")
+            await self._close(ws, CLOSE_BAD_MESSAGE, f"no hello within {timeout:g} s")
         except Exception as exc:  # the transport broke
             raise _Closed(str(exc)) from exc
         if msg.get("type") == "websocket.disconnect":
