@@ -122,7 +122,7 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise error(f"{what} is not UTF-8 text (byte {exc.start})", where=where) from exc
-    if len(text) * 3 > max_bytes:  # a character is at most 3 bytes here (surrogates pass as 3)
+    if len(text) * 4 > max_bytes:  # a character is at most 4 bytes in UTF-8
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > max_bytes:
             raise error(f"{what} is {size:,} bytes, over the {max_bytes:,}-byte limit", where=where)
