@@ -50,6 +50,8 @@ from game.world.server import ServerConfig, ServerThread, backend_factory, creat
 from game.world.wire import encode_block, generate_message, request_text  # noqa: E402
 
 TOKEN = "bench-token-" + os.urandom(16).hex()
+#: The plain server gets the same malloc settings the world server sets on itself (reuse_block_memory).
+TUNED = {"MALLOC_TRIM_THRESHOLD_": str(64 << 20), "MALLOC_MMAP_THRESHOLD_": str(32 << 20)}
 SCENE = Scene("meadow", entities=(Entity("creature", "character", "the creature", x=0.6),))
 
 
@@ -101,7 +103,7 @@ class Plain:
         port = free_port()
         self.request_text = request_text
         self.proc = subprocess.Popen([sys.executable, "-c", PLAIN_SERVER, str(port), str(reply_bytes)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **TUNED})
         wait_port(port, self.proc)
         self.stack = contextlib.ExitStack()
         self.ws = self.stack.enter_context(connect(f"ws://127.0.0.1:{port}", max_size=None, compression=None,
@@ -240,24 +242,22 @@ def main(argv: list[str] | None = None) -> int:
             rem: list[tuple[float, float]] = []
             pln: list[tuple[float, float]] = []
             bpf = 0.0
-            srv_cpu = pln_cpu = 0.0
+            srv: list[float] = []  # the servers' CPU ms per request (nanosecond counters, read around each)
+            psrv: list[float] = []
             for seq in range(1, args.requests + 1):  # interleaved, so the machine's load falls on all alike
                 req = request(seq, args.blocks)
                 loc.append(timed(local, req)[:2])
                 s0 = cpu_s(server_pid) if server_pid else 0.0
                 ms, cpu, bpf = timed(remote, req)
-                if seq > 2:
-                    srv_cpu += (cpu_s(server_pid) - s0) if server_pid else 0.0
+                srv.append((cpu_s(server_pid) - s0) * 1000.0 if server_pid else 0.0)
                 rem.append((ms, cpu))
                 if enc == "raw":
                     p0 = cpu_s(plain.proc.pid)
                     trips = [plain.round_trip() for _ in range(args.blocks)]
-                    if seq > 2:
-                        pln_cpu += cpu_s(plain.proc.pid) - p0
+                    psrv.append((cpu_s(plain.proc.pid) - p0) * 1000.0)
                     pln.append((sum(t for t, _ in trips), sum(c for _, c in trips)))
             remote.close()
-            n = max(1, args.requests - 2)  # the first two warm up
-            lm, rm = (statistics.median(x[0] for x in v[2:]) for v in (loc, rem))
+            lm, rm = (statistics.median(x[0] for x in v[2:]) for v in (loc, rem))  # the first two warm up
             print(f"{enc:9s} {lm:14.2f} {rm:10.2f} {rm - lm:15.2f} {(rm - lm) / args.blocks:15.2f} {bpf:12.0f} "
                   f"{w * h * 3:16d}   (connect {connect_ms:.1f} ms)")
             if enc != "raw":
@@ -267,12 +267,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(req_text)} B, one binary reply of {len(block_msg)} B per block)")
             print(f"raw protocol overhead per chunk, wall: {rm - lm:.2f} ms = {(rm - lm) / pm:.2f}x plain websockets "
                   "(goal <= 1.5x)")
-            lc = statistics.fmean(x[1] for x in loc[2:])
-            rcc, rcs = statistics.fmean(x[1] for x in rem[2:]), srv_cpu * 1000.0 / n
-            pcc, pcs = statistics.fmean(x[1] for x in pln[2:]), pln_cpu * 1000.0 / n
-            rc, pc = rcc + rcs, pcc + pcs
+            med = statistics.median
+            lc = med(x[1] for x in loc[2:])
+            rcc, rcs, pcc, pcs = (med(x) for x in ([x[1] for x in rem[2:]], srv[2:], [x[1] for x in pln[2:]], psrv[2:]))
+            rc = med(x[1] + y for x, y in zip(rem[2:], srv[2:], strict=True))
+            pc = med(x[1] + y for x, y in zip(pln[2:], psrv[2:], strict=True))
             where = "client + server" if server_pid else "this process: client and server"
-            print(f"raw protocol overhead per chunk, CPU ({where}, mean): in-process {lc:.2f} ms, remote {rc:.2f} ms "
+            print(f"raw protocol overhead per chunk, CPU ({where}, median): in-process {lc:.2f} ms, remote {rc:.2f} ms "
                   f"({rcc:.2f} + {rcs:.2f}), overhead {rc - lc:.2f} ms; plain websockets {pc:.2f} ms ({pcc:.2f} + "
                   f"{pcs:.2f}); = {(rc - lc) / pc:.2f}x plain (goal <= 1.5x)")
     finally:

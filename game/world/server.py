@@ -47,11 +47,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
 import logging
 import os
+import queue
 import re
 import socket
 import sys
@@ -83,6 +85,7 @@ from game.world.wire import (
     memory_op_from_json,
     memory_result_json,
     request_from_json,
+    reuse_block_memory,
     session_start_from_json,
 )
 
@@ -151,9 +154,51 @@ class _Current:
     next_block: int
 
 
+class _Worker:
+    """One session's own thread for its backend calls, in order (the slot's lock already serialises them).
+
+    A hop to it and back costs a quarter of ``asyncio.to_thread``'s CPU (no executor, no
+    chained futures; measured ~27 vs ~108 us here), paid on every block.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=f"worldloom-session-{name}", daemon=True)
+        self._thread.start()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread; its result, or its exception raised here."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._jobs.put((future, functools.partial(fn, *args)))
+        return await future
+
+    def stop(self) -> None:
+        """End the thread after the jobs already given (idempotent)."""
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            try:
+                ok, value = True, call()
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                ok, value = False, exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone (the server stopped)
+                future.get_loop().call_soon_threadsafe(_settle_future, future, ok, value)
+
+
+def _settle_future(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if not future.done():  # not cancelled meanwhile (the client went away)
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+
 @dataclass
 class _Slot:
-    """One client's session: its own backend, the request in flight and a small replay buffer."""
+    """One client's session: its own backend, its worker thread, the request in flight and a small
+    replay buffer."""
 
     key: str
     backend: Backend
@@ -170,6 +215,7 @@ class _Slot:
     memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     blocks_served: int = 0
     finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
+    worker: _Worker = field(default_factory=lambda: _Worker("slot"))
 
 
 class _Closed(Exception):
@@ -294,7 +340,10 @@ class WorldServer:
             with contextlib.suppress(Exception):
                 slot.backend.close()
 
-        await asyncio.to_thread(close)
+        try:
+            await slot.worker.run(close)
+        finally:
+            slot.worker.stop()
 
     # -- one connection ------------------------------------------------------------------------
     async def serve(self, ws: Any) -> None:
@@ -382,7 +431,7 @@ class WorldServer:
             wanted = str(msg.get("encoding", "auto"))
             peer = getattr(getattr(ws, "client", None), "host", "") or ""
             enc = choose_encoding(wanted, peer, self.config.encoding)
-            slot = _Slot(key=key, backend=backend, caps=caps, encoding=enc)
+            slot = _Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=_Worker(key[:16]))
             self.slots[key] = slot
         elif slot.ws is not None and slot.ws is not ws:
             old = slot.ws
@@ -450,7 +499,7 @@ class WorldServer:
                     start = session_start_from_json(msg.get("start"))
                     if start.width is not None or start.height is not None:
                         self.check_size(start.width or slot.caps.width, start.height or slot.caps.height, "start")
-                    await asyncio.to_thread(_settled, slot, slot.backend.start, start)
+                    await slot.worker.run(_settled, slot, slot.backend.start, start)
                     slot.started = True
                     self._forget_requests(slot)
                     await _send(ws, dumps({"op": "started"}))
@@ -485,7 +534,7 @@ class WorldServer:
         cached = slot.memory_results.get(mseq)
         if cached is None:
             op = memory_op_from_json(msg.get("memop"))
-            result = await asyncio.to_thread(_settled, slot, slot.backend.memory, op)
+            result = await slot.worker.run(_settled, slot, slot.backend.memory, op)
             cached = memory_result_json(result)
             slot.memory_results[mseq] = cached
             while len(slot.memory_results) > 32:
@@ -503,7 +552,7 @@ class WorldServer:
         if kept is not None and slot.fps.get(seq) == fp:
             await _send(ws, kept)
             return
-        message = await asyncio.to_thread(self._produce, slot, seq, fp, block, request)
+        message = await slot.worker.run(self._produce, slot, seq, fp, block, request)
         if message is None:
             await _send(ws, dumps({"op": "done", "seq": seq}))
             return
@@ -807,6 +856,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
                           max_request_frames=args.max_request_frames, insecure_token=args.insecure_token)
     app = create_app(factory, config)
+    reuse_block_memory()  # a block is a fresh half-megabyte or more: keep its pages for the next one
     import uvicorn
 
     scheme = "wss" if tls else "ws"

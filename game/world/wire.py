@@ -25,10 +25,12 @@ broken or hostile peer gets a :class:`WireError`, not a crash or a giant buffer.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import ipaddress
 import json
 import struct
+import sys
 from dataclasses import asdict
 from typing import Any, Literal
 
@@ -313,6 +315,41 @@ def caps_from_json(data: Any) -> Capabilities:
     if not (1 <= caps.width <= MAX_SIDE and 1 <= caps.height <= MAX_SIDE and caps.frames_per_block >= 1):
         raise WireError("capabilities: frame size or block length out of range")
     return caps
+
+
+# -- memory ------------------------------------------------------------------------------------------
+#: glibc ``mallopt`` parameters (``malloc.h``) and what :func:`reuse_block_memory` sets them to.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_TRIM_BYTES, _MMAP_BYTES = 64 << 20, 32 << 20
+_TUNED: list[bool] = []
+
+
+def reuse_block_memory() -> bool:
+    """Let this process reuse the memory of the blocks it sends or receives (glibc only; once).
+
+    Every block is a fresh half-megabyte buffer or more (the frames, the message, the
+    WebSocket frame). With glibc's defaults, blocks over the dynamic mmap threshold are
+    mapped and unmapped each time and a heap top over the trim threshold is given back,
+    so each block faults its pages in again: on a loaded machine that cost more CPU than
+    sending it (measured ~1.1 ms against ~0.3 ms per 160x90 block). This sets
+    ``M_MMAP_THRESHOLD`` to 32 MiB and ``M_TRIM_THRESHOLD`` to 64 MiB (``mallopt(3)``): up to
+    64 MiB of freed memory stays in the heap for the next block. ``worldloom serve`` and the
+    remote backend call it; elsewhere (not Linux, not glibc) it does nothing.
+
+    Returns:
+        Whether the settings were applied (now or by an earlier call).
+    """
+    if not _TUNED:
+        applied = False
+        if sys.platform.startswith("linux"):
+            try:
+                mallopt = ctypes.CDLL(None).mallopt
+                applied = bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_BYTES))
+                applied = bool(mallopt(_M_TRIM_THRESHOLD, _TRIM_BYTES)) and applied
+            except (OSError, AttributeError):
+                applied = False
+        _TUNED.append(applied)
+    return _TUNED[0]
 
 
 # -- frames -------------------------------------------------------------------------------------------

@@ -547,7 +547,7 @@ def test_from_block_and_request_length_are_capped_by_the_server() -> None:
         assert reply["op"] == "error" and "min_frames" in reply["message"]
         assert world.slots["capped-client"].blocks_served == 0  # nothing was rendered for them
         ws.send(dumps({"op": "generate", "request": req.to_json(), "from_block": 2}))  # the last block: fine
-        last = decode_block(ws.recv(timeout=3))  # a block: one binary message
+        last = decode_block(ws.recv(timeout=10))  # a block: one binary message
         assert (last.seq, last.block, last.last) == (1, 2, True)
         ws.close()
     finally:

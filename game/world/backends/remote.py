@@ -56,6 +56,7 @@ from game.world.wire import (
     memory_op_json,
     memory_result_from_json,
     request_text,
+    reuse_block_memory,
     session_start_json,
 )
 
@@ -132,6 +133,7 @@ class RemoteBackend:
         self._ssl: ssl.SSLContext | None = None
         if parts.scheme == "wss":
             self._ssl = ssl.create_default_context(cafile=ca_file)
+        reuse_block_memory()  # each block is a fresh half-megabyte: keep its pages (see the function)
         self._client = uuid.uuid4().hex
         self._ws: Any = None
         self._lock = threading.RLock()
