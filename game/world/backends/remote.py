@@ -22,10 +22,11 @@ more than the player takes.
   procedural fallback); the next call tries again, and once the server is back the
   session goes on. A server that restarted has forgotten the session: the client
   opens it again with its original :class:`SessionStart` and sets :attr:`notice`.
-* **Frames**: raw on loopback (a read-only view of the received message: no copy), JPEG or WebP
-  otherwise (the server decides, or
-  ``encoding=``); each chunk's ``memory["bytes_per_frame"]`` says what a frame cost,
-  ``memory["reconnects"]`` how often this client reconnected.
+* **Frames**: raw on loopback (a read-only view of the received message: no copy), JPEG or
+  WebP otherwise (the server decides, or ``encoding=``); each chunk's
+  ``memory["bytes_per_frame"]`` says what a frame cost, ``memory["reconnects"]`` how often
+  this client reconnected. A block is one binary message (:func:`~game.world.wire.decode_block`);
+  a request's JSON is encoded once and reused on a resume.
 """
 
 from __future__ import annotations
