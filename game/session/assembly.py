@@ -19,6 +19,7 @@ from typing import Any
 
 from game.cast.castroom import Castroom, RecordedReplies, build_cast
 from game.errorbank import ErrorStore, GuardedBackend
+from game.errorbank.clock import Clock
 from game.errorbank.persona import PersonaCases
 from game.errors import BackendError
 from game.models.llm import ModelError
@@ -67,7 +68,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
               policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None,
               dialogue: Any = "transformers", voice: bool = True, realtime: bool = False,
               recorded: RecordedReplies | None = None, cast_options: dict[str, Any] | None = None,
-              steps: Sequence[Step] = ()) -> Game:
+              steps: Sequence[Step] = (), clock: Clock | None = None) -> Game:
     """Build a whole game.
 
     Args:
@@ -90,6 +91,9 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         recorded: replies recorded in a transcript (replays: no model is built, no voice made).
         cast_options: more keyword arguments for :func:`game.cast.castroom.build_cast`.
         steps: extra turn steps after the cast's (tests, tools).
+        clock: what the guard measures lateness and hangs on (with ``errorbank``; see
+            :mod:`game.errorbank.clock`); default: the backend's own progress in this
+            process, real time for a remote backend. Tests inject a ``ManualClock``.
 
     Raises:
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
@@ -113,7 +117,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         def scene_of(_request: WorldRequest) -> str:
             return built[0].state.scene if built else ""
 
-        outer = GuardedBackend(base, store=store, session=session_id, story=loaded.id, scene_of=scene_of)
+        outer = GuardedBackend(base, store=store, session=session_id, story=loaded.id, scene_of=scene_of,
+                               clock=clock)
         stack.insert(0, "guard")
     caps = outer.capabilities()
     warnings: list[str] = []

@@ -118,6 +118,11 @@ CODES: dict[str, Code] = {c.code: c for c in [
          "variables: {door_open: {type: bool, default: false}}\n" + _BASE
          + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: door_open, goto: b}]}\n"
          "  b: {location: here, ending: e}\n"),
+    Code("WL024", "error", "this expression fails every time it runs: {name}",
+         "a part of it reads no variable and is refused whatever the state; see docs/story-format.md, limits",
+         "variables: {n: {type: int, default: 1}}\n" + _BASE
+         + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"'%0999999999d' % n == ''\", goto: a}, "
+         "{id: d, text: stay, goto: a}]}\n"),
     Code("WL030", "warning", "author art cannot be used as given: {name}",
          "plates are 16:9 PNGs of at least 480x270, layers the plate's size with transparency, "
          "sheet cells inside the sheet and named for an expression or pose; see docs/story-format.md",

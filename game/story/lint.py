@@ -5,6 +5,7 @@ Pure analysis of the validated story: it never plays it and never imports torch.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
-from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
+from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect, combine, constant_failure
 from game.story.ink import InkStory, is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
@@ -318,6 +319,9 @@ class Linter:
                 self.add("WL007", path, exc.why)
                 continue
             compiled_effects.append((path, eff))
+            doomed = self._effect_failure(eff)
+            if doomed is not None:
+                self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
                 self.add("WL014", path, eff.target.name)
             for n in eff.names - declared:
@@ -334,6 +338,9 @@ class Linter:
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
+            doomed = constant_failure(cond.tree)
+            if doomed is not None:
+                self.add("WL024", path, doomed.why)
             for n in cond.names - declared:
                 self.add("WL004", path, n)
             self._check_calls(path, cond.calls)
@@ -349,6 +356,24 @@ class Linter:
                 if always_false and path[-2:-1] != ("say",):
                     choice_id = getattr(self._reaction_at(path[:-1]), "id", path[-2])
                     self.add("WL012", path, choice_id)
+
+    def _effect_failure(self, eff: Effect) -> ExpressionError | None:
+        """The error an effect raises every time it runs: a constant part that fails
+        (:func:`~game.story.expr.constant_failure`), or text variable ``*=`` a count past
+        ``game.limits.MAX_TEXT_CHARS`` (``name *= 100000000``: any text it holds is too long)."""
+        for tree in (eff.value, *eff.args):
+            found = constant_failure(tree) if tree is not None else None
+            if found is not None:
+                return found
+        target, value = eff.target, eff.value
+        var = self.m.variables.get(target.name) if target is not None and target.kind == "name" else None
+        if eff.op == "*=" and var is not None and var.type == "str" and isinstance(value, ast.Constant) \
+                and isinstance(value.value, int):
+            try:
+                combine("x", "*=", value.value)
+            except ExpressionError as exc:
+                return exc
+        return None
 
     def _reaction_at(self, path: Path_) -> Reaction | None:
         for p, r in self.story.reactions():
