@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from game.models.llm import DialogueModel, Message, ModelError
 from game.state import Event, GameState
@@ -94,10 +95,17 @@ class ModelAgentPolicy:
     before is answered from the cache without the model (the same pick the model
     would make), which is what keeps a long run at the window's frame rate.
 
+    When the model fails (:class:`~game.models.llm.ModelError`: its worker died, a
+    prompt did not fit) the agents fall back to the rule policy for the rest of the
+    session: their rules and schedule still act, and where neither does they wait, as
+    with no model at all; :attr:`error` says why, and the model is not asked again (a
+    dead worker would make every turn wait for it).
+
     Attributes:
         asked: model calls made (for benches).
         reused: picks answered from the cache.
         failures: model errors met (the agent waited instead).
+        error: the first model error's text (``""``: none).
     """
 
     def __init__(self, model: DialogueModel) -> None:
@@ -105,11 +113,12 @@ class ModelAgentPolicy:
         self.asked = 0
         self.reused = 0
         self.failures = 0
+        self.error = ""
         self._picks: dict[str, str] = {}
 
     def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
-        """One of ``options``; :data:`WAIT` when the model fails or names none of them."""
-        if list(options) == [WAIT]:
+        """One of ``options``; :data:`WAIT` when the model fails (or failed before) or names none of them."""
+        if list(options) == [WAIT] or self.error:
             return WAIT
         messages = agent_messages(story, state, agent, options)
         key = json.dumps(messages, sort_keys=True)
@@ -119,8 +128,9 @@ class ModelAgentPolicy:
         self.asked += 1
         try:
             text = "".join(self.model.stream(messages, max_new_tokens=PICK_TOKENS, temperature=0.0, seed=0))
-        except ModelError:
+        except ModelError as exc:
             self.failures += 1
+            self.error = f"{agent}'s dialogue model failed ({exc}); the agents act by their rules only"
             return WAIT
         pick = self._picks[key] = parse_pick(text, options)
         return pick
@@ -129,13 +139,24 @@ class ModelAgentPolicy:
 class RecordedAgentPolicy:
     """Answers ``fallback: model`` from recorded ``agent`` events (a replay without the model).
 
+    Args:
+        events: the recorded events (:class:`~game.state.Event`), or transcript rows
+            (``{"type": "agent", "ids": {...}, "data": {"by": "model", "turn": N}}``, as
+            :mod:`game.headless` writes them); only the model's picks are kept.
+
     A turn whose pick was not recorded (the model chose ``wait``) waits again.
     """
 
-    def __init__(self, events: Iterable[Event]) -> None:
-        self.picks: dict[tuple[int, str], str] = {
-            (e.turn, e.ids.get("character", "")): e.ids.get("action", WAIT)
-            for e in events if e.kind == "agent" and e.data.get("by") == "model"}
+    def __init__(self, events: Iterable[Event | Mapping[str, Any]]) -> None:
+        self.picks: dict[tuple[int, str], str] = {}
+        for e in events:
+            kind, ids, data = (e.kind, e.ids, e.data) if isinstance(e, Event) else \
+                (e.get("type"), e.get("ids") or {}, e.get("data") or {})
+            if kind != "agent" or data.get("by") != "model":
+                continue
+            turn = e.turn if isinstance(e, Event) else data.get("turn")
+            if isinstance(turn, int):
+                self.picks[(turn, str(ids.get("character", "")))] = str(ids.get("action", WAIT))
 
     def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
         """The recorded pick for this turn and agent (``wait`` if none or no longer possible)."""
