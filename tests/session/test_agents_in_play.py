@@ -22,7 +22,7 @@ from game.models.llm_scripted import ScriptedDialogueModel
 from game.replay import replay
 from game.replay_io import read_transcript
 from game.session import open_game
-from game.state import GameState
+from game.state import GameState, Wait
 from game.story import Story, load_story
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,5 +169,31 @@ def test_a_story_without_model_agents_loads_no_model_for_them(tmp_path: Path, mi
     game = open_game(mini_path, backend="null", save_dir=tmp_path, dialogue=picker(), voice=False)
     try:
         assert game.agents is None and game.worker is None
+    finally:
+        game.close()
+
+
+def test_a_character_with_a_card_who_is_an_agent_shares_the_casts_model(tmp_path: Path, embedder: object) -> None:
+    """One dialogue model for her replies and her picks: nothing more is loaded for the agents."""
+    card = ROOT / "characters" / "eve.yaml"
+    (tmp_path / "story.yaml").write_text(f"""
+id: eve_agent
+title: Eve acts
+start: quay
+locations: {{quay: {{name: the quay}}, inn: {{name: the inn}}}}
+cast: {{eve: {{name: Eve, card: "{card}"}}}}
+agents:
+  eve: {{at: quay, fallback: model, actions: {{go: {{kind: move, to: inn}}, back: {{kind: move, to: quay}}}}}}
+scenes: {{quay: {{location: quay, choices: [{{id: stay, text: Stay}}]}}}}
+""")
+    model = ScriptedDialogueModel(default="1")
+    game = open_game(tmp_path, backend="null", save_dir=tmp_path / "saves", dialogue=model, voice=False,
+                     cast_options={"embedder": embedder, "show_progress": False})
+    try:
+        assert game.cast is not None and game.cast.model is model and game.worker is None
+        assert isinstance(game.agents, ModelAgentPolicy) and game.agents.model is model
+        game.session.start()
+        events = game.session.submit(Wait()).events
+        assert [(e.ids["action"], e.data["by"]) for e in events if e.kind == "agent"] == [("go", "model")]
     finally:
         game.close()
