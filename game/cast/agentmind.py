@@ -8,6 +8,11 @@ model can never make a character do something the story did not declare. Decodin
 is greedy, so the same game gives the same picks, and a prompt seen before is
 answered from a cache.
 
+The model thinks off the session's lock: :class:`PicksAhead` is the turn step that
+makes the session's prepare phase run (the rules on a copy of the state, where the
+agents' world turn asks the model), so the turn itself finds every pick in the cache
+and the window keeps streaming frames meanwhile.
+
 Replays need no model: :class:`RecordedAgentPolicy` answers each agent turn with the
 pick recorded in the event log (``agent`` events with ``data.by == "model"``).
 """
@@ -20,8 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from game.models.llm import DialogueModel, Message, ModelError
-from game.state import Event, GameState
+from game.state import AddReference, AnyIntent, Event, GameState, Instruct
 from game.story.agents import WAIT, location_of
+from game.story.host import TurnHost
 from game.story.story import Story
 
 #: Most tokens the model may answer with (a number or an id).
@@ -134,6 +140,36 @@ class ModelAgentPolicy:
             return WAIT
         pick = self._picks[key] = parse_pick(text, options)
         return pick
+
+
+class PicksAhead:
+    """The turn step that lets the agents' dialogue model pick off the session's lock.
+
+    A :class:`game.session.steps.Prepares` step: before each turn the session applies the
+    rules to a copy of the state, off its lock, for the steps that prepare. The copy's
+    world turn asks ``policy`` for every agent the rules leave to the model, and the
+    policy keeps each pick by its prompt; the turn under the lock then asks the same
+    prompts and gets the same picks from the cache, without the model. So the slow part
+    happens while the window still streams frames, and the picks are those the turn
+    would have made (a prompt that changed in between is simply asked then).
+
+    Args:
+        policy: the agents' :class:`ModelAgentPolicy` (the one the runtime uses).
+    """
+
+    def __init__(self, policy: ModelAgentPolicy) -> None:
+        self.policy = policy
+
+    def prepares(self, intent: AnyIntent) -> bool:
+        """Every intent that gives the agents a turn (not a world edit), while the model works."""
+        return not isinstance(intent, Instruct | AddReference) and not self.policy.error
+
+    def prepare(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> None:
+        """Nothing more to do: the rules the session ran on the copy already asked the model."""
+
+    def on_turn(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> list[Event]:
+        """No events of its own (the agents act in the rules)."""
+        return []
 
 
 class RecordedAgentPolicy:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from game.cast.agentmind import ModelAgentPolicy
+from game.cast.agentmind import ModelAgentPolicy, PicksAhead
 from game.cast.castroom import Castroom, RecordedReplies, build_cast, load_dialogue
 from game.errorbank import ErrorStore, GuardedBackend
 from game.models.llm import ModelError
@@ -151,6 +151,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")
     all_steps: list[Step] = [cast, *steps] if cast is not None else list(steps)
+    if isinstance(mind, ModelAgentPolicy):  # the model picks off the session's lock
+        all_steps.insert(0, PicksAhead(mind))
     extensions: dict[str, Extension] = {"cast": cast} if cast is not None else {}
     views: dict[str, CastView] = dict(cast.views()) if cast is not None else {}
     try:

@@ -197,3 +197,48 @@ scenes: {{quay: {{location: quay, choices: [{{id: stay, text: Stay}}]}}}}
         assert [(e.ids["action"], e.data["by"]) for e in events if e.kind == "agent"] == [("go", "model")]
     finally:
         game.close()
+
+
+class Done:
+    """A last step that counts the turns applied."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+
+    def on_turn(self, host: Any, intent: Any, events: list[Any]) -> list[Any]:
+        self.turns += 1
+        return []
+
+
+class Watching(ScriptedDialogueModel):
+    """A scripted model that notes, at each call, the session's turn and the turns applied so far."""
+
+    def __init__(self, done: Done) -> None:
+        super().__init__(default="1")
+        self.done = done
+        self.session: Any = None
+        self.seen: list[tuple[int, int]] = []
+
+    def stream(self, messages: list[Message], max_new_tokens: int = 128, temperature: float = 0.0,
+               seed: int = 0) -> Iterator[str]:
+        self.seen.append((self.session.state.turn, self.done.turns))
+        return super().stream(messages, max_new_tokens, temperature, seed)
+
+
+def test_the_model_picks_before_the_turn_off_the_sessions_lock(tmp_path: Path) -> None:
+    """Each call happens while the session's state is still the last turn's (the prepare phase,
+    on a copy, off the lock), never inside the turn (where it already is the new turn's)."""
+    done = Done()
+    model = Watching(done)
+    game = open_game(TWO, backend="null", seed=1, save_dir=tmp_path, dialogue=model, voice=False, steps=[done])
+    model.session = game.session
+    try:
+        game.session.start()
+        first = game.session.state.turn
+        events = []
+        for _ in range(12):
+            events += game.session.submit(Wait()).events
+    finally:
+        game.close()
+    assert model.calls >= 3 and any(e.kind == "agent" and e.data["by"] == "model" for e in events)
+    assert all(turn == first + applied for turn, applied in model.seen), model.seen
