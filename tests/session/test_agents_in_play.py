@@ -242,3 +242,25 @@ def test_the_model_picks_before_the_turn_off_the_sessions_lock(tmp_path: Path) -
         game.close()
     assert model.calls >= 3 and any(e.kind == "agent" and e.data["by"] == "model" for e in events)
     assert all(turn == first + applied for turn, applied in model.seen), model.seen
+
+
+def test_play_dialogue_none_loads_no_model_and_the_agents_keep_to_their_rules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from game import cli
+    from game.cast import castroom
+    from game.session import assembly
+
+    def no_loading(*args: Any, **kw: Any) -> Any:
+        raise AssertionError(f"a dialogue model was loaded: {args[:1]}")
+
+    monkeypatch.setattr(castroom, "load_dialogue", no_loading)
+    monkeypatch.setattr(assembly, "load_dialogue", no_loading)
+    script = tmp_path / "w.txt"
+    script.write_text("wait 1\n" * 20)
+    out = tmp_path / "t.jsonl"
+    assert cli.main(["play", str(TWO), "--headless", "--dialogue", "none", "--no-voice", "--no-errorbank",
+                     "--backend", "null", "--inputs", str(script), "--transcript", str(out),
+                     "--save-dir", str(tmp_path / "saves")]) == 0
+    rows = agent_rows(out)
+    assert rows and not [r for r in rows if r["data"]["by"] == "model"]
+    assert "worldloom:" not in capsys.readouterr().err  # no warning about a model that would not load
