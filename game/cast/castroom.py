@@ -915,8 +915,15 @@ def story_cards(story: Story) -> dict[str, CharacterCard]:
     return out
 
 
-def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
-                show_progress: bool) -> tuple[DialogueModel | None, ModelWorker | None]:
+def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
+                  show_progress: bool = True) -> tuple[DialogueModel | None, ModelWorker | None]:
+    """``(model, worker)``: the dialogue model ``spec`` names (see :func:`dialogue_spec`; a model
+    object is used as it is; ``None``: none), loaded in a worker process unless it is scripted
+    (``worker`` is then ``None``; otherwise the caller closes it). ``base``: the story folder.
+
+    Raises:
+        ModelError: the model cannot be loaded.
+    """
     if spec is None:
         return None, None
     if isinstance(spec, str):
@@ -971,7 +978,7 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         return None
     settings = settings or DialogueSettings(seed=seed)
     store = errorbank
-    model, worker = (None, None) if recorded is not None else _load_model(dialogue, story.folder, show_progress)
+    model, worker = (None, None) if recorded is not None else load_dialogue(dialogue, story.folder, show_progress)
     try:
         context = min(model.context_size, MAX_CONTEXT) if model is not None else MAX_CONTEXT
         characters: dict[str, Character] = {}
@@ -1015,6 +1022,7 @@ __all__ = [
     "format_summary",
     "build_cast",
     "key_terms",
+    "load_dialogue",
     "names_claimed",
     "owners_differ",
     "speech_estimate",
