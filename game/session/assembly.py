@@ -19,6 +19,7 @@ from typing import Any
 
 from game.cast.castroom import Castroom, RecordedReplies, build_cast
 from game.errorbank import ErrorStore, GuardedBackend
+from game.models.embedder import shared_encode
 from game.models.llm import ModelError
 from game.session.session import Extension, Session
 from game.session.steps import Step
@@ -67,7 +68,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     Args:
         story: a story folder or file, or a loaded :class:`Story`.
         backend: a registered backend name (made with ``backend_options`` and ``size``) or a
-            backend object.
+            backend object. ``procedural`` gets the shared MiniLM (loaded on first need) to map
+            nouns its vocabulary does not know, unless ``backend_options`` give ``embed``.
         backend_options: keyword arguments for the backend (``model=``, ``url=``).
         size: the world's frame size ``(width, height)`` (default: the backend's).
         seed: seed of every random draw.
@@ -94,6 +96,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     if isinstance(backend, str):
         kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
         kwargs.update(backend_options or {})
+        if backend == "procedural":  # unknown nouns of a scene map to what it draws by meaning
+            kwargs.setdefault("embed", shared_encode)
         base: Backend = make_backend(backend, **kwargs)
     else:
         base = backend

@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 
+from game.errors import WorldloomError
+
 #: ``texts -> (N, D)`` unit vectors (e.g. ``get_embedder().encode``).
 Embed = Callable[[Sequence[str]], np.ndarray]
 #: Least cosine similarity at which a phrase is taken to mean a vocabulary entry. Measured with
@@ -167,6 +169,8 @@ class Vocabulary:
 
     def __init__(self, embed: Embed | None = None) -> None:
         self.embed = embed
+        #: Why the embedder could not be used (it failed to load), or ``""``.
+        self.unavailable = ""
         self._about: np.ndarray | None = None
         self._settings: dict[str, Setting] = {}
         self._nouns: dict[str, tuple[str, float]] = {}
@@ -182,9 +186,13 @@ class Vocabulary:
         """The nearest entry of ``kinds`` to ``phrase`` by meaning and its cosine (``("", 0)`` without an embedder)."""
         if self.embed is None:
             return "", 0.0
-        if self._about is None:
-            self._about = self._vectors([f"{t.name.replace('_', ' ')}: {t.about}" for t in VOCAB])
-        q = self._vectors([phrase])[0]
+        try:
+            if self._about is None:
+                self._about = self._vectors([f"{t.name.replace('_', ' ')}: {t.about}" for t in VOCAB])
+            q = self._vectors([phrase])[0]
+        except WorldloomError as exc:  # the model would not load: match by words from now on
+            self.embed, self.unavailable = None, str(exc)
+            return "", 0.0
         sims = self._about @ q
         allowed = np.array([t.kind in kinds and t.by_meaning for t in VOCAB])
         sims = np.where(allowed, sims, -1.0)
@@ -212,7 +220,8 @@ class Vocabulary:
                 names.append(name)
                 mapped.append((phrase, name))
             else:
-                why = f"nearest is {name} at {sim:.2f}" if name else "no embedder to match by meaning"
+                why = (f"nearest is {name} at {sim:.2f}" if name else
+                       f"no embedder to match by meaning{': ' + self.unavailable if self.unavailable else ''}")
                 notes.append(f"scenery: nothing in the vocabulary is near {phrase!r} ({why}); not drawn")
         interior = next((n for n in names if BY_NAME[n].kind == "interior"), "")
         full = _with_needs(names)
