@@ -7,7 +7,9 @@ It loads the story, makes the backend, and stacks, from the outside in:
 then builds the cast (cards, memories, relationships, dialogue model, voice) and the
 :class:`~game.session.session.Session` with its steps in turn order: rules (built in),
 the cast, then the director (built in). :attr:`Game.stack` names the layers in that
-order, so a run can say what it plays on.
+order, so a run can say what it plays on. A backend that paints ahead
+(:class:`~game.world.protocol.PaintsAhead`) is given the opening scenes first, so it
+paints them while the cast loads and the window opens.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from game.models.llm import ModelError
 from game.session.session import Extension, Session
 from game.session.steps import Step
 from game.session.voice import VoiceLayer
+from game.state import GameState
 from game.story.loader import load_story
 from game.story.story import Story
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import CastView
-from game.world.protocol import Backend, WorldRequest
+from game.world.director import CastView, Director
+from game.world.protocol import Backend, PaintsAhead, WorldRequest
 
 
 @dataclass
@@ -101,6 +104,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         base: Backend = make_backend(backend, **kwargs)
     else:
         base = backend
+    if isinstance(base, PaintsAhead):  # the opening is painted while the cast loads and the title shows
+        base.prepare(Director(loaded, base.capabilities(), session_id).opening(GameState(seed=seed)), seed)
     stack = [_layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None

@@ -185,7 +185,7 @@ class Painter:
         self._sheet_specs: dict[str, str] = {}
         self._sheet_images: dict[str, Image.Image | None] = {}
         self._lock = threading.Lock()
-        self._pending: dict[tuple[object, ...], Future[Backdrop | Plate]] = {}
+        self._pending: dict[tuple[object, ...], Future[None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self.sprites_built = 0
         self.backdrops_built = 0
@@ -222,6 +222,7 @@ class Painter:
         notes: list[str] = []
         tint = self._reference_tint(request.references, notes)
         look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint)
+        self._await(scene.location, look, scene.setting, seed)
         setting = self.vocab.read(scene.setting)
         notes += setting.notes
         art = self._art(scene.location, anchors)
@@ -302,17 +303,44 @@ class Painter:
         return (location, still, setting.interior, setting.things, self.width, self.height, seed)
 
     def prepare(self, scene: Scene, seed: int) -> None:
-        """Paint ``scene``'s stage in the background (one worker thread), so that the first block
-        there costs what a warm block costs; :meth:`stage` waits for it if it is still painting."""
+        """Read ``scene``'s setting and paint its stage in the background (one worker thread), so
+        that the first block there costs what a warm block costs. Returns at once: even the
+        reading (which may load the sentence embedder) happens on the worker; :meth:`plan` waits
+        for a scene still being prepared rather than doing the work twice."""
         look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting)
-        setting = self.vocab.read(scene.setting)
-        key = self.stage_key(scene.location, look, setting, seed)
+        key = self._text_key(scene.location, look, scene.setting, seed)
         with self._lock:
-            if key in self._backdrops or key in self._pending:
+            if key in self._pending and not self._pending[key].done():
                 return
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead")
-            self._pending[key] = self._pool.submit(self.build_stage, scene.location, look, setting, seed)
+            for done in [k for k, f in self._pending.items() if f.done()]:
+                del self._pending[done]  # prepared and never entered (a choice not taken)
+            self._pending[key] = self._pool.submit(self._prepare, scene.location, look, scene.setting, seed)
+
+    def _text_key(self, location: str, look: Look, text: str, seed: int) -> tuple[object, ...]:
+        """What a scene to prepare is before its setting is read (the stage key's words)."""
+        still = replace(look, fireflies=False, petals=None)
+        return (location, still, text, self.width, self.height, seed)
+
+    def _prepare(self, location: str, look: Look, text: str, seed: int) -> None:
+        setting = self.vocab.read(text)
+        key = self.stage_key(location, look, setting, seed)
+        with self._lock:
+            if key in self._backdrops:
+                return
+        built = self.build_stage(location, look, setting, seed)
+        with self._lock:
+            if key not in self._backdrops:
+                self.keep(key, built)
+
+    def _await(self, location: str, look: Look, text: str, seed: int) -> None:
+        """Wait for the preparation of this scene if it is under way (see :meth:`prepare`); one
+        still queued behind others is taken back and done now instead."""
+        with self._lock:
+            pending = self._pending.pop(self._text_key(location, look, text, seed), None)
+        if pending is not None and not pending.cancel():
+            pending.result()
 
     def settle(self) -> None:
         """Wait until every stage being painted ahead is done (benchmarks: "the player has read")."""
@@ -320,6 +348,9 @@ class Painter:
             futures = list(self._pending.values())
         for f in futures:
             f.result()
+        with self._lock:
+            for key in [k for k, f in self._pending.items() if f.done()]:
+                del self._pending[key]
 
     def close(self) -> None:
         """Stop painting ahead (waits for the stage being painted)."""
@@ -341,8 +372,7 @@ class Painter:
             if found is not None:
                 self._backdrops.move_to_end(key)
                 return found
-            pending = self._pending.pop(key, None)
-        built = pending.result() if pending is not None else self.build_stage(location, look, setting, seed)
+        built = self.build_stage(location, look, setting, seed)
         with self._lock:
             self.keep(key, built)
         return built
