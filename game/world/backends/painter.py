@@ -232,7 +232,7 @@ class Painter:
         scene = request.scene
         notes: list[str] = []
         tint = self._reference_tint(request.references, notes)
-        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint)
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint, scene.light)
         self._await(scene.location, look, scene.setting, seed)
         setting = self.vocab.read(scene.setting)
         notes += setting.notes
@@ -318,7 +318,7 @@ class Painter:
         that the first block there costs what a warm block costs. Returns at once: even the
         reading (which may load the sentence embedder) happens on the worker; :meth:`plan` waits
         for a scene still being prepared rather than doing the work twice."""
-        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting)
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting, None, scene.light)
         key = self._text_key(scene.location, look, scene.setting, seed)
         with self._lock:
             if key in self._pending and not self._pending[key].done():
@@ -469,6 +469,7 @@ class Painter:
             else:
                 share = HELD_SIZE.get(kind, 0.12) * (CREATURE_HOLDS if holder.kind == "creature" else 1.0)
                 height = holder.height * min(HELD_H, share)
+            height *= _size_of(e.look)
         default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
                    "lantern": (246.0, 196.0, 92.0), "campfire": (250.0, 150.0, 60.0), **THINGS}.get(kind)
         colour = colour_word(f"{e.look} {e.name}") or default or colour_from_text("", e.id)
@@ -761,6 +762,18 @@ def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
 def _edited_colour(look: str) -> RGB | None:
     """The colour a look edit gave ("now blue: ..." -> blue), or ``None``."""
     return colour_word(look.split(":")[0]) if look.startswith("now ") else None
+
+
+#: How much larger a thing a world edit made ``big`` (or ``small``) is drawn.
+SIZE_WORDS = {"big": 1.6, "small": 0.6}
+
+
+def _size_of(look: str) -> float:
+    """The scale a size word gives a thing: an object's look ("a big lantern") or an item's edited
+    look ("now big blue: ..."); 1.0 without one."""
+    head = look.split(":")[0] if look.startswith("now ") else " ".join(look.split()[:3])
+    words = head.lower().split()
+    return next((SIZE_WORDS[w] for w in words if w in SIZE_WORDS), 1.0)
 
 
 def _is_portrait(pic: Image.Image) -> bool:

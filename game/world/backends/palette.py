@@ -299,12 +299,23 @@ def resolve_time(time_of_day: str, palette: Palette) -> str:
     return time
 
 
+#: The light a story (or a world edit) lit: its colour, and how far it pulls the land, the
+#: rim light and the grade of what stands in it (characters) toward that colour.
+LIGHTS: dict[str, tuple[RGB, float]] = {
+    "lantern": ((255.0, 190.0, 110.0), 0.24), "firelight": ((255.0, 146.0, 76.0), 0.3),
+    "candle": ((255.0, 200.0, 130.0), 0.18), "glow": ((255.0, 208.0, 150.0), 0.16),
+    "bright": ((255.0, 252.0, 240.0), 0.22), "dim": ((36.0, 38.0, 48.0), 0.25),
+    "moonlight": ((172.0, 194.0, 238.0), 0.24), "moonrise": ((172.0, 194.0, 238.0), 0.12),
+}
+
+
 def resolve_look(
     palette_name: str,
     time_of_day: str,
     weather: str,
     prompt: str = "",
     tint: RGB | None = None,
+    light: str = "",
 ) -> Look:
     """Resolve a scene's palette, time and weather into a :class:`Look`.
 
@@ -315,6 +326,7 @@ def resolve_look(
         prompt: the text prompt; ``fireflies``, ``petals``/``blossom`` and
             ``leaves``/``autumn`` add drifting particles.
         tint: mean colour of the reference images, pulled into the land and sky.
+        light: the light lit (``lantern``, ``moonlight``...; see :data:`LIGHTS`; others none).
     """
     pal = palette_for(palette_name)
     time = resolve_time(time_of_day, pal)
@@ -364,6 +376,7 @@ def resolve_look(
         fog = 1.0
         sky = replace(
             sky,
+            top=lerp_rgb(sky.top, fog_colour, 0.4),
             mid=lerp_rgb(sky.mid, fog_colour, 0.55),
             horizon=lerp_rgb(sky.horizon, fog_colour, 0.75),
             glow=sky.glow * 0.6,
@@ -384,6 +397,14 @@ def resolve_look(
             streaks=False,
         )
         haze = sky.horizon
+    lit = LIGHTS.get(light.lower())
+    if lit is not None:
+        colour, share = lit
+        near, ground, grass, tree = (lerp_rgb(c, mul_rgb(colour, (luma(c) / 255.0 + 0.25,) * 3), share)
+                                     for c in (near, ground, grass, tree))
+        rim = lerp_rgb(rim, colour, 0.6)
+        sky = replace(sky, grade=lerp_rgb(sky.grade, (colour[0] / 255.0, colour[1] / 255.0, colour[2] / 255.0),
+                                          share))
     fireflies = "firefl" in words or (time in ("dusk", "night") and wx in ("clear", "fog"))
     petals: RGB | None = None
     if "petal" in words or "blossom" in words:
