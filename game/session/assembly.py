@@ -9,7 +9,9 @@ agents' policy (:mod:`game.cast.agentmind`: the dialogue model picks, among the 
 the story declares, for agents with ``fallback: model``; a replay's recorded picks) and
 the :class:`~game.session.session.Session` with its steps in turn order: rules (built
 in; the agents act in them), the cast, then the director (built in). :attr:`Game.stack`
-names the layers in that order, so a run can say what it plays on.
+names the layers in that order, so a run can say what it plays on. A backend that paints
+ahead (:class:`~game.world.protocol.PaintsAhead`) is given the opening scenes first, so it
+paints them while the cast loads and the window opens.
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.clock import Clock
 from game.errorbank.persona import PersonaCases
 from game.errors import BackendError
+from game.models.embedder import shared_encode
 from game.models.llm import ModelError
 from game.models.worker import ModelWorker
 from game.session.session import Extension, Session
 from game.session.steps import Step
 from game.session.voice import VoiceLayer
+from game.state import GameState
 from game.story.agents import AgentPolicy, model_agents
 from game.story.loader import load_story
 from game.story.story import Story
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import CastView
-from game.world.protocol import Backend, WorldRequest
+from game.world.director import CastView, Director
+from game.world.protocol import Backend, PaintsAhead, WorldRequest
 
 
 @dataclass
@@ -88,7 +92,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     Args:
         story: a story folder or file, or a loaded :class:`Story`.
         backend: a registered backend name (made with ``backend_options`` and ``size``) or a
-            backend object.
+            backend object. ``procedural`` gets the shared MiniLM (loaded on first need) to map
+            nouns its vocabulary does not know, unless ``backend_options`` give ``embed``.
         backend_options: keyword arguments for the backend (``model=``, ``url=``).
         size: the world's frame size ``(width, height)`` (default: the backend's).
         seed: seed of every random draw.
@@ -125,9 +130,13 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     if isinstance(backend, str):
         kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
         kwargs.update(backend_options or {})
+        if backend == "procedural":  # unknown nouns of a scene map to what it draws by meaning
+            kwargs.setdefault("embed", shared_encode)
         base: Backend = make_backend(backend, **kwargs)
     else:
         base = backend
+    if isinstance(base, PaintsAhead):  # the opening is painted while the cast loads and the title shows
+        base.prepare(Director(loaded, base.capabilities(), session_id).opening(GameState(seed=seed)), seed)
     stack = [backend if isinstance(backend, str) else _layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None

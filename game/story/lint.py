@@ -9,6 +9,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import sys
 import tomllib
 from collections import deque
@@ -75,6 +76,24 @@ def severity_overrides(folder: Path) -> dict[str, Severity]:
                              hint="use error, warning, info or off")
         out[code] = sev
     return out
+
+
+#: Words that say a thing is not there any more.
+GONE = r"(?:is|was|has)\s+(?:gone|lost|missing|vanished)|got away|gone|blew away|flew off|flew away|no longer here"
+
+
+def gone_in(text: str, ident: str, name: str) -> bool:
+    """Whether ``text`` says the thing called ``ident`` / ``name`` (its last word too: "red kite" ->
+    "kite") is gone: "the kite is gone", "the kite got away", "you lost the kite", "no kite"."""
+    low = text.lower()
+    words = {ident.replace("_", " ").lower(), name.lower().removeprefix("the ").strip()}
+    words |= {w.split()[-1] for w in words if w.split()}
+    for w in sorted(words, key=len, reverse=True):
+        n = re.escape(w)
+        if re.search(rf"\b{n}\b[^.;!?]{{0,24}}?\b(?:{GONE})\b", low) or \
+                re.search(rf"\b(?:lost|without|no)\s+(?:the\s+|your\s+|its\s+)?{n}\b", low):
+            return True
+    return False
 
 
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -153,6 +172,7 @@ class Linter:
         self.check_expressions()
         self.check_graph()
         self.check_lines()
+        self.check_gone()
         self.check_assets()
         self.check_ids()
         self.check_actions()
@@ -414,6 +434,24 @@ class Linter:
         for path, line in self.story.lines():
             if len(line.text) > MAX_LINE_CHARS:
                 self.add("WL008", (*path, "text"), len(line.text))
+
+    def check_gone(self) -> None:
+        """WL031: a scene lists an item (``items:``) or a character (``present:``) that its own
+        unconditional text (a line without ``if:``, or its prompt) says is gone; the world
+        would draw what the player is told is not there."""
+        m = self.m
+        for sid, scene in m.scenes.items():
+            texts: list[tuple[Path_, str]] = [(("scenes", sid, "lines", k, "text"), ln.text)
+                                              for k, ln in enumerate(scene.lines) if not ln.if_]
+            texts += [(("scenes", sid, "prompt"), scene.prompt)] if scene.prompt else []
+            listed = [("items", i, m.items[i].name) for i in scene.items if i in m.items]
+            listed += [("present", c, m.cast[c].name) for c in scene.present if c in m.cast]
+            for field, ident, name in listed:
+                for path, text in texts:
+                    if gone_in(text, ident, name):
+                        self.add("WL031", path, f"scene {sid} lists {ident} under {field}:, but its text says "
+                                 f"it is gone: {text!r}")
+                        break
 
     def assets(self) -> list[tuple[Path_, str]]:
         """Every asset the story names, with its source path (relative to the story folder)."""
