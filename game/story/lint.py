@@ -343,7 +343,7 @@ class Linter:
                     self.add("WL011", path, args[0])
             if not cond.names and not cond.calls:
                 try:
-                    always_false = not cond(_NoEnv())
+                    always_false = not cond(_FrozenEnv({}))
                 except ExpressionError:
                     always_false = False
                 if always_false and path[-2:-1] != ("say",):
@@ -515,7 +515,8 @@ class Linter:
 
 
 class _FrozenEnv:
-    """Variables nothing assigns, at their defaults; any other read is not constant."""
+    """Variables nothing assigns, at their defaults; any other read is not constant (with no
+    values: an environment for constant conditions, where any lookup means not constant)."""
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.values = values
@@ -523,22 +524,6 @@ class _FrozenEnv:
     def name(self, key: str) -> Any:
         if key in self.values:
             return self.values[key]
-        raise ExpressionError("not constant")
-
-    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
-        raise ExpressionError("not constant")
-
-    def assign(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-    def effect_call(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-
-class _NoEnv:
-    """An environment for constant conditions: any lookup means it is not constant."""
-
-    def name(self, key: str) -> Any:
         raise ExpressionError("not constant")
 
     def call(self, fn: str, args: tuple[Any, ...]) -> Any:
