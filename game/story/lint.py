@@ -28,7 +28,7 @@ from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.strings import check_catalogue
-from game.story.yamlio import Path_
+from game.story.yamlio import Path_, gc_paused
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
 GIFT_NAMES = ("item", "character")
@@ -100,6 +100,7 @@ class Linter:
         self.overrides = overrides or {}
         self.out: list[Diagnostic] = []
         self.obtainable = set(self.m.inventory)
+        self._effect_list: list[tuple[Path_, str]] | None = None
 
     def add(self, code: str, path: Path_, name: object) -> None:
         c = CODES[code]
@@ -111,6 +112,12 @@ class Linter:
 
     # -- helpers -------------------------------------------------------------
     def _effects(self) -> list[tuple[Path_, str]]:
+        """Every effect source with its path (listed once per lint)."""
+        if self._effect_list is None:
+            self._effect_list = self._list_effects()
+        return self._effect_list
+
+    def _list_effects(self) -> list[tuple[Path_, str]]:
         out: list[tuple[Path_, str]] = []
         for path, r in self.story.reactions():
             out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
@@ -567,7 +574,8 @@ def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
         return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
                            c.message.format(name=exc.why), exc.hint or c.hint)]
     linter = Linter(story, overrides)
-    diags = linter.run()
+    with gc_paused():  # the checks make many small objects and no cycles
+        diags = linter.run()
     if use_cache and not ink:
         _write_memo(_memo_file(story.digest, overrides, root), root.parent, [rel for _, rel in linter.assets()], diags)
     return diags

@@ -189,3 +189,15 @@ def test_every_line_to_every_ending_plays_in_french(demo: str, monkeypatch: pyte
         if endings == set(ex.declared_endings()):
             break
     assert endings == set(ex.declared_endings()) and shown > 100
+
+
+def test_a_localised_story_lists_its_own_reactions_not_the_sources() -> None:
+    """The story lists its reactions and lines once; a localised copy must list the translated ones."""
+    story = load_story(DEMOS / "zero_mark")
+    english = {str(p): r for p, r in story.reactions()}  # listed (and kept) before the copy is made
+    french = localised(story, translation_for(story, "fr"))
+    assert french is not story and french.digest == story.digest
+    texts = {str(p): getattr(r, "text", "") for p, r in french.reactions()}
+    key = str(("scenes", "clearing", "choices", 0))
+    assert getattr(english[key], "text", "") == "Hold out the kite" and texts[key] == "Tendre le cerf-volant"
+    assert [ln.text for _, ln in story.lines()] == [ln.text for _, ln in french.lines()]  # lines: by id, at play
