@@ -92,6 +92,7 @@ from game.models.worker import ModelWorker
 from game.state import AnyIntent, Event, GameState, Say
 from game.story.host import TurnHost
 from game.story.story import Story
+from game.story.strings import language
 from game.story.yamlio import compose_marked
 
 #: Name of the extension in saves (``extra["cast"]``).
@@ -687,8 +688,8 @@ class Castroom:
 
     @staticmethod
     def _voice_settings(ch: Character, style: Any) -> VoiceSettings:
-
-        return VoiceSettings.from_card(ch.card.voice, style)
+        """Her card's voice with ``style`` on top, in the language play is in (``--lang``)."""
+        return VoiceSettings.from_card(ch.card.voice, style, language())
 
     def _bank(self, ch: Character, reply: Reply, state: GameState) -> None:
         """Out-of-character rejections: a ``reply.persona`` case each, and a negative example."""

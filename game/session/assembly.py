@@ -37,6 +37,7 @@ from game.state import GameState
 from game.story.agents import AgentPolicy, model_agents
 from game.story.loader import load_story
 from game.story.story import Story
+from game.story.strings import localised, translation_for
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, Director
@@ -125,6 +126,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
     """
     loaded = story if isinstance(story, Story) else load_story(story)
+    loaded = localised(loaded, translation_for(loaded))  # $WORLDLOOM_LANG's names and titles
     # a file given by name is what reload() re-reads (a folder: the story's own file)
     source = Path(story) if not isinstance(story, Story) and Path(story).is_file() else None
     if isinstance(backend, str):

@@ -47,6 +47,7 @@ from game.story.ink_runtime import runtime_for
 from game.story.lint import Diagnostic, lint_story
 from game.story.loader import load_story, read_sources, story_file
 from game.story.runtime import StoryRuntime
+from game.story.strings import localised, translation_for
 
 if TYPE_CHECKING:
     from game.session import Session
@@ -201,7 +202,7 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
         story = load_story(path)
     except StoryError as exc:
         return None, diags + [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
-    return story, diags
+    return localised(story, translation_for(story)), diags  # the names and titles of $WORLDLOOM_LANG
 
 
 def _notify(session: Session, method: str, *args: Any) -> list[Event]:

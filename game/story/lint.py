@@ -30,7 +30,7 @@ from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.strings import check_catalogue
-from game.story.yamlio import Path_
+from game.story.yamlio import Path_, gc_paused
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
 GIFT_NAMES = ("item", "character")
@@ -120,6 +120,7 @@ class Linter:
         self.overrides = overrides or {}
         self.out: list[Diagnostic] = []
         self.obtainable = set(self.m.inventory)
+        self._effect_list: list[tuple[Path_, str]] | None = None
 
     def add(self, code: str, path: Path_, name: object) -> None:
         c = CODES[code]
@@ -131,6 +132,12 @@ class Linter:
 
     # -- helpers -------------------------------------------------------------
     def _effects(self) -> list[tuple[Path_, str]]:
+        """Every effect source with its path (listed once per lint)."""
+        if self._effect_list is None:
+            self._effect_list = self._list_effects()
+        return self._effect_list
+
+    def _list_effects(self) -> list[tuple[Path_, str]]:
         out: list[tuple[Path_, str]] = []
         for path, r in self.story.reactions():
             out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
@@ -370,7 +377,7 @@ class Linter:
                     self.add("WL011", path, args[0])
             if not cond.names and not cond.calls:
                 try:
-                    always_false = not cond(_NoEnv())
+                    always_false = not cond(_FrozenEnv({}))
                 except ExpressionError:
                     always_false = False
                 if always_false and path[-2:-1] != ("say",):
@@ -578,7 +585,8 @@ class Linter:
 
 
 class _FrozenEnv:
-    """Variables nothing assigns, at their defaults; any other read is not constant."""
+    """Variables nothing assigns, at their defaults; any other read is not constant (with no
+    values: an environment for constant conditions, where any lookup means not constant)."""
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.values = values
@@ -586,22 +594,6 @@ class _FrozenEnv:
     def name(self, key: str) -> Any:
         if key in self.values:
             return self.values[key]
-        raise ExpressionError("not constant")
-
-    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
-        raise ExpressionError("not constant")
-
-    def assign(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-    def effect_call(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-
-class _NoEnv:
-    """An environment for constant conditions: any lookup means it is not constant."""
-
-    def name(self, key: str) -> Any:
         raise ExpressionError("not constant")
 
     def call(self, fn: str, args: tuple[Any, ...]) -> Any:
@@ -645,7 +637,8 @@ def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
         return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
                            c.message.format(name=exc.why), exc.hint or c.hint)]
     linter = Linter(story, overrides)
-    diags = linter.run()
+    with gc_paused():  # the checks make many small objects and no cycles
+        diags = linter.run()
     if use_cache and not ink:
         _write_memo(_memo_file(story.digest, overrides, root), root.parent, [rel for _, rel in linter.assets()], diags)
     return diags
