@@ -119,6 +119,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     except BaseException:
         outer.close()
         raise
+    if cast is not None:
+        warnings.extend(cast.warnings)
     if cast is not None and cast.voice is not None:
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")

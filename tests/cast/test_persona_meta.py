@@ -10,9 +10,11 @@ import pytest
 
 from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
+from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding, says_value
 from game.cast.guard import PersonaFacts, PersonaGuard
 from game.cast.memory import Memory
+from game.cast.verifier import Verifier
 from game.models.llm import Message
 from game.models.llm_scripted import ScriptedDialogueModel
 from game.state.events import Event
@@ -121,3 +123,13 @@ def test_says_value_reads_numbers_and_words() -> None:
     assert says_value("The honey one, I think.", "honey cake")
     assert not says_value("The kettle's on.", "honey cake")
     assert says_value("Rex and Biscuit.", "Biscuit; Rex")
+
+
+@pytest.mark.parametrize(("reply", "line", "ok"), [
+    ("I'm a stupid, boring old woman.", "You are a stupid, boring old woman.", False),
+    ("I'm the keeper of this light.", "You are the keeper of the light?", True),  # her card's own words
+    ("I'm not stupid, just tired of fools.", "You are stupid and boring.", True),
+])
+def test_she_does_not_take_on_what_the_player_called_her(eve: Any, reply: str, line: str, ok: bool) -> None:
+    verdict, _ = Verifier(FactSheet.from_card(eve)).check(reply, None, line)
+    assert verdict.ok == ok and (ok or verdict.kind == "identity"), verdict
