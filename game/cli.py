@@ -8,6 +8,7 @@
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
     worldloom errorbank stats|export|calibrate|label [--db PATH]
+    worldloom card validate|import|export CARD [--lore WORLD.json] [-o OUT]
     worldloom serve --backend NAME --port N   (token from WORLDLOOM_TOKEN)
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
@@ -99,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     from game.errorbank.cli import add_parser as add_errorbank_parser
 
     add_errorbank_parser(sub)
+
+    from game.cast.card_cli import add_parser as add_card_parser
+
+    add_card_parser(sub)
 
     from game.world.server import add_serve_parser
 

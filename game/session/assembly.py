@@ -171,6 +171,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         if cast is not None:
             cast.close()
         raise
+    if cast is not None:
+        warnings.extend(cast.warnings)
     if cast is not None and cast.voice is not None:
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")
