@@ -79,10 +79,13 @@ def build_app(settings: RaySettings) -> Any:
         }
     else:
         options["num_replicas"] = settings.replicas
-    world = serve.deployment(**options)(WorldReplica).bind(asdict(settings))
+    # the replicas get only what they use, so a change of replica counts is a scale (a drain), not a restart
+    every = asdict(settings)
+    world = serve.deployment(**options)(WorldReplica).bind(
+        {k: every[k] for k in ("backend", "backend_kwargs", "config", "app_name")})
     gateway = serve.deployment(name="Gateway", num_replicas=settings.gateways, max_ongoing_requests=4096,
                                ray_actor_options={"num_cpus": 0.1})(GatewayIngress)
-    return gateway.bind(world, asdict(settings))
+    return gateway.bind(world, {k: every[k] for k in ("config", "retry_s")})
 
 
 def shutdown(settings: RaySettings) -> None:
@@ -110,10 +113,6 @@ def cmd_serve_ray(args: argparse.Namespace) -> int:
     plan = prepare_serve(args)
     if isinstance(plan, int):
         return plan
-    if plan.tls:
-        print("error: --engine ray does not terminate TLS itself: put the gateway behind a TLS proxy "
-              "(see docs/backends.md) and bind it to loopback or a private network", file=out)
-        return 2
     if args.ray_address:
         _ray.init(address=args.ray_address, namespace=NAMESPACE)
     else:
@@ -121,11 +120,15 @@ def cmd_serve_ray(args: argparse.Namespace) -> int:
     gpus = args.gpus_per_replica if args.gpus_per_replica >= 0 else (
         1.0 if _ray.cluster_resources().get("GPU", 0) > 0 else 0.0)
     settings = settings_from_args(args, plan.config, plan.backend, plan.backend_kwargs, gpus)
-    _serve.start(http_options={"host": args.host, "port": args.port})
+    http: dict[str, Any] = {"host": args.host, "port": args.port}
+    if plan.tls:  # Ray Serve's proxy terminates TLS (wss://) itself
+        http.update(ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key)
+    _serve.start(http_options=http)
     _serve.run(build_app(settings), name=settings.app_name, route_prefix="/")
     scale = (f"{settings.min_replicas}-{settings.max_replicas} world replicas (autoscaled)" if autoscaled(settings)
              else f"{settings.replicas} world replicas")
-    print(f"serving {plan.caps.backend} on Ray Serve: ws://{args.host}:{args.port}/ws, {scale}, "
+    scheme = "wss" if plan.tls else "ws"
+    print(f"serving {plan.caps.backend} on Ray Serve: {scheme}://{args.host}:{args.port}/ws, {scale}, "
           f"{settings.gpus_per_replica:g} GPU and at most {plan.config.max_sessions} sessions each", file=out)
     try:
         while True:

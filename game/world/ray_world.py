@@ -147,19 +147,23 @@ class WorldReplica:
         settings: the deployment's settings (as :func:`dataclasses.asdict` of :class:`RaySettings`).
     """
 
-    def __init__(self, settings: dict[str, Any]) -> None:
-        import ray
-
+    def __init__(self, settings: dict[str, Any], book: Any = None, tag: str = "") -> None:
         s = settings
         self.config = ServerConfig(**s["config"])
         self.base = backend_factory(s["backend"], **s["backend_kwargs"])
         self.server = WorldServer(lambda options: JournaledBackend(self.base(options)), self.config)
-        self.tag = ray.get_runtime_context().get_actor_name() or f"replica-{uuid.uuid4().hex[:8]}"
-        self.book = ray.get_actor(f"{s['app_name']}-snapshots", namespace=NAMESPACE)
+        if book is None:  # in a Ray Serve replica (tests may hand in a book with the actor's ``.remote`` calls)
+            import ray
+
+            book = ray.get_actor(f"{s['app_name']}-snapshots", namespace=NAMESPACE)
+            tag = tag or ray.get_runtime_context().get_actor_name() or ""
+        self.book = book
+        self.tag = tag or f"replica-{uuid.uuid4().hex[:8]}"
         self.epochs: dict[str, int] = {}
         self.conns: dict[str, str] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.rebuilt = 0
+        self.recent: dict[str, dict[int, dict[str, Any]]] = {}  # rebuilt sessions: their last requests by seq
         self._reaper: asyncio.Task[None] | None = None
 
     # -- the gateway's calls ---------------------------------------------------------------------------
@@ -197,7 +201,7 @@ class WorldReplica:
             self.conns[key] = conn
             relay = _Relay()
             with contextlib.suppress(Closed):
-                await self.server.dispatch(relay, slot, msg)
+                await self.server.dispatch(relay, slot, self._resumable(key, slot, msg))
             if key in self.server.slots:
                 await self._flush(key, slot)
             else:  # closed by the client
@@ -218,11 +222,13 @@ class WorldReplica:
     def check_health(self) -> None:
         """Ray Serve's health probe: a replica is healthy while its event loop answers."""
 
-    async def __del__(self) -> None:
-        """Drained or stopped: close the backends; the sessions stay in the book for the next replica."""
-        for key in list(self.server.slots):
+    def __del__(self) -> None:
+        """Drained or stopped (Ray Serve calls this once the calls in flight finished): close the
+        backends; the sessions stay in the book for the replica their next call lands on."""
+        server = getattr(self, "server", None)  # None if __init__ failed
+        for slot in list(server.slots.values()) if server is not None else []:
             with contextlib.suppress(Exception):
-                await self.server.drop_slot(key)
+                slot.backend.close()
 
     # -- sessions ------------------------------------------------------------------------------------------
     def _lock(self, key: str) -> asyncio.Lock:
@@ -250,8 +256,23 @@ class WorldReplica:
         log.info("session %s moved to %s (epoch %d)", key, self.tag, claim["epoch"])
         return slot, True
 
+    def _resumable(self, key: str, slot: Slot, msg: dict[str, Any]) -> dict[str, Any]:
+        """``msg``, or for a rebuilt session a ``next`` this slot cannot answer (its old replica made that
+        block, then died before the answer reached the gateway, which asked again) as a ``generate`` of
+        the journaled request from that block (regenerated the way a reconnect is)."""
+        recent = self.recent.get(key)
+        if not recent or msg.get("op") != "next":
+            return msg
+        seq, block, cur = msg.get("seq"), msg.get("block"), slot.cur
+        if cur is not None and cur.seq == seq and cur.next_block == block:
+            return msg
+        request = recent.get(seq) if isinstance(seq, int) else None
+        return msg if request is None else {"op": "generate", "request": request, "from_block": block}
+
     def _rebuild(self, key: str, claim: dict[str, Any]) -> Slot:
         options, meta = dict(claim["options"]), claim["meta"] or {}
+        gens = [e["request"] for e in claim["entries"] if e.get("k") == "gen"][-8:]
+        self.recent[key] = {int(r["seq"]): r for r in gens if isinstance(r.get("seq"), int)}
         done = rebuild(lambda: self.base(options), claim["entries"])
         slot = Slot(key=key, backend=done.backend, caps=done.backend.capabilities(), encoding="raw",
                     started=bool(meta.get("started")))
@@ -276,11 +297,13 @@ class WorldReplica:
             log.info("session %s is held elsewhere now; dropping the copy on %s", key, self.tag)
             await self.server.drop_slot(key)
             self.epochs.pop(key, None)
+            self.recent.pop(key, None)
 
     async def _forget(self, keys: set[str]) -> None:
         """Sessions that ended here (closed, reaped or evicted): out of the book too."""
         for key in keys:
             self.epochs.pop(key, None)
+            self.recent.pop(key, None)
             self.conns.pop(key, None)
             self.locks.pop(key, None)
             await self.book.drop.remote(key, self.tag)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ pytest.importorskip("websockets", reason="the remote backend needs websockets")
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
+from game.cli import main as cli_main  # noqa: E402
 from game.errors import BackendError  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
 from game.world.backends.remote import RemoteBackend, _direct  # noqa: E402
@@ -98,6 +101,17 @@ def hello_replica(url: str, key: str) -> str:
         return str(reply["replica"])
 
 
+def wait_for_replicas(url: str, n: int) -> None:
+    """Until ``n`` world replicas answer hellos (a killed one is replaced in the background); bounded."""
+    seen: set[str] = set()
+    for i in range(120):
+        seen.add(hello_replica(url, f"probe-{i:03d}-{os.getpid()}"))
+        if len(seen) >= n:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"only {sorted(seen)} answered")
+
+
 def test_a_bad_token_is_refused_at_the_gateway(cluster: tuple[str, RaySettings]) -> None:
     url, _ = cluster
     for token in ("wrong-token-0123456789abcdef-0123456789", None):
@@ -169,3 +183,40 @@ def test_a_killed_replica_hands_its_session_over_without_a_jump(cluster: tuple[s
     rb.close()
     assert now["replica"] != before and rb.client_key in now["sessions"] and now["rebuilt"] >= 1, (before, now)
     assert frames(got) == reference(seed, reqs, prompt), "the world jumped when its replica died"
+
+
+def test_a_scale_down_drains_a_replica_and_its_sessions_move(cluster: tuple[str, RaySettings]) -> None:
+    """Two replicas down to one (what the autoscaler does when load falls): every session goes on
+    with the frames it would have had, those of the drained replica included."""
+    url, settings = cluster
+    wait_for_replicas(url, 2)  # the one killed above has been replaced
+    plans = [(20 + i, f"drain-{i}", f"a harbour {i} at dusk") for i in range(6)]
+    sessions = []
+    for seed, sid, prompt in plans:
+        rb = client(url)
+        rb.start(SessionStart(sid, seed, prompt))
+        reqs = requests(sid, 3, prompt)
+        sessions.append((rb, reqs, frames(list(rb.generate(reqs[0]))), rb.replica))
+    assert len({s[3] for s in sessions}) == 2, "six sessions all hashed to one of two replicas"
+    serve.run(build_app(replace(settings, replicas=1)), name=settings.app_name, route_prefix="/")
+    for (seed, _, prompt), (rb, reqs, got, _) in zip(plans, sessions, strict=True):
+        for r in reqs[1:]:
+            got.extend(frames(list(rb.generate(r))))
+        assert got == reference(seed, reqs, prompt), f"session {reqs[0].session_id} jumped in the drain"
+    handle = serve.get_deployment_handle("World", app_name=settings.app_name)
+    now: dict[str, Any] = handle.whoami.remote().result(timeout_s=60)
+    assert sorted(now["sessions"]) == sorted(rb.client_key for rb, *_ in sessions)
+    drained = [s for s in sessions if s[3] != now["replica"]]
+    assert drained and now["rebuilt"] >= len(drained)
+    for rb, *_ in sessions:
+        rb.close()
+
+
+def test_serve_engine_ray_refuses_what_the_single_process_server_refuses(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("WORLDLOOM_TOKEN", raising=False)
+    assert cli_main(["serve", "--engine", "ray"]) == 2
+    assert "WORLDLOOM_TOKEN is not set" in capsys.readouterr().err
+    monkeypatch.setenv("WORLDLOOM_TOKEN", TOKEN)
+    assert cli_main(["serve", "--engine", "ray", "--host", "0.0.0.0"]) == 2
+    assert "without TLS" in capsys.readouterr().err
