@@ -681,7 +681,7 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     ray.add_argument("--ray-address", default="", help="Ray cluster to join (auto: the one `ray start` made here); "
                      "default: start a local one")
     ray.add_argument("--replicas", type=int, default=1, help="world replicas (fixed; see --max-replicas)")
-    ray.add_argument("--min-replicas", type=int, default=0, help="autoscale from this many world replicas ...")
+    ray.add_argument("--min-replicas", type=int, default=1, help="autoscale from this many world replicas ...")
     ray.add_argument("--max-replicas", type=int, default=0, help="... to this many, by sessions per replica")
     ray.add_argument("--target-sessions", type=float, default=0.0,
                      help="busy sessions per replica the autoscaler aims at (default: half of --max-sessions)")
