@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray", reason="--engine ray needs Ray Serve (pip install 'worldloom[serve]')")
@@ -162,6 +163,22 @@ def test_concurrent_sessions_see_only_their_own_world(cluster: tuple[str, RaySet
     for seed, sid, prompt in plans:
         assert got[seed] == reference(seed, requests(sid, 2, prompt), prompt), f"session {sid} saw other frames"
     assert len({b"".join(v) for v in got.values()}) == len(plans)
+
+
+def test_the_gateway_encodes_frames_for_its_peer(cluster: tuple[str, RaySettings]) -> None:
+    """The replicas make raw frames; a client that asks for JPEG gets JPEG from the gateway, close to them."""
+    url, _ = cluster
+    sid, seed, prompt = "jpeg", 13, "a meadow at dusk"
+    rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding="jpeg", block_timeout_s=120.0)
+    rb.start(SessionStart(sid, seed, prompt))
+    got = [c for r in requests(sid, 1, prompt) for c in rb.generate(r)]
+    rb.close()
+    want = reference(seed, requests(sid, 1, prompt), prompt)
+    assert len(got) == len(want)
+    for chunk, raw in zip(got, want, strict=True):
+        assert chunk.memory["bytes_per_frame"] < W * H * 3  # not raw on the wire
+        ref = np.frombuffer(raw, dtype=np.uint8).reshape(chunk.frames.shape)
+        assert np.abs(chunk.frames.astype(np.int16) - ref.astype(np.int16)).mean() < 12
 
 
 def test_a_killed_replica_hands_its_session_over_without_a_jump(cluster: tuple[str, RaySettings]) -> None:

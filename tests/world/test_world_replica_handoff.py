@@ -90,3 +90,24 @@ def test_a_block_made_by_a_replica_that_died_is_made_again_by_the_next() -> None
         assert closed["out"][-1][0] == 1000 and book.book.held() == {}
 
     asyncio.run(run())
+
+
+def test_a_session_whose_client_vanished_leaves_the_replica_and_the_book_after_its_grace() -> None:
+    async def run() -> None:
+        book = ActorLike()
+        settings = {**SETTINGS, "config": {**SETTINGS["config"], "grace_s": 0.05}}
+        a = WorldReplica(settings, book=book, tag="A")
+        hello = {"op": "hello", "v": WIRE_VERSION, "client": KEY, "size": [W, H], "encoding": "raw"}
+        await a.hello("c1", KEY, hello)
+        assert book.book.held() == {KEY: "A"}
+        await a.detach("c0", KEY)  # not its connection: nothing happens
+        await asyncio.sleep(0.3)
+        assert (await a.whoami())["sessions"] == [KEY]
+        await a.detach("c1", KEY)
+        for _ in range(100):  # the reaper runs every grace / 4 (at least 50 ms); bounded wait
+            if not book.book.held():
+                break
+            await asyncio.sleep(0.05)
+        assert book.book.held() == {} and (await a.whoami())["sessions"] == []
+
+    asyncio.run(run())
