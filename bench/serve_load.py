@@ -96,6 +96,7 @@ class Client:
     latencies: list[tuple[float, float]] = field(default_factory=list)  # (time asked, seconds)
     taken: list[tuple[WorldRequest, list[str]]] = field(default_factory=list)  # request, block hashes
     replica: str = ""
+    key: str = ""
     error: str = ""
     done: bool = False
 
@@ -104,7 +105,7 @@ class Client:
             rb = RemoteBackend(url, token=TOKEN, width=size[0], height=size[1], block_timeout_s=120.0,
                                reconnect_attempts=8, connect_timeout_s=30.0)
             rb.start(replace(self.play.start, seed=self.seed))
-            self.replica = rb.replica
+            self.replica, self.key = rb.replica, rb.client_key
             n, seq = len(self.play.requests), 0
             while time.monotonic() < until:
                 base = self.play.requests[seq % n]
@@ -191,7 +192,7 @@ def run_clients(url: str, plays: list[Play], args: argparse.Namespace, size: tup
 
 
 def summarize(res: Result, size: tuple[int, int], stall_s: float, killed_at: float | None,
-              killed: str) -> dict[str, Any]:
+              killed: str, replay: str = "") -> dict[str, Any]:
     lat = sorted(s for c in res.clients for _, s in c.latencies)
     blocks = len(lat)
     failed = [c for c in res.clients if c.error or not c.done]
@@ -218,7 +219,7 @@ def summarize(res: Result, size: tuple[int, int], stall_s: float, killed_at: flo
         went_on = [c for c in moved if c.done and not c.error]
         after = [s for c in moved for t, s in c.latencies if killed_at is not None and t + s >= killed_at]
         row["kill"] = (f"{len(moved)} on it, {len(went_on)} went on, {lost_on_killed} blocks lost, "
-                       f"longest wait {max(after, default=0.0):.1f} s")
+                       f"longest wait {max(after, default=0.0):.1f} s{replay}")
     return row
 
 
@@ -273,7 +274,19 @@ def bench_ray(plays: list[Play], args: argparse.Namespace, size: tuple[int, int]
 
             midway = kill if (n >= 2 and not args.no_kill) else None
             clients, secs = run_clients(f"ws://127.0.0.1:{port}/ws", plays, args, size, fps, midway)
-            rows.append(summarize(Result(f"ray x{n}", clients, secs), size, args.stall, state["at"], state["name"]))
+            replay = ""
+            if state["name"]:  # what the hand-off cost the replicas that took the sessions over
+                world = serve.get_deployment_handle("World", app_name=settings.app_name)
+                seen: dict[str, dict[str, Any]] = {}
+                for c in clients:
+                    if c.replica == state["name"] and c.key:
+                        with contextlib.suppress(Exception):
+                            who = world.options(session_id=c.key).whoami.remote().result(timeout_s=30)
+                            seen[who["replica"]] = who
+                replay = (f"; {sum(w['rebuilt'] for w in seen.values())} rebuilt, "
+                          f"{sum(w['rebuild_s'] for w in seen.values()):.1f} s replaying")
+            rows.append(summarize(Result(f"ray x{n}", clients, secs), size, args.stall, state["at"], state["name"],
+                                  replay))
             shutdown(settings)
     finally:
         serve.shutdown()
@@ -301,7 +314,8 @@ def main() -> int:
     t = time.monotonic()
     plays = [record(seed, size) for seed in range(args.plays)]
     fps = make_backend("procedural", width=w, height=h).capabilities().fps
-    print(f"recorded {len(plays)} random Zero Mark playthroughs ({sum(len(x.requests) for x in plays)} requests) "
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          f"recorded {len(plays)} random Zero Mark playthroughs ({sum(len(x.requests) for x in plays)} requests) "
           f"in {time.monotonic() - t:.1f} s; {args.sessions} sessions x {args.seconds:g} s at {w}x{h}, paced at "
           f"{fps:g} fps", flush=True)
     rows = []

@@ -163,6 +163,7 @@ class WorldReplica:
         self.conns: dict[str, str] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.rebuilt = 0
+        self.rebuild_s = 0.0  # seconds spent replaying journals
         self.recent: dict[str, dict[int, dict[str, Any]]] = {}  # rebuilt sessions: their last requests by seq
         self._reaper: asyncio.Task[None] | None = None
 
@@ -216,8 +217,10 @@ class WorldReplica:
             slot.detached_at = time.monotonic()
 
     async def whoami(self) -> dict[str, Any]:
-        """This replica's actor name, its sessions and how many it rebuilt from the book."""
-        return {"replica": self.tag, "sessions": sorted(self.server.slots), "rebuilt": self.rebuilt}
+        """This replica's actor name, its sessions, how many it rebuilt from the book and the seconds
+        (wall) that took."""
+        return {"replica": self.tag, "sessions": sorted(self.server.slots), "rebuilt": self.rebuilt,
+                "rebuild_s": self.rebuild_s}
 
     def check_health(self) -> None:
         """Ray Serve's health probe: a replica is healthy while its event loop answers."""
@@ -248,7 +251,9 @@ class WorldReplica:
             return slot, False
         if slot is not None:
             await self.server.drop_slot(key)
+        t0 = time.monotonic()
         slot = await asyncio.to_thread(self._rebuild, key, claim)
+        self.rebuild_s += time.monotonic() - t0
         slot.ws = conn
         self.server.slots[key] = slot
         self.epochs[key] = int(claim["epoch"])
