@@ -235,6 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint, "strings": cmd_strings}
         if args.command in handlers:
             code: int = handlers[args.command](args)
+        elif args.command == "serve" and args.engine == "ray":
+            from game.world.ray_serve import cmd_serve_ray
+
+            code = cmd_serve_ray(args)
         elif args.command == "serve":
             code = args.handler(args)
         else:
