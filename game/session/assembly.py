@@ -183,7 +183,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     views: dict[str, CastView] = dict(cast.views()) if cast is not None else {}
     try:
         session = Session(loaded, outer, seed=seed, save_dir=save_dir, session_id=session_id, policy=policy,
-                          steps=all_steps, extensions=extensions, cast=views, source=source)
+                          steps=all_steps, extensions=extensions, cast=views, source=source, agents=mind)
     except BaseException:
         outer.close()
         if cast is not None:
@@ -192,8 +192,6 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
             worker.close()
         raise
     built.append(session)
-    if mind is not None:
-        session.runtime.use_policy(mind)  # the agents act inside the rules (a reload keeps it)
     if warnings:
         session.show_notice(warnings[-1])
     return Game(session, cast, tuple(stack), warnings, mind, worker)

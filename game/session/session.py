@@ -39,6 +39,7 @@ from game.state.saves import (
     slot_path,
     write_save,
 )
+from game.story.agents import AgentPolicy
 from game.story.ink_runtime import runtime_for
 from game.story.loader import load_story
 from game.story.runtime import StoryRuntime
@@ -137,6 +138,9 @@ class Session:
         extensions: name -> what saves, loads and rolls back with the game under
             ``extra[name]`` (:class:`Extension`).
         cast: character id -> the director's view of her (identity anchor, expression).
+        agents: what picks for agents with ``fallback: model`` when no rule applies
+            (:class:`~game.story.agents.AgentPolicy`: the dialogue model, or a replay's
+            recorded picks; ``None``: they wait). A reload keeps it.
         source: the file the story was loaded from (what :meth:`reload` re-reads).
 
     Raises:
@@ -147,10 +151,12 @@ class Session:
                  save_dir: str | Path | None = None, session_id: str = "main",
                  policy: ChunkPolicy | None = None,
                  steps: Sequence[Step] = (), extensions: Mapping[str, Extension] | None = None,
-                 cast: Mapping[str, CastView] | None = None, source: str | Path | None = None) -> None:
+                 cast: Mapping[str, CastView] | None = None, source: str | Path | None = None,
+                 agents: AgentPolicy | None = None) -> None:
         self.story = story
         #: :class:`StoryRuntime`, or :class:`game.story.ink_runtime.InkRuntime` for an Ink story.
         self.runtime: StoryRuntime = runtime_for(story)
+        self.runtime.use_policy(agents)
         self._lock = threading.RLock()
         self.notice = ""
         self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
