@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import struct
 from typing import Any
 
 from game.world.backends import make_backend
@@ -53,8 +54,10 @@ def request(seq: int) -> WorldRequest:
 
 
 def block(reply: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-    text, payload = reply["out"]
-    return loads(text), payload
+    """A block's header and payload: the reply is the one binary message of wire v2 (see encode_block)."""
+    (message,) = reply["out"]
+    (n,) = struct.unpack_from(">I", message)
+    return loads(message[4:4 + n]), message[4 + n:]
 
 
 def test_a_block_made_by_a_replica_that_died_is_made_again_by_the_next() -> None:
