@@ -1,6 +1,7 @@
 """Protocol overhead of the remote backend: the same requests in-process and through ``worldloom serve``.
 
     python bench/remote.py [--size 160x90] [--requests 40] [--blocks 1] [--in-thread] [--quick]
+    python bench/remote.py --codecs [--size 320x180] [--blocks 12]
 
 The same backend (procedural, small frames) serves the same requests twice in one
 run, alternating request by request: once in this process, once through a
@@ -172,6 +173,35 @@ def codec_figures(w: int, h: int, blocks: int) -> int:
         print("h264: PyAV with libx264 is not installed; JPEG is the fallback")
     for name, bpf, ms, q in rows:
         print(f"{name:6s} {bpf:12.0f} {ms:9.1f} {q:8.1f}")
+    return negotiated_figures(w, h, blocks)
+
+
+def negotiated_figures(w: int, h: int, requests: int) -> int:
+    """The same requests through ``worldloom serve`` on 127.0.0.1 (in this process) per negotiated codec,
+    interleaved with the same backend in-process: bytes per frame, ms per 12-frame block, added ms."""
+    app = create_app(backend_factory("procedural", width=w, height=h), ServerConfig(token=TOKEN, max_sessions=8))
+    thread = ServerThread(app, port=free_port()).start()
+    print(f"through worldloom serve on 127.0.0.1, {requests} requests of 1 block, codec negotiated in hello")
+    print(f"{'asked':6s} {'got':6s} {'bytes/frame':>12s} {'remote ms':>10s} {'in-process':>11s} {'added ms':>9s}")
+    try:
+        for enc in ("jpeg", "h264"):
+            remote = RemoteBackend(thread.url, token=TOKEN, width=w, height=h, encoding=enc)
+            local = ProceduralBackend(w, h)
+            for b in (remote, local):
+                b.start(SessionStart("main", 1, "a meadow at dusk"))
+            loc_ms, rem_ms, bpf = [], [], []
+            for seq in range(1, requests + 1):
+                req = WorldRequest("main", seq, 12, "a meadow at dusk", "plain", scene=SCENE, actions=("d",) * 12)
+                loc_ms.append(timed(local, req)[0])
+                ms, b = timed(remote, req)
+                rem_ms.append(ms)
+                bpf.append(b)
+            got = remote.encoding_used
+            remote.close()
+            lm, rm = statistics.median(loc_ms[2:]), statistics.median(rem_ms[2:])  # after the warm-up
+            print(f"{enc:6s} {got:6s} {statistics.mean(bpf[1:]):12.0f} {rm:10.1f} {lm:11.1f} {rm - lm:9.1f}")
+    finally:
+        thread.stop()
     return 0
 
 
@@ -182,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--blocks", type=int, default=1, help="blocks of 12 frames per request")
     p.add_argument("--in-thread", action="store_true", help="run the server in this process")
     p.add_argument("--quick", action="store_true", help="20 requests, raw encoding only")
-    p.add_argument("--codecs", action="store_true", help="only H.264 vs JPEG bytes/frame and latency, no server")
+    p.add_argument("--codecs", action="store_true",
+                   help="only H.264 vs JPEG: bytes/frame and latency in-process, then negotiated through the server")
     args = p.parse_args(argv)
     if args.quick:
         args.requests = min(args.requests, 20)
