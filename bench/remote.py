@@ -7,7 +7,7 @@ The same backend (procedural, small frames) serves the same requests twice in on
 run, alternating request by request: once in this process, once through a
 ``worldloom serve`` on 127.0.0.1 (a separate process by default, as it would be on
 a GPU machine; ``--in-thread`` runs it in this process). For each encoding (raw, as
-loopback gets by default, then JPEG and WebP, as a network would) it prints the
+loopback gets by default, then JPEG, WebP and H.264, as a network would) it prints the
 median wall time per chunk (one request of ``--blocks`` blocks), the overhead per
 chunk and per block (remote minus in-process) and the bytes per frame on the wire.
 
@@ -17,6 +17,11 @@ the sizes the raw protocol sent (the same asyncio ``websockets`` client library 
 remote backend uses), so ``plain ms`` is what any WebSocket round trip of one chunk
 costs on this machine, and ``x plain`` is the protocol's overhead per chunk over it
 (the goal is at most 1.5x). Prints figures; asserts nothing.
+
+``--codecs`` compares H.264 and JPEG only: encode + decode in this process (bytes per
+frame, ms per block, PSNR), then the same requests through a server in this process
+with the codec negotiated in ``hello`` (what the server chose, bytes per frame, ms per
+block and the ms added over the backend in-process).
 """
 
 from __future__ import annotations
@@ -239,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     req_text = dumps({"op": "generate", "request": request(1, args.blocks).to_json(), "from_block": 0})
     plain = Plain(req_text, len(dumps(head)) + 12, len(body))  # + the block number the server adds
     try:
-        for enc in ("raw",) if args.quick else ("raw", "jpeg", "webp"):
+        for enc in ("raw",) if args.quick else ("raw", "jpeg", "webp", "h264"):
             t_conn = time.perf_counter()
             remote = RemoteBackend(url, token=TOKEN, width=w, height=h, encoding=enc)
             connect_ms = (time.perf_counter() - t_conn) * 1000.0

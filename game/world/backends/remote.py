@@ -231,15 +231,15 @@ class RemoteBackend:
     def _stream(self, request: WorldRequest, data: dict[str, Any]) -> Iterator[FrameChunk]:
         received = 0
         while True:
-            with self._lock:
+            with self._lock:  # blocks decode in the order they came (an H.264 stream is one sequence)
                 header, payload = self._call_chunk(data, request.seq, received)
-            if header is None:
-                return
-            try:
-                chunk = decode_chunk(header, payload, self._video)
-            except WireError as exc:
-                self._drop()
-                raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
+                if header is None:
+                    return
+                try:
+                    chunk = decode_chunk(header, payload, self._video)
+                except WireError as exc:
+                    self._drop()
+                    raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
             chunk.memory["reconnects"] = float(self.reconnects)
             received += 1
             yield chunk
