@@ -114,7 +114,7 @@ class ServerConfig:
         max_message_bytes: largest inbound JSON message.
         grace_s: how long a dropped session waits for its client to come back.
         encoding: frame encoding for peers off loopback: ``h264`` (where the client decodes it,
-            else JPEG), ``jpeg`` or ``webp``; a client may ask for another.
+            else JPEG), ``jpeg``, ``webp`` or ``png`` (lossless); a client may ask for another.
         quality: JPEG / WebP quality, 1-100.
         replay_blocks: sent blocks kept per session for re-sends after a reconnect (at least
             the newest one is always kept, so a resume never needs the backend to replay).
@@ -190,7 +190,7 @@ def choose_encoding(wanted: str, peer: str, default: Encoding, codecs: Any = (),
     fallback: Encoding = "jpeg" if default == "h264" else default
     h264_ok = isinstance(codecs, list | tuple) and "h264" in codecs and not size[0] % 2 and not size[1] % 2 \
         and h264_available()
-    if wanted in ("raw", "jpeg", "webp"):
+    if wanted in ("raw", "jpeg", "webp", "png"):
         return cast(Encoding, wanted)
     if wanted == "h264":
         return "h264" if h264_ok else fallback
@@ -704,7 +704,7 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-sessions", type=int, default=4)
     p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
     p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
-    p.add_argument("--encoding", choices=("h264", "jpeg", "webp"), default="h264",
+    p.add_argument("--encoding", choices=("h264", "jpeg", "webp", "png"), default="h264",
                    help="frames off loopback (h264 where the client has PyAV, else jpeg)")
     p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
     p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")

@@ -11,6 +11,7 @@ Frames are encoded per the connection's ``encoding``:
   (loopback: no CPU spent, byte-exact);
 * ``jpeg`` / ``webp``: one Pillow-encoded image per frame, concatenated; the
   header lists each one's length (``sizes``) (networks: ~10-30x smaller, lossy);
+  ``png`` the same, lossless (byte-exact, larger);
 * ``h264``: one H.264 packet per frame of the session's video stream
   (:mod:`game.world.video_wire`, PyAV); the header's ``frames["stream"]`` says
   where in the stream the block stands (about 4x smaller than JPEG on a moving shot).
@@ -61,8 +62,8 @@ MAX_JSON_BYTES = limits.MAX_MESSAGE_BYTES
 MAX_SIDE = limits.MAX_WIRE_SIDE
 MAX_FRAMES = limits.MAX_BLOCK_FRAMES
 
-Encoding = Literal["raw", "jpeg", "webp", "h264"]
-ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp", "h264")
+Encoding = Literal["raw", "jpeg", "webp", "png", "h264"]
+ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp", "png", "h264")
 
 
 class WireError(BackendError):
@@ -316,6 +317,8 @@ def encode_frames(frames: np.ndarray, encoding: Encoding, quality: int = 90) -> 
         img = Image.fromarray(f)
         if encoding == "jpeg":
             img.save(buf, format="JPEG", quality=quality, subsampling=0 if quality >= 90 else 2)
+        elif encoding == "png":
+            img.save(buf, format="PNG", compress_level=1)
         else:
             img.save(buf, format="WEBP", quality=quality, method=0)
         parts.append(buf.getvalue())
@@ -338,7 +341,7 @@ def decode_frames(payload: memoryview | bytes, encoding: str, shape: tuple[int, 
         if len(payload) != t * h * w * 3:
             raise WireError("raw frame payload has the wrong length")
         return np.frombuffer(payload, dtype=np.uint8).reshape(t, h, w, 3).copy()
-    if encoding not in ("jpeg", "webp"):
+    if encoding not in ("jpeg", "webp", "png"):
         raise WireError(f"unknown frame encoding {encoding!r}" + (" (h264 needs the session's stream)"
                                                                    if encoding == "h264" else ""))
     from PIL import Image

@@ -75,6 +75,7 @@ def test_choose_encoding_takes_h264_only_where_both_sides_have_it(monkeypatch: p
     assert choose_encoding("h264", "192.0.2.7", "webp", both, (97, 54)) == "webp"  # odd size: the fallback
     assert choose_encoding("auto", "192.0.2.7", "jpeg", both, (96, 54)) == "jpeg"  # the server's own choice
     assert choose_encoding("webp", "192.0.2.7", "h264", both, (96, 54)) == "webp"
+    assert choose_encoding("png", "192.0.2.7", "h264", both, (96, 54)) == "png"
     monkeypatch.setattr(server_mod, "h264_available", lambda: False)
     assert choose_encoding("h264", "192.0.2.7", "h264", both, (96, 54)) == "jpeg"  # server lacks it
 
@@ -94,6 +95,18 @@ def test_h264_over_loopback_is_close_and_smaller_than_jpeg(url: str) -> None:
     h264 = sum(c.memory["bytes_per_frame"] for c in got["h264"][1:])
     jpeg = sum(c.memory["bytes_per_frame"] for c in got["jpeg"][1:])
     assert h264 * 2 < jpeg, (h264, jpeg)  # after the first key frame a moving shot costs its differences
+
+
+def test_png_is_the_lossless_choice(url: str) -> None:
+    rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding="png")
+    try:
+        chunks = play(rb, requests(1))
+        assert rb.encoding_used == "png"
+    finally:
+        rb.close()
+    local = play(ProceduralBackend(W, H), requests(1))
+    assert all(np.array_equal(a.frames, b.frames) for a, b in zip(chunks, local, strict=True))  # byte-exact
+    assert 0 < chunks[0].memory["bytes_per_frame"] < W * H * 3
 
 
 @needs_h264

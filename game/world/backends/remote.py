@@ -79,7 +79,7 @@ def _direct() -> dict[str, Any]:
 
 def decodable_codecs() -> list[str]:
     """The frame encodings this client can decode (``h264`` where PyAV has an H.264 decoder)."""
-    return ["raw", "jpeg", "webp", *(["h264"] if h264_decodable() else [])]
+    return ["raw", "jpeg", "webp", "png", *(["h264"] if h264_decodable() else [])]
 
 
 def _is_loopback_host(host: str) -> bool:
@@ -94,8 +94,8 @@ class RemoteBackend:
             default ``$WORLDLOOM_URL``.
         token: the shared secret; default ``$WORLDLOOM_TOKEN``.
         width, height: frame size to ask the server's backend for (default: the server's).
-        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg``, ``webp`` or
-            ``h264`` (where both sides have PyAV; else the server's fallback, JPEG).
+        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg``, ``webp``,
+            ``png`` (lossless) or ``h264`` (where both sides have PyAV; else the server's fallback, JPEG).
         connect_timeout_s: seconds to open a connection.
         block_timeout_s: seconds to wait for one block (a big model's first block is slow).
         reconnect_attempts: tries per broken call before it raises.
