@@ -37,7 +37,7 @@ from typing import Any
 
 from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict, load_yaml_card
 from game.errors import CardError, InputError
-from game.inputs.images import validate_image
+from game.images import validate_image
 from game.limits import check_unicode
 
 SPEC_V2 = "chara_card_v2"
@@ -533,7 +533,7 @@ def png_card_chunks(path: str | Path) -> dict[str, str]:
     """The card chunks of a PNG: ``{"chara": ..., "ccv3": ...}`` (keywords lower-cased; others ignored).
 
     A file that is a PNG goes through the same gate as a dropped image first
-    (:func:`game.inputs.images.validate_image`: sides, pixels, decompression bombs).
+    (:func:`game.images.validate_image`: sides, pixels, decompression bombs).
 
     Raises:
         CardError: not a readable PNG, too large, or refused by that gate.

@@ -82,9 +82,9 @@ from game.cast.dialogue import (
 )
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
+from game.cast.persona_log import PersonaLog, Rejection
 from game.cast.prompt import PromptBuilder
 from game.cast.relationships import RelationshipHook, Relationships
-from game.errorbank.store import Case, ErrorStore
 from game.errors import CardError, InputError, SaveError, WorldloomError
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
@@ -500,11 +500,8 @@ class Castroom:
 
     def __init__(self, story: Story, characters: dict[str, Character], *, model: DialogueModel | None,
                  worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
-                 store: ErrorStore | None, embedder: Any, settings: DialogueSettings,
-                 session_id: str = "main", fps: float = 24.0) -> None:
+                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings) -> None:
         self.story = story
-        self.session_id = session_id
-        self.fps = fps
         self.characters = characters
         self.model = model
         self.worker = worker
@@ -703,16 +700,13 @@ class Castroom:
         if self.store is None:
             return
 
+        correction = "regenerate_reply" if reply.source == "model" else "authored_line"
         for r in bad:
             with contextlib.suppress(Exception):  # the error bank must never end a turn
-                self.store.add(Case(kind="reply.persona", session=self.session_id,
-                                    story=self.story.id, scene=state.scene, frame=state.frame,
-                                    frame_time=state.frame / self.fps, character=ch.id,
-                                    bad_reply=r.text, fixed_reply=reply.text,
-                                    request={"player_text": reply.player_text},
-                                    metrics={"key": f"reply.{r.kind}", "score": 1.0},
-                                    correction="regenerate_reply" if reply.source == "model" else "authored_line",
-                                    worked=True, note="; ".join(r.reasons)))
+                self.store.record(Rejection(character=ch.id, scene=state.scene, frame=state.frame, kind=r.kind,
+                                            bad_reply=r.text, fixed_reply=reply.text,
+                                            player_text=reply.player_text, correction=correction,
+                                            reasons="; ".join(r.reasons)))
 
     def reply_event(self, ch: Character, reply: Reply, memories: list[str], state: GameState) -> Event:
         """The ``reply`` event: the pipeline's record plus expression, voice, memories and ``speech_s``."""
@@ -941,9 +935,9 @@ def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
 
 
 def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
-               seed: int = 0, session_id: str = "main", fps: float = 24.0, audio_rate: int = 16000,
+               seed: int = 0, audio_rate: int = 16000,
                voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
-               errorbank: ErrorStore | None = None, embedder: Any = None,
+               errorbank: PersonaLog | None = None, embedder: Any = None,
                settings: DialogueSettings | None = None, show_progress: bool = True,
                tts: TextToSpeech | None = None) -> Castroom | None:
     """The story's living characters (the ``cast.<id>`` entries with a ``card:``), ready to
@@ -954,13 +948,12 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         dialogue: the dialogue model: a spec string (:func:`dialogue_spec`), a
             :class:`ModelSpec`, a model object, or ``None`` (authored answers and fallbacks only).
         seed: the session's seed (generation settings are seeded with it).
-        session_id: the session id recorded with error-bank cases.
-        fps: frames per second of the session's frame clock (error-bank times).
         audio_rate: the backend's audio rate, Hz (her voice is made at it).
         voice: speak her replies (pyttsx3/espeak-ng).
         realtime: the voice does not wait for synthesis when mixing (a window).
         recorded: answer with these recorded replies and never build a model (replays).
-        errorbank: where rejected replies are recorded and read back as negative examples.
+        errorbank: where rejected replies are recorded and read back as negative examples
+            (:class:`game.errorbank.persona.PersonaCases` over the game's error bank).
         embedder: text encoder for memories and authored answers (default: the shared MiniLM).
         settings: generation settings (default: :class:`DialogueSettings` seeded with ``seed``).
         show_progress: show the model's loading progress.
@@ -989,7 +982,7 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
-                        store=store, embedder=embedder, settings=settings, session_id=session_id, fps=fps)
+                        store=store, embedder=embedder, settings=settings)
         for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder

@@ -19,6 +19,7 @@ from typing import Any
 
 from game.cast.castroom import Castroom, RecordedReplies, build_cast
 from game.errorbank import ErrorStore, GuardedBackend
+from game.errorbank.persona import PersonaCases
 from game.models.llm import ModelError
 from game.session.session import Extension, Session
 from game.session.steps import Step
@@ -112,10 +113,11 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     caps = outer.capabilities()
     warnings: list[str] = []
     options = dict(cast_options or {})
-    options.setdefault("errorbank", store)
+    if store is not None:
+        options.setdefault("errorbank", PersonaCases(store, session=session_id, story=loaded.id, fps=caps.fps))
     try:
-        cast = _cast(loaded, dialogue, warnings, seed=seed, session_id=session_id, fps=caps.fps,
-                     audio_rate=caps.audio_rate, voice=voice, realtime=realtime, recorded=recorded, **options)
+        cast = _cast(loaded, dialogue, warnings, seed=seed, audio_rate=caps.audio_rate, voice=voice,
+                     realtime=realtime, recorded=recorded, **options)
     except BaseException:
         outer.close()
         raise
