@@ -26,7 +26,15 @@ from game.models.causal_loader import save_causal_model  # noqa: E402
 from game.world.backends.action import ActionBackend, pooled_image_features  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
 from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
-from game.world.protocol import ActionFrame, Anchor, MemoryOp, Scene, SessionStart, WorldRequest  # noqa: E402
+from game.world.protocol import (  # noqa: E402
+    ActionFrame,
+    Anchor,
+    Interruptible,
+    MemoryOp,
+    Scene,
+    SessionStart,
+    WorldRequest,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,6 +158,7 @@ def test_an_interrupt_abandons_the_action_block_in_flight(action_comps: Any, int
     state = backend._table.sessions["s"]
     cache, frame, held = state.cache, state.frame, state.extra["actions.keyboard"]
     received, seen = list(backend.received), dict(backend.keys_seen)
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
     calls = interrupt_at_next_call(backend, backend.net)  # the player acts during block 2's first step
     assert list(it) == [] and len(calls) == 1 and first.block == 0
     assert state.cache is cache and state.frame == frame == 16  # nothing of the abandoned block kept

@@ -35,7 +35,7 @@ from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
 from game.world.backends.causal_model import CausalWan, KVCache  # noqa: E402
 from game.world.backends.causal_sampler import Schedule, recache, sample_block  # noqa: E402
 from game.world.backends.diffusion_embed import hashed_prompt_embeds  # noqa: E402
-from game.world.protocol import MemoryOp, SessionStart, WorldRequest  # noqa: E402
+from game.world.protocol import Interruptible, MemoryOp, SessionStart, WorldRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Zero Mark inputs with no free text (no embedder needed): a gift, a choice, WASD, a choice.
@@ -180,6 +180,7 @@ def test_an_interrupt_abandons_the_block_being_denoised(causal_comps: Any, inter
     first = next(it)
     state = backend._table.sessions["s"]
     cache, frame = state.cache, state.frame
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
     calls = interrupt_at_next_call(backend, backend.net)  # the player acts during block 2's first step
     assert list(it) == []  # block 2 abandoned at its next step, block 3 never started
     assert [c.get("write", False) for c in calls] == [False] and first.block == 0  # a denoising step, no write

@@ -33,6 +33,7 @@ from game.world.backends.diffusion_embed import hashed_prompt_embeds  # noqa: E4
 from game.world.protocol import (  # noqa: E402
     Anchor,
     Entity,
+    Interruptible,
     MemoryOp,
     Scene,
     SessionStart,
@@ -332,6 +333,7 @@ def test_an_interrupt_abandons_the_pipeline_call_in_flight(pipe: Any, interrupt_
     first = next(it)
     state = backend._table.sessions["s"]
     history, frame, calls_before = state.history, state.frame, len(backend.calls)
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
     steps = interrupt_at_next_call(backend, pipe.transformer)  # the player acts during block 2's first step
     assert list(it) == []  # block 2 abandoned after its first step, block 3 never started
     assert len(steps) == 1 and first.block == 0
