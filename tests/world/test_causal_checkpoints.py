@@ -136,3 +136,11 @@ def test_broken_shard_folders_and_pickles_are_refused_by_name(causal_comps: Any,
     with pytest.raises(ModelError, match="has no architecture"):
         load_causal_model(single, device="cpu")
     assert isinstance(load_causal_model(folder, checkpoint=single, device="cpu"), CausalComponents)
+
+
+def test_play_hands_the_checkpoint_to_the_backend() -> None:
+    from game.cli import _backend_options, build_parser
+
+    args = build_parser().parse_args(["play", "stories/zero_mark", "--backend", "causal", "--model", "/m/arch",
+                                      "--checkpoint", "/ckpt/model.safetensors"])
+    assert _backend_options(args) == {"model": "/m/arch", "checkpoint": "/ckpt/model.safetensors"}
