@@ -237,7 +237,7 @@ class H264Receiver:
             where = f"stream {self._id or 'none'} at frame {self._at}"
             raise BackendError(f"H.264 block of stream {sid} at frame {at} does not follow this client's {where} "
                                "and is no key frame (a block was lost)", hint="reconnect: the server sends a key frame")
-        if key and (sid != self._id or self._decoder is None):
+        if key:  # a fresh decoder: the key frame carries the stream's parameter sets
             self._decoder = H264Decoder()
         assert self._decoder is not None
         frames = self._decoder.decode(payload, sizes)
