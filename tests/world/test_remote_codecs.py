@@ -57,6 +57,15 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
     return float(10 * np.log10(255.0 ** 2 / max(mse, 1e-9)))
 
 
+def fetch(url: str, encoding: str, n: int = 3) -> tuple[list[FrameChunk], str]:
+    """The chunks of ``requests(n)`` through the server at ``url`` asking for ``encoding``, and what it chose."""
+    rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding=encoding)
+    try:
+        return play(rb, requests(n)), rb.encoding_used
+    finally:
+        rb.close()
+
+
 def close_to(got: list[FrameChunk], want: list[FrameChunk]) -> None:
     assert [c.first_frame for c in got] == [c.first_frame for c in want]
     for g, w in zip(got, want, strict=True):
@@ -85,12 +94,8 @@ def test_h264_over_loopback_is_close_and_smaller_than_jpeg(url: str) -> None:
     local = play(ProceduralBackend(W, H), requests())
     got: dict[str, list[FrameChunk]] = {}
     for enc in ("h264", "jpeg"):
-        rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding=enc)
-        try:
-            got[enc] = play(rb, requests())
-            assert rb.encoding_used == enc
-        finally:
-            rb.close()
+        got[enc], used = fetch(url, enc)
+        assert used == enc
     close_to(got["h264"], local)
     h264 = sum(c.memory["bytes_per_frame"] for c in got["h264"][1:])
     jpeg = sum(c.memory["bytes_per_frame"] for c in got["jpeg"][1:])
@@ -98,12 +103,8 @@ def test_h264_over_loopback_is_close_and_smaller_than_jpeg(url: str) -> None:
 
 
 def test_png_is_the_lossless_choice(url: str) -> None:
-    rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding="png")
-    try:
-        chunks = play(rb, requests(1))
-        assert rb.encoding_used == "png"
-    finally:
-        rb.close()
+    chunks, used = fetch(url, "png", 1)
+    assert used == "png"
     local = play(ProceduralBackend(W, H), requests(1))
     assert all(np.array_equal(a.frames, b.frames) for a, b in zip(chunks, local, strict=True))  # byte-exact
     assert 0 < chunks[0].memory["bytes_per_frame"] < W * H * 3
@@ -112,12 +113,8 @@ def test_png_is_the_lossless_choice(url: str) -> None:
 @needs_h264
 def test_a_client_without_pyav_gets_jpeg(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(remote_mod, "h264_decodable", lambda: False)
-    rb = RemoteBackend(url, token=TOKEN, width=W, height=H, encoding="h264")
-    try:
-        chunks = play(rb, requests(1))
-        assert rb.encoding_used == "jpeg"
-    finally:
-        rb.close()
+    chunks, used = fetch(url, "h264", 1)
+    assert used == "jpeg"
     close_to(chunks, play(ProceduralBackend(W, H), requests(1)))
 
 
@@ -126,12 +123,8 @@ def test_a_server_without_pyav_sends_jpeg(monkeypatch: pytest.MonkeyPatch) -> No
     app = create_app(backend_factory("procedural"), ServerConfig(token=TOKEN, grace_s=5.0))
     srv = ServerThread(app).start()
     try:
-        rb = RemoteBackend(srv.url, token=TOKEN, width=W, height=H, encoding="h264")
-        try:
-            chunks = play(rb, requests(1))
-            assert rb.encoding_used == "jpeg"
-        finally:
-            rb.close()
+        chunks, used = fetch(srv.url, "h264", 1)
+        assert used == "jpeg"
     finally:
         srv.stop()
     close_to(chunks, play(ProceduralBackend(W, H), requests(1)))
