@@ -452,6 +452,22 @@ def interrupt(backend: Backend, session_id: str = "") -> bool:
     return False
 
 
+@runtime_checkable
+class PaintsAhead(Protocol):
+    """A backend that can prepare scenes before a request names them (optional).
+
+    :func:`game.session.assembly.open_game` gives it the opening scene and the scenes one
+    choice away from it (:meth:`game.world.director.Director.opening`) while the game is
+    still loading, so the first block of play costs what a warm block costs. Requests
+    name their own scenes ahead in :attr:`WorldRequest.ahead`.
+    """
+
+    def prepare(self, scenes: tuple[Scene, ...], seed: int) -> None:
+        """Start preparing ``scenes`` for sessions of ``seed`` (returns at once; work runs
+        in the background and a request that needs it waits for it)."""
+        ...
+
+
 def ignored_inputs(caps: Capabilities, request: WorldRequest) -> tuple[str, ...]:
     """The inputs of ``request`` that a backend with ``caps`` cannot use, with why.
 
