@@ -2,12 +2,13 @@
 
     python bench/remote.py [--size 160x90] [--requests 40] [--blocks 1] [--backend procedural|null]
                            [--in-thread] [--quick]
+    python bench/remote.py --codecs [--size 320x180] [--blocks 12]
 
 The same backend (procedural by default, small frames) serves the same requests twice
 in one run, alternating request by request: once in this process, once through a
 ``worldloom serve`` on 127.0.0.1 (a separate process by default, as it would be on a
 GPU machine; ``--in-thread`` runs it in this process). For each encoding (raw, as
-loopback gets by default, then JPEG and WebP, as a network would) it prints the
+loopback gets by default, then JPEG, WebP and H.264, as a network would) it prints the
 median wall time per chunk (one request of ``--blocks`` blocks), the overhead per
 chunk and per block (remote minus in-process) and the bytes per frame on the wire.
 ``--backend null`` serves flat frames that cost almost nothing to make, so what is
@@ -24,6 +25,11 @@ costs on this machine, and ``x plain`` is the protocol's overhead per chunk over
 prints CPU time per chunk (client: ``time.process_time``, every thread; server: the
 kernel's per-thread run time, ``/proc/PID/task/*/schedstat``), the protocol's CPU
 overhead and its ratio to plain websockets' CPU time. Prints figures; asserts nothing.
+
+``--codecs`` compares H.264 and JPEG only: encode + decode in this process (bytes per
+frame, ms per block, PSNR), then the same requests through a server in this process
+with the codec negotiated in ``hello`` (what the server chose, bytes per frame, ms per
+block and the ms added over the backend in-process).
 """
 
 from __future__ import annotations
@@ -191,6 +197,35 @@ def codec_figures(w: int, h: int, blocks: int) -> int:
         print("h264: PyAV with libx264 is not installed; JPEG is the fallback")
     for name, bpf, ms, q in rows:
         print(f"{name:6s} {bpf:12.0f} {ms:9.1f} {q:8.1f}")
+    return negotiated_figures(w, h, blocks)
+
+
+def negotiated_figures(w: int, h: int, requests: int) -> int:
+    """The same requests through ``worldloom serve`` on 127.0.0.1 (in this process) per negotiated codec,
+    interleaved with the same backend in-process: bytes per frame, ms per 12-frame block, added ms."""
+    app = create_app(backend_factory("procedural", width=w, height=h), ServerConfig(token=TOKEN, max_sessions=8))
+    thread = ServerThread(app, port=free_port()).start()
+    print(f"through worldloom serve on 127.0.0.1, {requests} requests of 1 block, codec negotiated in hello")
+    print(f"{'asked':6s} {'got':6s} {'bytes/frame':>12s} {'remote ms':>10s} {'in-process':>11s} {'added ms':>9s}")
+    try:
+        for enc in ("jpeg", "h264"):
+            remote = RemoteBackend(thread.url, token=TOKEN, width=w, height=h, encoding=enc)
+            local = ProceduralBackend(w, h)
+            for b in (remote, local):
+                b.start(SessionStart("main", 1, "a meadow at dusk"))
+            loc_ms, rem_ms, bpf = [], [], []
+            for seq in range(1, requests + 1):
+                req = WorldRequest("main", seq, 12, "a meadow at dusk", "plain", scene=SCENE, actions=("d",) * 12)
+                loc_ms.append(timed(local, req)[0])
+                ms, _, b = timed(remote, req)
+                rem_ms.append(ms)
+                bpf.append(b)
+            got = remote.encoding_used
+            remote.close()
+            lm, rm = statistics.median(loc_ms[2:]), statistics.median(rem_ms[2:])  # after the warm-up
+            print(f"{enc:6s} {got:6s} {statistics.mean(bpf[1:]):12.0f} {rm:10.1f} {lm:11.1f} {rm - lm:9.1f}")
+    finally:
+        thread.stop()
     return 0
 
 
@@ -204,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the served (and in-process) backend; null makes frames at almost no cost, so the "
                         "overhead is the wire's alone")
     p.add_argument("--quick", action="store_true", help="at most 60 requests, raw encoding only")
-    p.add_argument("--codecs", action="store_true", help="only H.264 vs JPEG bytes/frame and latency, no server")
+    p.add_argument("--codecs", action="store_true",
+                   help="only H.264 vs JPEG: bytes/frame and latency in-process, then negotiated through the server")
     args = p.parse_args(argv)
     if args.quick:
         args.requests = min(args.requests, 60)
@@ -231,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     plain = Plain(req_text, len(block_msg))
     server_pid = 0 if proc is None else proc.pid
     try:
-        for enc in ("raw",) if args.quick else ("raw", "jpeg", "webp"):
+        for enc in ("raw",) if args.quick else ("raw", "jpeg", "webp", "h264"):
             t_conn = time.perf_counter()
             remote = RemoteBackend(url, token=TOKEN, width=w, height=h, encoding=enc)
             connect_ms = (time.perf_counter() - t_conn) * 1000.0

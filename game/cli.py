@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--backend", default="procedural",
                       help="world backend: procedural (default), null, diffusion, remote, drifting (a simulation)")
     play.add_argument("--model", help="diffusion: model folder or hub id")
+    play.add_argument("--checkpoint", help="causal / action: weights file (.safetensors, or shards with an index) "
+                                           "for the architecture in --model")
     play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
     play.add_argument("--errorbank", metavar="DB",
                       help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
@@ -117,6 +119,8 @@ def _backend_options(args: argparse.Namespace) -> dict[str, object]:
         options["model"] = args.model
     if args.url:
         options["url"] = args.url
+    if getattr(args, "checkpoint", None):
+        options["checkpoint"] = args.checkpoint
     return options
 
 

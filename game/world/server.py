@@ -38,8 +38,11 @@ its backend is closed. A client that vanishes never takes the server down.
 Blocks are pulled, one per ask (``generate`` for the first, ``next`` for the others),
 so the backend never runs ahead of what the player is shown: a pre-empted request
 advances the world exactly as far as it did in-process. Frames travel raw to a
-loopback peer and as JPEG (or WebP) otherwise; each chunk's
-``memory["bytes_per_frame"]`` says what they cost.
+loopback peer and otherwise as H.264 video when both sides have PyAV (the client's
+``hello`` lists the ``codecs`` it decodes; one stream per session, a key frame after
+each reconnect), else as JPEG (or WebP); the ``hello`` answer names the encoding
+chosen (:func:`choose_encoding`) and each chunk's ``memory["bytes_per_frame"]`` says
+what frames cost.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import orjson
 
@@ -68,8 +71,8 @@ from game.errors import BackendError, WorldloomError
 from game.world.backends import make_backend
 from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
 from game.world.slots import END, Current, Slot, Worker, settle
+from game.world.video_wire import H264Sender, h264_available
 from game.world.wire import (
-    ENCODINGS,
     MAX_JSON_BYTES,
     MAX_SIDE,
     WIRE_VERSION,
@@ -113,7 +116,8 @@ class ServerConfig:
         max_sessions: sessions alive at once (attached or in their grace period).
         max_message_bytes: largest inbound JSON message.
         grace_s: how long a dropped session waits for its client to come back.
-        encoding: frame encoding for peers off loopback (``jpeg`` or ``webp``; ``raw`` if asked).
+        encoding: frame encoding for peers off loopback: ``h264`` (where the client decodes it,
+            else JPEG), ``jpeg``, ``webp`` or ``png`` (lossless); a client may ask for another.
         quality: JPEG / WebP quality, 1-100.
         replay_blocks: sent blocks kept per session for re-sends after a reconnect (at least
             the newest one is always kept, so a resume never needs the backend to replay).
@@ -131,7 +135,7 @@ class ServerConfig:
     max_sessions: int = 4
     max_message_bytes: int = MAX_JSON_BYTES
     grace_s: float = 60.0
-    encoding: Encoding = "jpeg"
+    encoding: Encoding = "h264"
     quality: int = 90
     replay_blocks: int = 4
     replay_bytes: int = 256 << 20
@@ -147,12 +151,27 @@ class Closed(Exception):
     """The peer went away (or was closed by us)."""
 
 
-def choose_encoding(wanted: str, peer: str, default: Encoding) -> Encoding:
-    """The frame encoding of a connection: what the client asked for, else raw to a loopback peer, else ``default``."""
-    for enc in ENCODINGS:
-        if wanted == enc:
-            return enc
-    return "raw" if is_loopback(peer) else default
+def choose_encoding(wanted: str, peer: str, default: Encoding, codecs: Any = (),
+                    size: tuple[int, int] = (2, 2)) -> Encoding:
+    """The frame encoding of one connection, from the client's ``hello``.
+
+    ``wanted`` is what the client asked for (``auto`` or an encoding), ``codecs`` what it
+    can decode, ``default`` the server's choice off loopback. H.264 is chosen only where
+    both sides have it (this side: :func:`~game.world.video_wire.h264_available`; the
+    client: ``"h264"`` in ``codecs``) and the frame ``size`` (width, height) is even;
+    otherwise it falls back to ``default`` (JPEG where the default is H.264). ``auto``
+    gives raw frames to a loopback ``peer``.
+    """
+    fallback: Encoding = "jpeg" if default == "h264" else default
+    h264_ok = isinstance(codecs, list | tuple) and "h264" in codecs and not size[0] % 2 and not size[1] % 2 \
+        and h264_available()
+    if wanted in ("raw", "jpeg", "webp", "png"):
+        return cast(Encoding, wanted)
+    if wanted == "h264":
+        return "h264" if h264_ok else fallback
+    if is_loopback(peer):
+        return "raw"
+    return "h264" if default == "h264" and h264_ok else fallback
 
 
 def _fingerprint(data: Any) -> str:
@@ -374,8 +393,9 @@ class WorldServer:
                 return None
             wanted = str(msg.get("encoding", "auto"))
             peer = getattr(getattr(ws, "client", None), "host", "") or ""
-            enc = choose_encoding(wanted, peer, self.config.encoding)
-            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=Worker(key[:16]))
+            enc = choose_encoding(wanted, peer, self.config.encoding, msg.get("codecs", ()), (caps.width, caps.height))
+            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=Worker(key[:16]),
+                        video=H264Sender(caps.fps) if enc == "h264" else None)
             self.slots[key] = slot
         elif slot.ws is not None and slot.ws is not ws:
             old = slot.ws
@@ -383,6 +403,8 @@ class WorldServer:
             with contextlib.suppress(Exception):
                 await old.close(code=CLOSE_REPLACED, reason="replaced by a newer connection of the same client")
         slot.ws = ws
+        if resumed and slot.video is not None:
+            slot.video.want_key()  # the client may lack the last block encoded: restart the stream there
         await _send(ws, dumps({"op": "hello", "v": WIRE_VERSION, "caps": caps_json(slot.caps), "resumed": resumed,
                                   "started": slot.started, "encoding": slot.encoding,
                                   "max_message_bytes": self.config.max_message_bytes}))
@@ -552,7 +574,7 @@ class WorldServer:
         if chunk.last:  # its trailing code runs before the backend's next call (see _settle)
             slot.cur = None
             slot.finished = cur.it
-        return encode_block(chunk, slot.encoding, self.config.quality, block=block)
+        return encode_block(chunk, slot.encoding, self.config.quality, block=block, video=slot.video)
 
 
 async def _send(ws: Any, data: str | bytes) -> None:
@@ -691,7 +713,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-sessions", type=int, default=4)
     p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
     p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
-    p.add_argument("--encoding", choices=("jpeg", "webp"), default="jpeg", help="frames off loopback")
+    p.add_argument("--encoding", choices=("h264", "jpeg", "webp", "png"), default="h264",
+                   help="frames off loopback (h264 where the client has PyAV, else jpeg)")
     p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
     p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")
     p.add_argument("--max-side", type=int, default=limits.MAX_SESSION_SIDE, help="largest frame side a client may ask")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from game.world.protocol import Backend, Capabilities, FrameChunk
+from game.world.video_wire import H264Sender
 from game.world.wire import Encoding
 
 #: What ``next(it, END)`` returns past a request's last block.
@@ -103,6 +104,7 @@ class Slot:
     blocks_served: int = 0
     finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
     worker: Worker = field(default_factory=lambda: Worker("slot"))
+    video: H264Sender | None = None  # the session's H.264 stream (encoding ``h264``)
 
 
 def settle(slot: Slot) -> None:

@@ -13,7 +13,13 @@ Frames are encoded per the connection's ``encoding``:
 * ``raw``: ``T * H * W * 3`` bytes of the ``(T, H, W, 3)`` uint8 array, C order
   (loopback: no CPU spent, byte-exact);
 * ``jpeg`` / ``webp``: one Pillow-encoded image per frame, concatenated; the
-  header lists each one's length (``sizes``) (networks: ~10-30x smaller, lossy).
+  header lists each one's length (``sizes``) (networks: ~10-30x smaller, lossy);
+  ``png`` the same, lossless (byte-exact, larger);
+* ``h264``: one H.264 packet per frame of the session's video stream
+  (:mod:`game.world.video_wire`, PyAV); the header's ``frames["stream"]`` says
+  where in the stream the block stands (about 4x smaller than JPEG on a moving shot).
+  A server sends it only to a client whose ``hello`` lists ``h264`` in its ``codecs``
+  (:func:`game.world.server.choose_encoding`).
 
 Sound, when there is any, follows the frames as little-endian float32 samples.
 The header also carries ``memory["bytes_per_frame"]``: the frame bytes on the wire
@@ -53,6 +59,7 @@ from game.world.protocol import (
     Timing,
     WorldRequest,
 )
+from game.world.video_wire import H264Receiver, H264Sender
 
 #: Version of this wire format (``hello`` carries it; a mismatch is refused). 2: a block is one binary message.
 WIRE_VERSION = 2
@@ -62,8 +69,8 @@ MAX_JSON_BYTES = limits.MAX_MESSAGE_BYTES
 MAX_SIDE = limits.MAX_WIRE_SIDE
 MAX_FRAMES = limits.MAX_BLOCK_FRAMES
 
-Encoding = Literal["raw", "jpeg", "webp"]
-ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp")
+Encoding = Literal["raw", "jpeg", "webp", "png", "h264"]
+ENCODINGS: tuple[Encoding, ...] = ("raw", "jpeg", "webp", "png", "h264")
 
 
 class WireError(BackendError):
@@ -368,6 +375,8 @@ def _frame_parts(frames: np.ndarray, encoding: Encoding, quality: int) -> tuple[
     frames = np.ascontiguousarray(frames, dtype=np.uint8)
     if encoding == "raw":
         return [frames.data.cast("B")], [int(frames[0].nbytes)] * int(frames.shape[0])
+    if encoding == "h264":
+        raise WireError("h264 frames belong to a session's stream: encode them with a video_wire.H264Sender")
     from PIL import Image
 
     parts: list[Any] = []
@@ -376,6 +385,8 @@ def _frame_parts(frames: np.ndarray, encoding: Encoding, quality: int) -> tuple[
         img = Image.fromarray(f)
         if encoding == "jpeg":
             img.save(buf, format="JPEG", quality=quality, subsampling=0 if quality >= 90 else 2)
+        elif encoding == "png":
+            img.save(buf, format="PNG", compress_level=1)
         else:
             img.save(buf, format="WEBP", quality=quality, method=0)
         parts.append(buf.getvalue())
@@ -401,8 +412,9 @@ def decode_frames(payload: memoryview | bytes, encoding: str, shape: tuple[int, 
         if len(payload) != t * h * w * 3:
             raise WireError("raw frame payload has the wrong length")
         return np.frombuffer(payload, dtype=np.uint8).reshape(t, h, w, 3)  # a read-only view: no copy
-    if encoding not in ("jpeg", "webp"):
-        raise WireError(f"unknown frame encoding {encoding!r}")
+    if encoding not in ("jpeg", "webp", "png"):
+        raise WireError(f"unknown frame encoding {encoding!r}" + (" (h264 needs the session's stream)"
+                                                                   if encoding == "h264" else ""))
     from PIL import Image
 
     out = np.empty((t, h, w, 3), np.uint8)
@@ -421,54 +433,86 @@ def decode_frames(payload: memoryview | bytes, encoding: str, shape: tuple[int, 
     return out
 
 
-def chunk_header(chunk: FrameChunk, encoding: Encoding, sizes: list[int], audio_samples: int) -> dict[str, Any]:
-    """The JSON ``chunk`` header announcing the binary message that follows."""
+def chunk_header(chunk: FrameChunk, encoding: Encoding, sizes: list[int], audio_samples: int,
+                 stream: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON ``chunk`` header announcing the binary message that follows (``stream``: the
+    H.264 stream label, see :class:`~game.world.video_wire.H264Sender`)."""
     frame_bytes = sum(sizes)
     memory = dict(chunk.memory)
     memory["bytes_per_frame"] = frame_bytes / max(1, chunk.n_frames)
+    frames: dict[str, Any] = {"encoding": encoding, "shape": list(chunk.frames.shape), "sizes": sizes}
+    if stream is not None:
+        frames["stream"] = stream
     return {
         "op": "chunk", "seq": chunk.seq, "block": chunk.block, "last": chunk.last, "first_frame": chunk.first_frame,
         "fps": chunk.fps, "audio_rate": chunk.audio_rate, "ignored": list(chunk.ignored), "drawn": list(chunk.drawn),
         "memory": memory, "probes": dict(chunk.probes), "timing": asdict(chunk.timing),
-        "frames": {"encoding": encoding, "shape": list(chunk.frames.shape), "sizes": sizes},
+        "frames": frames,
         "audio": audio_samples if chunk.audio is not None else None,
         "nbytes": frame_bytes + 4 * audio_samples,
     }
 
 
-def encode_chunk(chunk: FrameChunk, encoding: Encoding, quality: int = 90) -> tuple[dict[str, Any], bytes]:
-    """``(header, payload)`` of one block: frames (per ``encoding``) then float32 audio."""
-    payload, sizes = encode_frames(chunk.frames, encoding, quality)
+def _encoded(chunk: FrameChunk, encoding: Encoding, quality: int,
+             video: H264Sender | None) -> tuple[list[Any], list[int], dict[str, Any] | None]:
+    """The frame buffers, their sizes and the H.264 stream label (``None`` for the image encodings)."""
+    if encoding != "h264":
+        parts, sizes = _frame_parts(chunk.frames, encoding, quality)
+        return parts, sizes, None
+    if video is None:
+        raise WireError("h264 frames need the session's H264Sender")
+    payload, sizes, stream = video.encode(np.ascontiguousarray(chunk.frames, dtype=np.uint8))
+    return [payload], sizes, stream
+
+
+def encode_chunk(chunk: FrameChunk, encoding: Encoding, quality: int = 90,
+                 video: H264Sender | None = None) -> tuple[dict[str, Any], bytes]:
+    """``(header, payload)`` of one block: frames (per ``encoding``) then float32 audio.
+
+    Raises:
+        WireError: ``h264`` without the session's ``video`` stream.
+        BackendError: the H.264 encoder failed (PyAV missing, an odd frame size).
+    """
+    parts, sizes, stream = _encoded(chunk, encoding, quality, video)
+    payload = b"".join(parts)
     audio = b""
     samples = 0
     if chunk.audio is not None:
         pcm = np.ascontiguousarray(chunk.audio, dtype="<f4")
         audio, samples = pcm.tobytes(), int(pcm.shape[0])
-    return chunk_header(chunk, encoding, sizes, samples), payload + audio
+    return chunk_header(chunk, encoding, sizes, samples, stream), payload + audio
 
 
-def encode_block(chunk: FrameChunk, encoding: Encoding, quality: int = 90, block: int | None = None) -> bytes:
+def encode_block(chunk: FrameChunk, encoding: Encoding, quality: int = 90, block: int | None = None,
+                 video: H264Sender | None = None) -> bytes:
     """One block as the single binary message the server sends: ``len(header)`` (4 bytes, big-endian),
     the JSON ``chunk`` header (UTF-8), the frames (per ``encoding``), the sound (float32 LE).
 
     Raw frames are copied once, straight into the message. ``block`` overrides the chunk's own
     block number in the header (the server numbers blocks as the client asked for them).
+    ``video`` is the session's H.264 stream (needed for ``h264``).
+
+    Raises:
+        WireError: ``h264`` without ``video``.
+        BackendError: the H.264 encoder failed (PyAV missing, an odd frame size).
     """
-    parts, sizes = _frame_parts(chunk.frames, encoding, quality)
+    parts, sizes, stream = _encoded(chunk, encoding, quality, video)
     samples = 0
     if chunk.audio is not None:
         pcm = np.ascontiguousarray(chunk.audio, dtype="<f4")
         parts.append(pcm.data.cast("B"))
         samples = int(pcm.shape[0])
-    header = chunk_header(chunk, encoding, sizes, samples)
+    header = chunk_header(chunk, encoding, sizes, samples, stream)
     if block is not None:
         header["block"] = block
     head = dumps(header).encode("utf-8")
     return b"".join([struct.pack(">I", len(head)), head, *parts])
 
 
-def decode_block(message: bytes | memoryview, max_header_bytes: int = MAX_JSON_BYTES) -> FrameChunk:
-    """Rebuild the :class:`FrameChunk` of one :func:`encode_block` message.
+def decode_block(message: bytes | memoryview, max_header_bytes: int = MAX_JSON_BYTES,
+                 video: H264Receiver | None = None) -> FrameChunk:
+    """Rebuild the :class:`FrameChunk` of one :func:`encode_block` message (``video``: the client's
+    H.264 receiver, needed for ``h264`` frames).
 
     Raises:
         WireError: shorter than its length prefix, a header over ``max_header_bytes`` or
@@ -485,14 +529,16 @@ def decode_block(message: bytes | memoryview, max_header_bytes: int = MAX_JSON_B
     header = loads(bytes(view[4:4 + n]), max_header_bytes)
     if header["op"] != "chunk":
         raise WireError(f"block message carries {header['op']!r}, not a chunk")
-    return decode_chunk(header, view[4 + n:])
+    return decode_chunk(header, view[4 + n:], video)
 
 
-def decode_chunk(header: dict[str, Any], payload: bytes | memoryview) -> FrameChunk:
-    """Rebuild a :class:`FrameChunk` from its header and binary payload.
+def decode_chunk(header: dict[str, Any], payload: bytes | memoryview, video: H264Receiver | None = None) -> FrameChunk:
+    """Rebuild a :class:`FrameChunk` from its header and binary payload (``video``: the
+    client's H.264 receiver, needed for ``h264`` frames).
 
     Raises:
-        WireError: the header is malformed or the payload does not match it.
+        WireError: the header is malformed, the payload does not match it, or H.264 frames
+            that do not decode where the client's stream stands.
     """
     try:
         fr = header["frames"]
@@ -506,7 +552,11 @@ def decode_chunk(header: dict[str, Any], payload: bytes | memoryview) -> FrameCh
         if len(payload) != frame_bytes + 4 * n_audio:
             raise WireError(f"chunk payload is {len(payload)} bytes, header says {frame_bytes + 4 * n_audio}")
         view = memoryview(payload)
-        frames = decode_frames(view[:frame_bytes], str(fr["encoding"]), (shape[0], shape[1], shape[2], shape[3]), sizes)
+        shape4 = (shape[0], shape[1], shape[2], shape[3])
+        if fr["encoding"] == "h264" and video is not None:
+            frames = _h264_frames(video, bytes(view[:frame_bytes]), sizes, fr.get("stream"), shape4)
+        else:
+            frames = decode_frames(view[:frame_bytes], str(fr["encoding"]), shape4, sizes)
         audio = np.frombuffer(view[frame_bytes:], dtype="<f4").astype(np.float32) if samples is not None else None
         t = header.get("timing") or {}
         return FrameChunk(
@@ -523,3 +573,18 @@ def decode_chunk(header: dict[str, Any], payload: bytes | memoryview) -> FrameCh
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"malformed chunk header: {exc}") from exc
+
+
+def _h264_frames(video: H264Receiver, payload: bytes, sizes: list[int], stream: Any,
+                 shape: tuple[int, int, int, int]) -> np.ndarray:
+    t, h, w, c = shape
+    if c != 3 or not (1 <= t <= MAX_FRAMES and 1 <= h <= MAX_SIDE and 1 <= w <= MAX_SIDE) or len(sizes) != t:
+        raise WireError(f"frames of shape {shape} are out of range")
+    if not isinstance(stream, dict):
+        raise WireError("h264 frames without a stream label")
+    try:
+        return video.decode(payload, sizes, stream, shape)
+    except WireError:
+        raise
+    except BackendError as exc:
+        raise WireError(exc.why, exc.where, exc.hint) from exc

@@ -22,11 +22,15 @@ more than the player takes.
   procedural fallback); the next call tries again, and once the server is back the
   session goes on. A server that restarted has forgotten the session: the client
   opens it again with its original :class:`SessionStart` and sets :attr:`notice`.
-* **Frames**: raw on loopback (a read-only view of the received message: no copy), JPEG or
-  WebP otherwise (the server decides, or ``encoding=``); each chunk's
-  ``memory["bytes_per_frame"]`` says what a frame cost, ``memory["reconnects"]`` how often
-  this client reconnected. A block is one binary message (:func:`~game.world.wire.decode_block`);
-  a request's JSON is encoded once and reused on a resume.
+* **Frames**: raw on loopback (a read-only view of the received message: no copy);
+  otherwise H.264 when both sides have PyAV (the ``hello`` lists the codecs this client
+  decodes; the server's ``--encoding`` decides among them), else JPEG, WebP or PNG;
+  ``encoding=`` asks for one. :attr:`RemoteBackend.encoding_used` is what the server
+  chose; each chunk's ``memory["bytes_per_frame"]`` says what a frame cost,
+  ``memory["reconnects"]`` how often this client reconnected. A block is one binary
+  message (:func:`~game.world.wire.decode_block`, decoded under the client's lock, so an
+  H.264 stream decodes in the order it came); a request's JSON is encoded once and
+  reused on a resume.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from game.errors import BackendError
 from game.world.protocol import Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart, WorldRequest
+from game.world.video_wire import H264Receiver, h264_decodable
 from game.world.wire import (
     MAX_JSON_BYTES,
     WIRE_VERSION,
@@ -78,6 +83,11 @@ def _direct() -> dict[str, Any]:
     return {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
 
 
+def decodable_codecs() -> list[str]:
+    """The frame encodings this client can decode (``h264`` where PyAV has an H.264 decoder)."""
+    return ["raw", "jpeg", "webp", "png", *(["h264"] if h264_decodable() else [])]
+
+
 def _is_loopback_host(host: str) -> bool:
     return is_loopback(host)
 
@@ -90,7 +100,8 @@ class RemoteBackend:
             default ``$WORLDLOOM_URL``.
         token: the shared secret; default ``$WORLDLOOM_TOKEN``.
         width, height: frame size to ask the server's backend for (default: the server's).
-        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg`` or ``webp``.
+        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg``, ``webp``,
+            ``png`` (lossless) or ``h264`` (where both sides have PyAV; else the server's fallback, JPEG).
         connect_timeout_s: seconds to open a connection.
         block_timeout_s: seconds to wait for one block (a big model's first block is slow).
         reconnect_attempts: tries per broken call before it raises.
@@ -143,6 +154,9 @@ class RemoteBackend:
         self._public: Capabilities | None = None
         self._mseq = 0
         self._closed = False
+        #: The frame encoding the server chose in its ``hello`` answer (``""`` before it answered).
+        self.encoding_used = ""
+        self._video = H264Receiver()
         #: Times this client reconnected; whether the last reconnect found its session.
         self.reconnects = 0
         self.resumed = True
@@ -258,7 +272,7 @@ class RemoteBackend:
                 data = self._recv(self.block_timeout_s)
                 if isinstance(data, bytes):  # a block: one binary message
                     try:
-                        chunk = decode_block(data, self.max_message_bytes)
+                        chunk = decode_block(data, self.max_message_bytes, self._video)
                     except WireError as exc:
                         self._drop()
                         raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
@@ -334,7 +348,7 @@ class RemoteBackend:
         self._ws = ws
         try:
             self._send({"op": "hello", "v": WIRE_VERSION, "client": self._client, "encoding": self.encoding,
-                        "size": self.size})
+                        "codecs": decodable_codecs(), "size": self.size})
             reply = self._recv_json(max(self.connect_timeout_s, 30.0))
             if reply["op"] == "error":
                 raise self._server_error(reply)
@@ -357,6 +371,7 @@ class RemoteBackend:
         if self._caps is None:
             self._public = replace(caps, backend=f"remote:{caps.backend}")
         self._caps = caps
+        self.encoding_used = str(reply.get("encoding", ""))
         if reconnect:
             self.reconnects += 1
             self.resumed = bool(reply.get("resumed"))
