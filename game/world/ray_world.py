@@ -60,7 +60,7 @@ from game.world.server import (
     choose_encoding,
 )
 from game.world.slots import Current, Slot
-from game.world.wire import WireError, decode_chunk, dumps, encode_chunk, loads
+from game.world.wire import WireError, decode_block, dumps, encode_block, loads
 
 log = logging.getLogger("worldloom.serve.ray")
 
@@ -399,7 +399,6 @@ class Gateway:
     async def _relay(self, ws: Any, reply: dict[str, Any], enc: str, hello: bool = False) -> None:
         """Send a replica's answer on: the hello with this connection's encoding and the replica's name,
         raw chunks encoded for the peer, a close as a close."""
-        header: dict[str, Any] | None = None
         for item in reply["out"]:
             if isinstance(item, tuple | list):
                 await self.server.close_with(ws, int(item[0]), str(item[1]))
@@ -408,14 +407,9 @@ class Gateway:
                     msg = loads(item, 64 << 20)
                     if msg.get("op") == "hello":
                         item = dumps({**msg, "encoding": enc, "replica": reply.get("replica", "")})
-                elif enc != "raw" and item.startswith('{"op":"chunk"'):
-                    header = loads(item, 64 << 20)
-                    continue
                 await ws.send_text(item)
             elif isinstance(item, bytes):
-                if header is not None:
-                    chunk = decode_chunk(header, item)
-                    head, item = encode_chunk(chunk, enc, self.config.quality)  # type: ignore[arg-type]
-                    await ws.send_text(dumps({**head, "block": header.get("block")}))
-                    header = None
+                if enc != "raw":  # a block: one binary message (wire v2), raw from the replica
+                    chunk = decode_block(item)
+                    item = encode_block(chunk, enc, self.config.quality, block=chunk.block)  # type: ignore[arg-type]
                 await ws.send_bytes(item)

@@ -13,7 +13,8 @@ Security and limits:
   constant time). The server does not start without a token;
 * it binds to 127.0.0.1 unless ``--host`` says otherwise, and off loopback it
   requires TLS (``--tls-cert``, ``--tls-key``) unless ``--allow-insecure-remote``;
-* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``) unless
+* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``; checked where the
+  server is built, :class:`WorldServer`, not only by the CLI) unless
   ``--insecure-token``; ``GET /health`` answers ``ok`` and nothing more without it;
 * an inbound message over ``--max-message-kib`` (1 MiB) is refused with code 1009
   and a reason, and one nested deeper than ``game.limits.MAX_DEPTH`` with 4400, before
@@ -60,11 +61,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import orjson
+
 from game import limits
 from game.errors import BackendError, WorldloomError
 from game.world.backends import make_backend
 from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
-from game.world.slots import END, Current, Slot, settle
+from game.world.slots import END, Current, Slot, Worker, settle
 from game.world.wire import (
     ENCODINGS,
     MAX_JSON_BYTES,
@@ -74,12 +77,13 @@ from game.world.wire import (
     WireError,
     caps_json,
     dumps,
-    encode_chunk,
+    encode_block,
     is_loopback,
     loads,
     memory_op_from_json,
     memory_result_json,
     request_from_json,
+    reuse_block_memory,
     session_start_from_json,
 )
 
@@ -120,6 +124,7 @@ class ServerConfig:
         max_request_frames: most frames one request may ask for (``min_frames``); ``from_block``
             must lie within the request.
         max_depth: deepest JSON nesting of an inbound message.
+        insecure_token: accept a token shorter than ``game.limits.MIN_TOKEN_BYTES`` (``--insecure-token``).
     """
 
     token: str
@@ -135,6 +140,7 @@ class ServerConfig:
     max_pixels: int = limits.MAX_SESSION_PIXELS
     max_request_frames: int = limits.MAX_REQUEST_FRAMES
     max_depth: int = limits.MAX_DEPTH
+    insecure_token: bool = False
 
 
 class Closed(Exception):
@@ -150,13 +156,29 @@ def choose_encoding(wanted: str, peer: str, default: Encoding) -> Encoding:
 
 
 def _fingerprint(data: Any) -> str:
-    return hashlib.blake2b(json.dumps(data, sort_keys=True).encode("utf-8"), digest_size=12).hexdigest()
+    try:  # orjson: ~10x quicker than json.dumps on a request; json for what it cannot write (huge integers)
+        text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        text = json.dumps(data, sort_keys=True).encode("utf-8")
+    return hashlib.blake2b(text, digest_size=12).hexdigest()
 
 
 def _reason(text: str) -> str:
     """A close reason cut to the 123 bytes WebSocket allows."""
     raw = text.encode("utf-8")[:120]
     return raw.decode("utf-8", "ignore")
+
+
+def token_problem(token: str, insecure: bool = False) -> str:
+    """``""`` if ``token`` may guard a server, else why not: empty, or shorter than
+    ``game.limits.MIN_TOKEN_BYTES`` bytes (UTF-8) without ``insecure``."""
+    if not token:
+        return "the world server needs a token (WORLDLOOM_TOKEN)"
+    size = len(token.encode("utf-8"))
+    if size < limits.MIN_TOKEN_BYTES and not insecure:
+        return (f"WORLDLOOM_TOKEN is {size} bytes; use {limits.MIN_TOKEN_BYTES} or more random bytes "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass --insecure-token")
+    return ""
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
@@ -172,11 +194,16 @@ class WorldServer:
     Args:
         factory: builds a backend for a new session from the client's options.
         config: limits and the token.
+
+    Raises:
+        BackendError: no token, or one shorter than ``game.limits.MIN_TOKEN_BYTES`` bytes
+            unless ``config.insecure_token``.
     """
 
     def __init__(self, factory: BackendFactory, config: ServerConfig) -> None:
-        if not config.token:
-            raise BackendError("the world server needs a token", hint="set WORLDLOOM_TOKEN")
+        problem = token_problem(config.token, config.insecure_token)
+        if problem:
+            raise BackendError(problem, hint="set WORLDLOOM_TOKEN to a long random secret")
         self.factory = factory
         self.config = config
         self.slots: dict[str, Slot] = {}
@@ -239,7 +266,10 @@ class WorldServer:
             with contextlib.suppress(Exception):
                 slot.backend.close()
 
-        await asyncio.to_thread(close)
+        try:
+            await slot.worker.run(close)
+        finally:
+            slot.worker.stop()
 
     # -- one connection ------------------------------------------------------------------------
     async def serve(self, ws: Any) -> None:
@@ -291,7 +321,7 @@ class WorldServer:
         try:
             msg = await asyncio.wait_for(ws.receive(), timeout) if timeout else await ws.receive()
         except TimeoutError:
-            await self.close_with(ws, CLOSE_BAD_MESSAGE, "no hello within 10 s")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, f"no hello within {timeout:g} s")
         except Exception as exc:  # the transport broke
             raise Closed(str(exc)) from exc
         if msg.get("type") == "websocket.disconnect":
@@ -345,7 +375,7 @@ class WorldServer:
             wanted = str(msg.get("encoding", "auto"))
             peer = getattr(getattr(ws, "client", None), "host", "") or ""
             enc = choose_encoding(wanted, peer, self.config.encoding)
-            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc)
+            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=Worker(key[:16]))
             self.slots[key] = slot
         elif slot.ws is not None and slot.ws is not ws:
             old = slot.ws
@@ -423,7 +453,7 @@ class WorldServer:
                     start = session_start_from_json(msg.get("start"))
                     if start.width is not None or start.height is not None:
                         self.check_size(start.width or slot.caps.width, start.height or slot.caps.height, "start")
-                    await asyncio.to_thread(_settled, slot, slot.backend.start, start)
+                    await slot.worker.run(_settled, slot, slot.backend.start, start)
                     slot.started = True
                     self._forget_requests(slot)
                     await _send(ws, dumps({"op": "started"}))
@@ -458,7 +488,7 @@ class WorldServer:
         cached = slot.memory_results.get(mseq)
         if cached is None:
             op = memory_op_from_json(msg.get("memop"))
-            result = await asyncio.to_thread(_settled, slot, slot.backend.memory, op)
+            result = await slot.worker.run(_settled, slot, slot.backend.memory, op)
             cached = memory_result_json(result)
             slot.memory_results[mseq] = cached
             while len(slot.memory_results) > 32:
@@ -474,30 +504,26 @@ class WorldServer:
                 slot.fps.popitem(last=False)
         kept = slot.sent.get((seq, block))
         if kept is not None and slot.fps.get(seq) == fp:
-            await _send(ws, kept[0])
-            await _send(ws, kept[1])
+            await _send(ws, kept)
             return
-        produced = await asyncio.to_thread(self._produce, slot, seq, fp, block, request)
-        if produced is None:
+        message = await slot.worker.run(self._produce, slot, seq, fp, block, request)
+        if message is None:
             await _send(ws, dumps({"op": "done", "seq": seq}))
             return
-        header, payload = produced
-        header["block"] = block
-        text = dumps(header)
-        slot.sent[(seq, block)] = (text, payload)
-        slot.sent_bytes += len(payload)
+        slot.sent[(seq, block)] = message
+        slot.sent_bytes += len(message)
         # the newest block always stays: a client lacks at most the one it was last sent
         while len(slot.sent) > max(1, self.config.replay_blocks) or (
                 len(slot.sent) > 1 and slot.sent_bytes > self.config.replay_bytes):
-            _, (_, old) = slot.sent.popitem(last=False)
+            _, old = slot.sent.popitem(last=False)
             slot.sent_bytes -= len(old)
         slot.blocks_served += 1
-        await _send(ws, text)
-        await _send(ws, payload)
+        await _send(ws, message)
 
-    def _produce(self, slot: Slot, seq: int, fp: str, block: int, request: Any) -> tuple[dict[str, Any], bytes] | None:
+    def _produce(self, slot: Slot, seq: int, fp: str, block: int, request: Any) -> bytes | None:
         """In one worker thread (one hop off the event loop per block): finish the previous request,
-        start or resume this one, take block ``block`` and encode it; ``None`` past the end.
+        start or resume this one, take block ``block`` and encode it as one binary message
+        (:func:`~game.world.wire.encode_block`); ``None`` past the end.
 
         Raises:
             BackendError: no request ``seq`` in progress at ``block`` and none given.
@@ -526,7 +552,7 @@ class WorldServer:
         if chunk.last:  # its trailing code runs before the backend's next call (see _settle)
             slot.cur = None
             slot.finished = cur.it
-        return encode_chunk(chunk, slot.encoding, self.config.quality)
+        return encode_block(chunk, slot.encoding, self.config.quality, block=block)
 
 
 async def _send(ws: Any, data: str | bytes) -> None:
@@ -550,7 +576,7 @@ def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
     """The FastAPI app: ``GET /health`` (``ok``; with the token, the session count too) and the WebSocket ``/ws``.
 
     Raises:
-        BackendError: FastAPI is not installed, or no token.
+        BackendError: FastAPI is not installed, or no token or a short one (see :class:`WorldServer`).
     """
     try:
         from fastapi import FastAPI
@@ -759,10 +785,9 @@ def prepare_serve(args: argparse.Namespace) -> ServePlan | int:
               "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
               file=out)
         return 2
-    if len(token.encode("utf-8")) < limits.MIN_TOKEN_BYTES and not args.insecure_token:
-        print(f"error: WORLDLOOM_TOKEN is {len(token.encode('utf-8'))} bytes; use {limits.MIN_TOKEN_BYTES} or more "
-              "random bytes (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass "
-              "--insecure-token", file=out)
+    problem = token_problem(token, args.insecure_token)
+    if problem:
+        print(f"error: {problem}", file=out)
         return 2
     tls = bool(args.tls_cert and args.tls_key)
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -796,7 +821,7 @@ def prepare_serve(args: argparse.Namespace) -> ServePlan | int:
     config = ServerConfig(token=token, max_sessions=args.max_sessions, max_message_bytes=args.max_message_kib * 1024,
                           grace_s=args.grace, encoding=args.encoding, quality=args.quality,
                           allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
-                          max_request_frames=args.max_request_frames)
+                          max_request_frames=args.max_request_frames, insecure_token=args.insecure_token)
     return ServePlan(config, args.backend, kwargs, caps, tls)
 
 
@@ -807,6 +832,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return plan
     config, caps, tls, out = plan.config, plan.caps, plan.tls, sys.stderr
     app = create_app(backend_factory(plan.backend, **plan.backend_kwargs), config)
+    reuse_block_memory()  # a block is a fresh half-megabyte or more: keep its pages for the next one
     import uvicorn
 
     scheme = "wss" if tls else "ws"

@@ -360,7 +360,7 @@ def test_the_diffusion_backend_serves_remotely_with_the_same_frames(pipe: Any) -
     from game.world.backends.remote import RemoteBackend
     from game.world.server import ServerConfig, ServerThread, create_app
 
-    token = "diffusion-remote-token-0123"
+    token = "diffusion-remote-token-0123456789abcdef"
     app = create_app(lambda options: make(pipe, **options), ServerConfig(token=token))
     srv = ServerThread(app).start()
     try:
