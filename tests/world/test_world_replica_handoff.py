@@ -53,8 +53,10 @@ def request(seq: int) -> WorldRequest:
 
 
 def block(reply: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-    text, payload = reply["out"]
-    return loads(text), payload
+    """The header and payload of the one binary message a block travels in (wire v2)."""
+    (message,) = reply["out"]
+    size = int.from_bytes(message[:4], "big")
+    return loads(bytes(message[4:4 + size])), bytes(message[4 + size:])
 
 
 def test_a_block_made_by_a_replica_that_died_is_made_again_by_the_next() -> None:
