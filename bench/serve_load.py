@@ -223,24 +223,37 @@ def summarize(res: Result, size: tuple[int, int], stall_s: float, killed_at: flo
     return row
 
 
-def bench_process(plays: list[Play], args: argparse.Namespace, size: tuple[int, int], fps: float) -> dict[str, Any]:
+@dataclass
+class Engine:
+    """One server under test: where its clients connect, and how to kill one of its replicas (Ray)."""
+
+    name: str
+    url: str
+    kill: Any = None  # (clients) -> (time, replica name) of the kill, or None
+    replay: Any = None  # (clients, replica name) -> what the hand-off cost, as text
+
+
+def start_process(args: argparse.Namespace, size: tuple[int, int], stack: contextlib.ExitStack) -> Engine:
+    """The single-process server (``worldloom serve``) in its own process, the baseline."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "game.world.server", "--backend", "procedural", "--port", str(port),
                              "--size", f"{size[0]}x{size[1]}", "--max-sessions", str(args.sessions + 8)],
                             env={**os.environ, "WORLDLOOM_TOKEN": TOKEN}, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
-        clients, secs = run_clients(f"ws://127.0.0.1:{port}/ws", plays, args, size, fps)
-    finally:
+
+    def stop() -> None:
         proc.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(10)
-    return summarize(Result("process", clients, secs), size, args.stall, None, "")
+
+    stack.callback(stop)
+    wait_port(port)
+    return Engine("process", f"ws://127.0.0.1:{port}/ws")
 
 
-def bench_ray(plays: list[Play], args: argparse.Namespace, size: tuple[int, int], fps: float,
-              replicas: list[int]) -> list[dict[str, Any]]:
+def start_ray(args: argparse.Namespace, size: tuple[int, int], replicas: list[int],
+              stack: contextlib.ExitStack) -> list[Engine]:
+    """One local Ray cluster with one application per replica count, each under its own route prefix."""
     import ray
     from ray import serve
 
@@ -250,48 +263,60 @@ def bench_ray(plays: list[Play], args: argparse.Namespace, size: tuple[int, int]
 
     ray.init(num_cpus=2, include_dashboard=False, namespace="serve", log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    stack.callback(ray.shutdown)
     port = free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": port})
-    rows = []
-    try:
-        for n in replicas:
-            settings = RaySettings(backend="procedural", backend_kwargs={"width": size[0], "height": size[1]},
-                                   config=ServerConfig(token=TOKEN, max_sessions=args.sessions + 8, grace_s=30.0),
-                                   replicas=n, cpus_per_replica=0.0, retry_s=120.0, app_name=f"load{n}")
-            serve.run(build_app(settings), name=settings.app_name, route_prefix="/")
-            state: dict[str, Any] = {"at": None, "name": ""}
+    stack.callback(serve.shutdown)
 
-            def kill(clients: list[Client], state: dict[str, Any] = state) -> None:
-                held: dict[str, int] = {}
-                for c in clients:
-                    if c.replica:
-                        held[c.replica] = held.get(c.replica, 0) + 1
-                if not held:
-                    return
-                name = max(held, key=lambda k: held[k])
-                state["at"], state["name"] = time.monotonic(), name
-                ray.kill(ray.get_actor(name, namespace="serve"), no_restart=True)
+    def kill(clients: list[Client]) -> tuple[float, str] | None:
+        held: dict[str, int] = {}
+        for c in clients:
+            if c.replica:
+                held[c.replica] = held.get(c.replica, 0) + 1
+        if not held:
+            return None
+        name = max(held, key=lambda k: held[k])
+        ray.kill(ray.get_actor(name, namespace="serve"), no_restart=True)
+        return time.monotonic(), name
 
-            midway = kill if (n >= 2 and not args.no_kill) else None
-            clients, secs = run_clients(f"ws://127.0.0.1:{port}/ws", plays, args, size, fps, midway)
-            replay = ""
-            if state["name"]:  # what the hand-off cost the replicas that took the sessions over
-                world = serve.get_deployment_handle("World", app_name=settings.app_name)
-                seen: dict[str, dict[str, Any]] = {}
-                for c in clients:
-                    if c.replica == state["name"] and c.key:
-                        with contextlib.suppress(Exception):
-                            who = world.options(session_id=c.key).whoami.remote().result(timeout_s=30)
-                            seen[who["replica"]] = who
-                replay = (f"; {sum(w['rebuilt'] for w in seen.values())} rebuilt, "
-                          f"{sum(w['rebuild_s'] for w in seen.values()):.1f} s replaying")
-            rows.append(summarize(Result(f"ray x{n}", clients, secs), size, args.stall, state["at"], state["name"],
-                                  replay))
-            shutdown(settings)
-    finally:
-        serve.shutdown()
-        ray.shutdown()
-    return rows
+    def replay_of(app: str) -> Any:
+        def replay(clients: list[Client], killed: str) -> str:
+            world = serve.get_deployment_handle("World", app_name=app)
+            seen: dict[str, dict[str, Any]] = {}
+            for c in clients:
+                if c.replica == killed and c.key:
+                    with contextlib.suppress(Exception):
+                        who = world.options(session_id=c.key).whoami.remote().result(timeout_s=30)
+                        seen[who["replica"]] = who
+            return (f"; {sum(w['rebuilt'] for w in seen.values())} rebuilt (all rounds), "
+                    f"{sum(w['rebuild_s'] for w in seen.values()):.1f} s replaying")
+        return replay
+
+    engines = []
+    for n in replicas:
+        settings = RaySettings(backend="procedural", backend_kwargs={"width": size[0], "height": size[1]},
+                               config=ServerConfig(token=TOKEN, max_sessions=args.sessions + 8, grace_s=30.0),
+                               replicas=n, cpus_per_replica=0.0, retry_s=120.0, app_name=f"load{n}")
+        serve.run(build_app(settings), name=settings.app_name, route_prefix=f"/load{n}")
+        stack.callback(shutdown, settings)
+        with_kill = n >= 2 and not args.no_kill
+        engines.append(Engine(f"ray x{n}", f"ws://127.0.0.1:{port}/load{n}/ws", kill if with_kill else None,
+                              replay_of(settings.app_name) if with_kill else None))
+    return engines
+
+
+def run_engine(engine: Engine, plays: list[Play], args: argparse.Namespace, size: tuple[int, int],
+               fps: float) -> dict[str, Any]:
+    state: dict[str, Any] = {"at": None, "name": ""}
+
+    def midway(clients: list[Client]) -> None:
+        done = engine.kill(clients)
+        if done is not None:
+            state["at"], state["name"] = done
+
+    clients, secs = run_clients(engine.url, plays, args, size, fps, midway if engine.kill else None)
+    replay = engine.replay(clients, state["name"]) if engine.replay and state["name"] else ""
+    return summarize(Result(engine.name, clients, secs), size, args.stall, state["at"], state["name"], replay)
 
 
 def main() -> int:
@@ -300,15 +325,16 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--size", default="64x36")
     p.add_argument("--replicas", default="1,2,3")
+    p.add_argument("--rounds", type=int, default=2, help="rounds over every engine, in alternating order")
     p.add_argument("--plays", type=int, default=6, help="distinct random playthroughs recorded")
     p.add_argument("--stall", type=float, default=10.0, help="a wait for one block longer than this is a stall")
     p.add_argument("--no-process", action="store_true", help="skip the single-process baseline")
     p.add_argument("--no-ray", action="store_true")
     p.add_argument("--no-kill", action="store_true")
-    p.add_argument("--quick", action="store_true", help="--seconds 8 --replicas 1,2 --plays 3")
+    p.add_argument("--quick", action="store_true", help="--seconds 8 --replicas 1,2 --plays 3 --rounds 1")
     args = p.parse_args()
     if args.quick:
-        args.seconds, args.replicas, args.plays = 8.0, "1,2", 3
+        args.seconds, args.replicas, args.plays, args.rounds = 8.0, "1,2", 3, 1
     w, h = (int(x) for x in args.size.lower().split("x"))
     size = (w, h)
     t = time.monotonic()
@@ -317,21 +343,24 @@ def main() -> int:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
           f"recorded {len(plays)} random Zero Mark playthroughs ({sum(len(x.requests) for x in plays)} requests) "
           f"in {time.monotonic() - t:.1f} s; {args.sessions} sessions x {args.seconds:g} s at {w}x{h}, paced at "
-          f"{fps:g} fps", flush=True)
+          f"{fps:g} fps ({args.sessions * fps / 12:.0f} blocks/s asked in all); {args.rounds} rounds", flush=True)
     rows = []
-    if not args.no_process:
-        rows.append(bench_process(plays, args, size, fps))
-        print(f"  {rows[-1]['engine']} done", flush=True)
-    if not args.no_ray:
-        rows.extend(bench_ray(plays, args, size, fps, [int(x) for x in args.replicas.split(",") if x]))
+    with contextlib.ExitStack() as stack:
+        engines = [] if args.no_process else [start_process(args, size, stack)]
+        if not args.no_ray:
+            engines += start_ray(args, size, [int(x) for x in args.replicas.split(",") if x], stack)
+        for r in range(args.rounds):
+            for engine in engines if r % 2 == 0 else engines[::-1]:
+                rows.append({**run_engine(engine, plays, args, size, fps), "round": r + 1})
+                print(f"  round {r + 1}: {engine.name} done (load average {os.getloadavg()[0]:.1f})", flush=True)
     print()
-    print(f"{'engine':<9} {'sessions':>8} {'blocks':>7} {'blocks/s':>8} {'p50 ms':>7} {'p99 ms':>8} {'failed':>6} "
-          f"{'stalled':>7} {'cross':>5}  replica kill")
+    print(f"{'round':>5} {'engine':<9} {'sessions':>8} {'blocks':>7} {'blocks/s':>8} {'p50 ms':>7} {'p99 ms':>8} "
+          f"{'failed':>6} {'stalled':>7} {'cross':>5}  replica kill")
     for r in rows:
-        print(f"{r['engine']:<9} {r['sessions']:>8} {r['blocks']:>7} {r['blocks_s']:>8.1f} {r['p50']:>7.1f} "
-              f"{r['p99']:>8.1f} {r['failed']:>6} {r['stalled']:>7} {r['cross']:>5}  {r['kill']}")
+        print(f"{r['round']:>5} {r['engine']:<9} {r['sessions']:>8} {r['blocks']:>7} {r['blocks_s']:>8.1f} "
+              f"{r['p50']:>7.1f} {r['p99']:>8.1f} {r['failed']:>6} {r['stalled']:>7} {r['cross']:>5}  {r['kill']}")
         for e in r["errors"]:
-            print(f"          error: {e[:160]}")
+            print(f"                error: {e[:160]}")
     return 0
 
 

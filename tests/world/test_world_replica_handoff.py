@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import struct
 from typing import Any
 
 from game.world.backends import make_backend
@@ -54,10 +53,10 @@ def request(seq: int) -> WorldRequest:
 
 
 def block(reply: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-    """A block's header and payload: the reply is the one binary message of wire v2 (see encode_block)."""
+    """The header and payload of the one binary message a block travels in (wire v2)."""
     (message,) = reply["out"]
-    (n,) = struct.unpack_from(">I", message)
-    return loads(message[4:4 + n]), message[4 + n:]
+    size = int.from_bytes(message[:4], "big")
+    return loads(bytes(message[4:4 + size])), bytes(message[4 + size:])
 
 
 def test_a_block_made_by_a_replica_that_died_is_made_again_by_the_next() -> None:
