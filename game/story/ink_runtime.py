@@ -134,6 +134,8 @@ class InkRuntime(StoryRuntime):
         self._global = set(story.global_tags)
         self._bound: set[str] = set()
         self._lists: set[str] = set()
+        #: Variables Ink assigned during the current step (its observers say so), name -> Ink value.
+        self._changed: dict[str, Any] = {}
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
         self.ink.bind_external_function(HOOK, self._hook)
@@ -146,6 +148,11 @@ class InkRuntime(StoryRuntime):
         for name in sorted(story.externals - set(builtins) - story.functions):
             self.ink.bind_external_function(name, self._unbound(name))
             self._bound.add(name)
+        for name in story.model.variables:  # a step reads back only what Ink assigned, not every variable
+            self.ink.observe_variable(name, self._observed)
+
+    def _observed(self, name: str, value: Any) -> None:
+        self._changed[name] = value
 
     def _unbound(self, name: str) -> Callable[..., None]:
         """A stand-in for an external function nothing bound: a ``warning`` event, no value."""
@@ -383,6 +390,7 @@ class InkRuntime(StoryRuntime):
         """Run ``action`` then continue Ink to the next choice or the end, appending events."""
         self._state, self._events = state, events
         self._errors, self._ink_errors = [], []
+        self._changed = {}
         self._chunk, self._ending = None, ""
         try:
             if action is not None:
@@ -422,13 +430,18 @@ class InkRuntime(StoryRuntime):
         info = self.story.knots.get(state.scene)
         if info is not None:
             state.world[INK_SHAPE] = info.shape
-        old = dict(state.variables)
-        self._read_vars_quiet()
-        for name, value in self._vars.items():
+        old = state.variables
+        changed, self._changed = self._changed, {}
+        new: dict[str, bool | int | float | str] = {}
+        for name, raw in changed.items():  # what Ink assigned this step (its variable observers)
+            if not isinstance(raw, bool | int | float | str):
+                self._lists.add(name)
+            new[name] = value = _from_ink(raw)
             if old.get(name) != value:
                 events.append(self.event(state, "effect", ids={"target": name},
                                          data={"old": old.get(name), "new": value}))
-        state.variables = {**state.variables, **self._vars}
+        if new:
+            state.variables = {**old, **new}
         self._vars = dict(state.variables)
         saved: str = self.ink.save_state()
         state.world[INK_STATE] = saved
