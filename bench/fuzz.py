@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from game.errors import WorldloomError  # noqa: E402
+from game.world.wire import WIRE_VERSION  # noqa: E402
 
 #: Seconds one input may take.
 HANG_S = 5.0
@@ -316,7 +317,27 @@ def _sample_request() -> str:
     return json.dumps({"op": "generate", "request": req.to_json(), "from_block": 0})
 
 
+def _sample_block() -> tuple[str, bytes]:
+    """A real block message (4x3 null frames), split into its header text and its payload."""
+    from game.world.backends.null import NullBackend
+    from game.world.protocol import WorldRequest
+    from game.world.wire import encode_block
+
+    backend = NullBackend(4, 3, frames_per_block=2)
+    msg = encode_block(next(iter(backend.generate(WorldRequest("main", 1, 2, "x")))), "raw")
+    n = int.from_bytes(msg[:4], "big")
+    return msg[4:4 + n].decode("utf-8"), msg[4 + n:]
+
+
+def _pack_block(parts: tuple[str, int, int]) -> bytes:
+    """A block message from a (mutated) header, a length prefix off by ``delta``, the payload cut to ``keep``."""
+    header, delta, keep = parts
+    head = header.encode("utf-8", "surrogatepass")
+    return max(0, len(head) + delta).to_bytes(4, "big") + head + BLOCK_PAYLOAD[:keep]
+
+
 REQUEST_JSON = _sample_request()
+BLOCK_HEADER, BLOCK_PAYLOAD = _sample_block()
 wire_messages = st.one_of(
     mutated(REQUEST_JSON, JSON_TOKENS),
     json_values().map(lambda v: json.dumps({"op": "generate", "request": v})),
@@ -324,12 +345,15 @@ wire_messages = st.one_of(
         lambda t: json.dumps({"op": t[0], "data": t[1]})),
     st.integers(1, 3000).map(lambda d: '{"op": "ping", "x": ' + nested(d) + "}"),
     st.binary(max_size=64),
+    st.tuples(mutated(BLOCK_HEADER, JSON_TOKENS), st.sampled_from([0, 0, 0, -1, 1, -200, 1 << 20]),
+              st.sampled_from([len(BLOCK_PAYLOAD), len(BLOCK_PAYLOAD), 0, len(BLOCK_PAYLOAD) - 1])).map(_pack_block),
 )
 
 
 def run_wire(data: str | bytes) -> None:
     from game.world.wire import (
         caps_from_json,
+        decode_block,
         decode_chunk,
         loads,
         memory_op_from_json,
@@ -337,6 +361,9 @@ def run_wire(data: str | bytes) -> None:
         session_start_from_json,
     )
 
+    if isinstance(data, bytes):  # what a client reads: a block is one binary message
+        with contextlib.suppress(WorldloomError):
+            decode_block(data)
     msg = loads(data)
     payload = msg.get("data")
     op = msg["op"]
@@ -369,7 +396,7 @@ server_messages = st.lists(st.one_of(
     }).map(json.dumps),
     wire_messages.filter(lambda m: isinstance(m, str)),
 ), max_size=5)
-server_hellos = st.one_of(st.just({"op": "hello", "v": 1, "client": "fuzz-client-0001"}),
+server_hellos = st.one_of(st.just({"op": "hello", "v": WIRE_VERSION, "client": "fuzz-client-0001"}),
                           st.fixed_dictionaries({"op": st.just("hello"), "v": st.sampled_from([1, 2, "1"]),
                                                  "client": st.sampled_from(["fuzz-client-0001", "x", "", "a" * 80])},
                                                 optional={"size": json_values(), "encoding": json_values()}))
@@ -457,7 +484,7 @@ def targets() -> dict[str, Target]:
         Target("transcript", transcripts, run_transcript, 30, (({}, [], ""),)),
         Target("wire", wire_messages, run_wire, 200, (REQUEST_JSON,)),
         Target("server", st.tuples(server_hellos, server_messages), run_server, 60,
-               (({"op": "hello", "v": 1, "client": "fuzz-client-0001"}, [REQUEST_JSON]),)),
+               (({"op": "hello", "v": WIRE_VERSION, "client": "fuzz-client-0001"}, [REQUEST_JSON]),)),
     )}
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from game.cast.castroom import cast_of
+from game.errorbank.clock import Clock
 from game.errors import InputError, WorldloomError
 from game.inputs.channels import Channels
 from game.inputs.meaning import Clarify, NotUnderstood
@@ -260,7 +261,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   backend_options: dict[str, Any] | None = None,
                   errorbank: str | Path | None = None, dialogue: Any = "transformers",
                   voice: bool = True, cast_options: dict[str, Any] | None = None,
-                  on_warning: Callable[[str], None] | None = None) -> HeadlessRunner:
+                  on_warning: Callable[[str], None] | None = None, clock: Clock | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
 
     The game is built by :func:`game.session.open_game` (as in the window):
@@ -271,7 +272,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     only; one that cannot load falls back to authored lines, said to ``on_warning``),
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
-    ``cast_summary`` row (also ``runner.summary``).
+    ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
+    :func:`game.session.open_game`).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -281,7 +283,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     """
     game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
                      save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
-                     cast_options=cast_options)
+                     cast_options=cast_options, clock=clock)
     for text in game.warnings:
         if on_warning is not None:
             on_warning(text)

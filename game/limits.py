@@ -122,7 +122,7 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise error(f"{what} is not UTF-8 text (byte {exc.start})", where=where) from exc
-    if len(text) * 3 > max_bytes:  # a character is at most 3 bytes here (surrogates pass as 3)
+    if len(text) * 4 > max_bytes:  # a character is at most 4 bytes in UTF-8
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > max_bytes:
             raise error(f"{what} is {size:,} bytes, over the {max_bytes:,}-byte limit", where=where)
@@ -131,7 +131,7 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
         if depth > max_depth:
             raise error(f"{what} nests {depth} levels deep, over the limit of {max_depth}", where=where)
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except ValueError as exc:
         msg = getattr(exc, "msg", str(exc))
         pos = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
@@ -145,6 +145,10 @@ def parse_json(text: str | bytes, where: str, error: _Error, max_bytes: int = MA
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+#: One decoder for every call (``json.loads`` with an option builds a new decoder and scanner each time).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def check_unicode(value: Any, where: str, error: _Error, what: str = "text") -> None:
@@ -196,8 +200,8 @@ def check_repeat(length: int, times: int, where: str, error: _Error) -> None:
         error: ``length * times`` is over the limit.
     """
     if times > 0 and length * times > MAX_TEXT_CHARS:
-        raise error(f"repeating {length:,} characters {times:,} times is over the {MAX_TEXT_CHARS:,}-character "
-                    "limit", where=where)
+        raise error(f"text of {length:,} character(s) repeated {times:,} times is over the "
+                    f"{MAX_TEXT_CHARS:,}-character limit", where=where)
 
 
 def check_size(size: int, limit: int, where: str, error: _Error, what: str = "file") -> None:

@@ -11,8 +11,15 @@ the one place their weights are read. A model folder holds:
 * ``action/`` (action models only): the keyboard / mouse modules
   (:class:`game.world.backends.action_module.ActionModules`).
 
+The transformer's (and the action modules') weights may instead come from a
+checkpoint that is not a diffusers folder (``checkpoint=``: one ``.safetensors``
+file, or a folder of shards with a ``*.safetensors.index.json``; read by
+:mod:`game.models.checkpoint`): the folder then gives the architecture (each part's
+``config.json``) and the VAE, and the checkpoint the weights; its action modules' names
+start with ``action.``, and a checkpoint without them leaves ``action/``'s own weights.
+
 Nothing is downloaded: ``model`` must be a local folder. Each folder is loaded once per
-``(folder, device, dtype)`` and shared. The VAE runs in float32, the transformer (and
+``(folder, checkpoint, device, dtype)`` and shared. The VAE runs in float32, the transformer (and
 action modules) in ``dtype``. torch and diffusers are imported inside the functions.
 """
 
@@ -23,10 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from game.models.checkpoint import Checkpoint, cast_like_pretrained, load_into, open_checkpoint
 from game.models.diffusion_loader import resolve_device, resolve_dtype
 from game.models.embedder import ModelError
 
-_CACHE: dict[tuple[str, str, str], CausalComponents] = {}
+#: Name prefix of the action modules' tensors in a checkpoint file.
+ACTION_PREFIX = "action."
+
+_CACHE: dict[tuple[str, str, str, str], CausalComponents] = {}
 _LOCK = threading.Lock()
 
 
@@ -50,18 +61,26 @@ def save_causal_model(comps: CausalComponents, folder: str | Path) -> Path:
     return out
 
 
-def load_causal_model(model: str | Path, *, device: str = "auto", dtype: str = "auto") -> CausalComponents:
+def load_causal_model(model: str | Path, *, checkpoint: str | Path | None = None, device: str = "auto",
+                      dtype: str = "auto") -> CausalComponents:
     """Load (once) the causal model in folder ``model``.
 
     Args:
         model: a local folder with ``transformer/`` and ``vae/`` (and ``action/`` for an action model).
+        checkpoint: the transformer's (and action modules') weights from a ``.safetensors`` file or a
+            shard folder / index instead of the folder's own (see the module doc).
         device: ``auto`` (CUDA when visible), ``cpu``, ``cuda``...
         dtype: transformer dtype, ``auto`` (bf16 on a GPU, fp32 on the CPU), ``float32``, ``bfloat16``...
 
     Raises:
-        ModelError: no such folder, a part missing or unreadable, or torch / diffusers missing.
+        ModelError: no such folder, a part missing or unreadable, a checkpoint file given as the
+            folder, a checkpoint tensor missing, of another shape or left over (named, with its
+            file), or torch / diffusers missing.
     """
     path = Path(model).expanduser()
+    if path.is_file() or path.name.endswith(".safetensors"):
+        raise ModelError("a checkpoint file has no architecture: give the model folder as the model",
+                         where=str(model), hint="--model FOLDER (transformer/config.json, vae/) --checkpoint FILE")
     if not path.is_dir():
         raise ModelError("no such model folder (a causal model is a local folder; nothing is downloaded)",
                          where=str(model), hint="a folder with transformer/ and vae/ in diffusers format")
@@ -69,17 +88,18 @@ def load_causal_model(model: str | Path, *, device: str = "auto", dtype: str = "
         if not (path / part / "config.json").is_file():
             raise ModelError(f"the model folder has no {part}/config.json", where=str(path),
                              hint="save the parts with save_pretrained (see docs/backends.md)")
+    ckpt = open_checkpoint(checkpoint) if checkpoint is not None else None
     dev = resolve_device(device)
-    key = (str(path.resolve()), dev, dtype)
+    key = (str(path.resolve()), str(ckpt.path.resolve()) if ckpt else "", dev, dtype)
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is None:
-            hit = _load(path, dev, dtype)
+            hit = _load(path, dev, dtype, ckpt)
             _CACHE[key] = hit
         return hit
 
 
-def _load(path: Path, device: str, dtype: str) -> CausalComponents:
+def _load(path: Path, device: str, dtype: str, ckpt: Checkpoint | None = None) -> CausalComponents:
     try:
         import torch
         from diffusers import AutoencoderKLWan, WanTransformer3DModel
@@ -91,16 +111,28 @@ def _load(path: Path, device: str, dtype: str) -> CausalComponents:
     tdtype = resolve_dtype(dtype, device)
     cls_t: Any = WanTransformer3DModel
     cls_v: Any = AutoencoderKLWan
+    has_action = (path / "action" / "config.json").is_file()
     try:
-        transformer = cls_t.from_pretrained(path / "transformer", torch_dtype=tdtype).to(device).eval()
         vae = cls_v.from_pretrained(path / "vae", torch_dtype=torch.float32).to(device).eval()
+        if ckpt is None:
+            transformer = cls_t.from_pretrained(path / "transformer", torch_dtype=tdtype)
+        else:
+            transformer = cls_t.from_config(cls_t.load_config(path / "transformer"))
         action = None
-        if (path / "action" / "config.json").is_file():
-            action = ActionModules.from_pretrained(path / "action", torch_dtype=tdtype).to(device).eval()
+        if has_action and (ckpt is None or not any(n.startswith(ACTION_PREFIX) for n in ckpt.files)):
+            action = ActionModules.from_pretrained(path / "action", torch_dtype=tdtype)
+        elif has_action:
+            action = ActionModules.from_config(ActionModules.load_config(path / "action"))
     except Exception as exc:  # diffusers raises OSError, ValueError, EnvironmentError...
         raise ModelError(f"cannot load the causal model: {type(exc).__name__}: {exc}", where=str(path),
                          hint="the folder may be incomplete") from exc
-    return CausalComponents(transformer, vae, action)
+    if ckpt is not None:
+        load_into(transformer, ckpt, "transformer", skip=(ACTION_PREFIX,) if has_action else ())
+        transformer = cast_like_pretrained(transformer, tdtype)
+        if action is not None and any(n.startswith(ACTION_PREFIX) for n in ckpt.files):
+            load_into(action, ckpt, "action modules")
+            action = action.to(tdtype)
+    return CausalComponents(transformer.to(device).eval(), vae, None if action is None else action.to(device).eval())
 
 
 def clear_cache() -> None:

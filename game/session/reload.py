@@ -301,7 +301,8 @@ def fit_session(session: Session, prepared: PreparedReload) -> Swap:
 
     Computes the new runtime, the state and checkpoints fitted by stable ids
     (:func:`game.session.fit.fit_game`, as a load does) and the events (``reload``
-    first); changes nothing on the session itself. Extensions and hooks with
+    first); changes nothing on the session itself. The new runtime keeps the agents' policy
+    (:meth:`~game.story.runtime.StoryRuntime.use_policy`). Extensions and hooks with
     ``on_story_reload(story)`` / ``on_card_reload(card, path)`` are told here.
 
     Raises:
@@ -317,6 +318,7 @@ def fit_session(session: Session, prepared: PreparedReload) -> Swap:
         return Swap(None, now, session.checkpoints, events)
     story = prepared.story
     runtime = runtime_for(story)
+    runtime.use_policy(session.runtime.policy)  # the agents keep their dialogue model (or recorded picks)
     fitted = fit_game(runtime, now, session.checkpoints, "reload")
     state = fitted.state
     head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",

@@ -118,12 +118,23 @@ CODES: dict[str, Code] = {c.code: c for c in [
          "variables: {door_open: {type: bool, default: false}}\n" + _BASE
          + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: door_open, goto: b}]}\n"
          "  b: {location: here, ending: e}\n"),
+    Code("WL024", "error", "this expression fails every time it runs: {name}",
+         "a part of it reads no variable and is refused whatever the state; see docs/story-format.md, limits",
+         "variables: {n: {type: int, default: 1}}\n" + _BASE
+         + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"'%0999999999d' % n == ''\", goto: a}, "
+         "{id: d, text: stay, goto: a}]}\n"),
     Code("WL030", "warning", "author art cannot be used as given: {name}",
          "plates are 16:9 PNGs of at least 480x270, layers the plate's size with transparency, "
          "sheet cells inside the sheet and named for an expression or pose; see docs/story-format.md",
          _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
                        "cast: {fox: {name: Fox, sheet: {image: fox.png, frame: [0, 96], cells: {smile: [0, 0]}}}}\n")
          + "scenes:\n  a: {location: here, ending: e, present: [fox]}\n"),
+    Code("WL031", "warning", "{name}",
+         "a thing the text says is gone is not drawn there: take it out of the scene's items:/present: "
+         "(or make the line conditional on it being gone)",
+         _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
+                       "items: {kite: {name: red kite}}\n")
+         + "scenes:\n  a: {location: here, ending: e, items: {kite: 0.5}, lines: ['The kite is gone, over the trees.']}\n"),
     Code("WL021", "info", "no translation of string {name}", "translate it in the catalogue (worldloom strings extract)",
          _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n", (("locale/fr.po", _PO),)),
     Code("WL022", "warning", "the translation of string {name} is stale: its source text changed",

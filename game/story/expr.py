@@ -393,6 +393,59 @@ def _evaluate(tree: ast.AST, env: ExprEnv) -> Any:
         _LOCAL.env = previous
 
 
+class _Constant:
+    """The environment of a part of an expression that reads nothing (see :func:`constant_failure`)."""
+
+    def name(self, key: str) -> Any:
+        raise AssertionError("a constant part reads no name")  # pragma: no cover - only constant parts run
+
+    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
+        raise AssertionError("a constant part calls nothing")  # pragma: no cover
+
+    def assign(self, target: Target, op: str, value: Any) -> None:
+        raise AssertionError("a constant part assigns nothing")  # pragma: no cover
+
+    def effect_call(self, fn: str, args: tuple[Any, ...]) -> None:
+        raise AssertionError("a constant part has no effect")  # pragma: no cover
+
+
+def _reads_nothing(node: ast.AST) -> bool:
+    return not any(isinstance(n, ast.Name | ast.Call) for n in ast.walk(node))
+
+
+def constant_failure(tree: ast.AST) -> ExpressionError | None:
+    """The error a part of an expression raises *every* time it runs, or ``None``.
+
+    Each largest part that reads no variable and calls no function is evaluated once,
+    with the same bounded operators as play (so nothing big is ever built): a part past
+    a limit of :mod:`game.limits` (``'x' * 10**9``), a division by zero, or text on the
+    left of ``%`` (``'%0999999999d' % n``: string formatting, refused whatever ``n``
+    holds) fails on every run, which lint reports (``WL024``) instead of the player
+    meeting it.
+    """
+    node = tree.body if isinstance(tree, ast.Expression) else tree
+    if not isinstance(node, ast.expr) or isinstance(node, ast.Constant | ast.Name):
+        return None  # an operator, a context, a literal or a name: nothing to run
+    if _reads_nothing(node):
+        try:
+            _evaluate(node, _Constant())
+        except ExpressionError as exc:
+            return exc
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _reads_nothing(node.left):
+        try:
+            left = _evaluate(node.left, _Constant())
+            if isinstance(left, str):
+                _mod(left, 0)
+        except ExpressionError as exc:
+            return exc
+    for child in ast.iter_child_nodes(node):
+        found = constant_failure(child)
+        if found is not None:
+            return found
+    return None
+
+
 def _bound(fn: str) -> Callable[..., Any]:
     return lambda *args: _LOCAL.env.call(fn, args)
 

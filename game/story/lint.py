@@ -5,9 +5,11 @@ Pure analysis of the validated story: it never plays it and never imports torch.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
+import re
 import sys
 import tomllib
 from collections import deque
@@ -20,7 +22,7 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
-from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect
+from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect, combine, constant_failure
 from game.story.ink import is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
@@ -74,6 +76,24 @@ def severity_overrides(folder: Path) -> dict[str, Severity]:
                              hint="use error, warning, info or off")
         out[code] = sev
     return out
+
+
+#: Words that say a thing is not there any more.
+GONE = r"(?:is|was|has)\s+(?:gone|lost|missing|vanished)|got away|gone|blew away|flew off|flew away|no longer here"
+
+
+def gone_in(text: str, ident: str, name: str) -> bool:
+    """Whether ``text`` says the thing called ``ident`` / ``name`` (its last word too: "red kite" ->
+    "kite") is gone: "the kite is gone", "the kite got away", "you lost the kite", "no kite"."""
+    low = text.lower()
+    words = {ident.replace("_", " ").lower(), name.lower().removeprefix("the ").strip()}
+    words |= {w.split()[-1] for w in words if w.split()}
+    for w in sorted(words, key=len, reverse=True):
+        n = re.escape(w)
+        if re.search(rf"\b{n}\b[^.;!?]{{0,24}}?\b(?:{GONE})\b", low) or \
+                re.search(rf"\b(?:lost|without|no)\s+(?:the\s+|your\s+|its\s+)?{n}\b", low):
+            return True
+    return False
 
 
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -159,6 +179,7 @@ class Linter:
         self.check_expressions()
         self.check_graph()
         self.check_lines()
+        self.check_gone()
         self.check_assets()
         self.check_ids()
         self.check_actions()
@@ -325,6 +346,9 @@ class Linter:
                 self.add("WL007", path, exc.why)
                 continue
             compiled_effects.append((path, eff))
+            doomed = self._effect_failure(eff)
+            if doomed is not None:
+                self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
                 self.add("WL014", path, eff.target.name)
             for n in eff.names - declared:
@@ -341,6 +365,9 @@ class Linter:
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
+            doomed = constant_failure(cond.tree)
+            if doomed is not None:
+                self.add("WL024", path, doomed.why)
             for n in cond.names - declared:
                 self.add("WL004", path, n)
             self._check_calls(path, cond.calls)
@@ -356,6 +383,24 @@ class Linter:
                 if always_false and path[-2:-1] != ("say",):
                     choice_id = getattr(self._reaction_at(path[:-1]), "id", path[-2])
                     self.add("WL012", path, choice_id)
+
+    def _effect_failure(self, eff: Effect) -> ExpressionError | None:
+        """The error an effect raises every time it runs: a constant part that fails
+        (:func:`~game.story.expr.constant_failure`), or text variable ``*=`` a count past
+        ``game.limits.MAX_TEXT_CHARS`` (``name *= 100000000``: any text it holds is too long)."""
+        for tree in (eff.value, *eff.args):
+            found = constant_failure(tree) if tree is not None else None
+            if found is not None:
+                return found
+        target, value = eff.target, eff.value
+        var = self.m.variables.get(target.name) if target is not None and target.kind == "name" else None
+        if eff.op == "*=" and var is not None and var.type == "str" and isinstance(value, ast.Constant) \
+                and isinstance(value.value, int):
+            try:
+                combine("x", "*=", value.value)
+            except ExpressionError as exc:
+                return exc
+        return None
 
     def _reaction_at(self, path: Path_) -> Reaction | None:
         for p, r in self.story.reactions():
@@ -396,6 +441,24 @@ class Linter:
         for path, line in self.story.lines():
             if len(line.text) > MAX_LINE_CHARS:
                 self.add("WL008", (*path, "text"), len(line.text))
+
+    def check_gone(self) -> None:
+        """WL031: a scene lists an item (``items:``) or a character (``present:``) that its own
+        unconditional text (a line without ``if:``, or its prompt) says is gone; the world
+        would draw what the player is told is not there."""
+        m = self.m
+        for sid, scene in m.scenes.items():
+            texts: list[tuple[Path_, str]] = [(("scenes", sid, "lines", k, "text"), ln.text)
+                                              for k, ln in enumerate(scene.lines) if not ln.if_]
+            texts += [(("scenes", sid, "prompt"), scene.prompt)] if scene.prompt else []
+            listed = [("items", i, m.items[i].name) for i in scene.items if i in m.items]
+            listed += [("present", c, m.cast[c].name) for c in scene.present if c in m.cast]
+            for field, ident, name in listed:
+                for path, text in texts:
+                    if gone_in(text, ident, name):
+                        self.add("WL031", path, f"scene {sid} lists {ident} under {field}:, but its text says "
+                                 f"it is gone: {text!r}")
+                        break
 
     def assets(self) -> list[tuple[Path_, str]]:
         """Every asset the story names, with its source path (relative to the story folder)."""

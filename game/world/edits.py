@@ -436,7 +436,7 @@ def add_reference(host: EditHost, intent: AddReference,
         intent: ``path`` of the image; ``entity_id`` the character it was dropped on
             (it becomes a gift), or ``""`` to place it in view.
         validate: ``path -> absolute path``, raising ``InputError`` for a bad image
-            (``game.inputs.images.validate_image`` in a session); ``None`` checks only
+            (``game.images.validate_image`` in a session); ``None`` checks only
             that the file exists.
 
     Returns:

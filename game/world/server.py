@@ -13,7 +13,8 @@ Security and limits:
   constant time). The server does not start without a token;
 * it binds to 127.0.0.1 unless ``--host`` says otherwise, and off loopback it
   requires TLS (``--tls-cert``, ``--tls-key``) unless ``--allow-insecure-remote``;
-* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``) unless
+* the token must be at least 32 bytes (``game.limits.MIN_TOKEN_BYTES``; checked where the
+  server is built, :class:`WorldServer`, not only by the CLI) unless
   ``--insecure-token``; ``GET /health`` answers ``ok`` and nothing more without it;
 * an inbound message over ``--max-message-kib`` (1 MiB) is refused with code 1009
   and a reason, and one nested deeper than ``game.limits.MAX_DEPTH`` with 4400, before
@@ -37,8 +38,11 @@ its backend is closed. A client that vanishes never takes the server down.
 Blocks are pulled, one per ask (``generate`` for the first, ``next`` for the others),
 so the backend never runs ahead of what the player is shown: a pre-empted request
 advances the world exactly as far as it did in-process. Frames travel raw to a
-loopback peer and as JPEG (or WebP) otherwise; each chunk's
-``memory["bytes_per_frame"]`` says what they cost.
+loopback peer and otherwise as H.264 video when both sides have PyAV (the client's
+``hello`` lists the ``codecs`` it decodes; one stream per session, a key frame after
+each reconnect), else as JPEG (or WebP); the ``hello`` answer names the encoding
+chosen (:func:`choose_encoding`) and each chunk's ``memory["bytes_per_frame"]`` says
+what frames cost.
 """
 
 from __future__ import annotations
@@ -56,17 +60,19 @@ import socket
 import sys
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, cast
+
+import orjson
 
 from game import limits
 from game.errors import BackendError, WorldloomError
 from game.world.backends import make_backend
 from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
+from game.world.slots import END, Current, Slot, Worker, settle
+from game.world.video_wire import H264Sender, h264_available
 from game.world.wire import (
-    ENCODINGS,
     MAX_JSON_BYTES,
     MAX_SIDE,
     WIRE_VERSION,
@@ -74,12 +80,13 @@ from game.world.wire import (
     WireError,
     caps_json,
     dumps,
-    encode_chunk,
+    encode_block,
     is_loopback,
     loads,
     memory_op_from_json,
     memory_result_json,
     request_from_json,
+    reuse_block_memory,
     session_start_from_json,
 )
 
@@ -95,7 +102,6 @@ CLOSE_INTERNAL = 1011
 #: Seconds a new connection has to send ``hello``.
 HELLO_TIMEOUT_S = 10.0
 _CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-_END = object()
 
 #: Builds one session's backend from the client's options (``width``, ``height``).
 BackendFactory = Callable[[dict[str, Any]], Backend]
@@ -110,7 +116,8 @@ class ServerConfig:
         max_sessions: sessions alive at once (attached or in their grace period).
         max_message_bytes: largest inbound JSON message.
         grace_s: how long a dropped session waits for its client to come back.
-        encoding: frame encoding for peers off loopback (``jpeg`` or ``webp``; ``raw`` if asked).
+        encoding: frame encoding for peers off loopback: ``h264`` (where the client decodes it,
+            else JPEG), ``jpeg``, ``webp`` or ``png`` (lossless); a client may ask for another.
         quality: JPEG / WebP quality, 1-100.
         replay_blocks: sent blocks kept per session for re-sends after a reconnect (at least
             the newest one is always kept, so a resume never needs the backend to replay).
@@ -121,13 +128,14 @@ class ServerConfig:
         max_request_frames: most frames one request may ask for (``min_frames``); ``from_block``
             must lie within the request.
         max_depth: deepest JSON nesting of an inbound message.
+        insecure_token: accept a token shorter than ``game.limits.MIN_TOKEN_BYTES`` (``--insecure-token``).
     """
 
     token: str
     max_sessions: int = 4
     max_message_bytes: int = MAX_JSON_BYTES
     grace_s: float = 60.0
-    encoding: Encoding = "jpeg"
+    encoding: Encoding = "h264"
     quality: int = 90
     replay_blocks: int = 4
     replay_bytes: int = 256 << 20
@@ -136,57 +144,60 @@ class ServerConfig:
     max_pixels: int = limits.MAX_SESSION_PIXELS
     max_request_frames: int = limits.MAX_REQUEST_FRAMES
     max_depth: int = limits.MAX_DEPTH
+    insecure_token: bool = False
 
 
-@dataclass
-class _Current:
-    seq: int
-    fp: str
-    it: Iterator[FrameChunk]
-    next_block: int
-
-
-@dataclass
-class _Slot:
-    """One client's session: its own backend, the request in flight and a small replay buffer."""
-
-    key: str
-    backend: Backend
-    caps: Capabilities
-    encoding: Encoding
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    ws: Any = None
-    detached_at: float = 0.0
-    started: bool = False
-    cur: _Current | None = None
-    sent: OrderedDict[tuple[int, int], tuple[str, bytes]] = field(default_factory=OrderedDict)
-    sent_bytes: int = 0
-    fps: OrderedDict[int, str] = field(default_factory=OrderedDict)
-    memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
-    blocks_served: int = 0
-    finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
-
-
-class _Closed(Exception):
+class Closed(Exception):
     """The peer went away (or was closed by us)."""
 
 
-def choose_encoding(wanted: str, peer: str, default: Encoding) -> Encoding:
-    """The frame encoding of a connection: what the client asked for, else raw to a loopback peer, else ``default``."""
-    for enc in ENCODINGS:
-        if wanted == enc:
-            return enc
-    return "raw" if is_loopback(peer) else default
+def choose_encoding(wanted: str, peer: str, default: Encoding, codecs: Any = (),
+                    size: tuple[int, int] = (2, 2)) -> Encoding:
+    """The frame encoding of one connection, from the client's ``hello``.
+
+    ``wanted`` is what the client asked for (``auto`` or an encoding), ``codecs`` what it
+    can decode, ``default`` the server's choice off loopback. H.264 is chosen only where
+    both sides have it (this side: :func:`~game.world.video_wire.h264_available`; the
+    client: ``"h264"`` in ``codecs``) and the frame ``size`` (width, height) is even;
+    otherwise it falls back to ``default`` (JPEG where the default is H.264). ``auto``
+    gives raw frames to a loopback ``peer``.
+    """
+    fallback: Encoding = "jpeg" if default == "h264" else default
+    h264_ok = isinstance(codecs, list | tuple) and "h264" in codecs and not size[0] % 2 and not size[1] % 2 \
+        and h264_available()
+    if wanted in ("raw", "jpeg", "webp", "png"):
+        return cast(Encoding, wanted)
+    if wanted == "h264":
+        return "h264" if h264_ok else fallback
+    if is_loopback(peer):
+        return "raw"
+    return "h264" if default == "h264" and h264_ok else fallback
 
 
 def _fingerprint(data: Any) -> str:
-    return hashlib.blake2b(json.dumps(data, sort_keys=True).encode("utf-8"), digest_size=12).hexdigest()
+    try:  # orjson: ~10x quicker than json.dumps on a request; json for what it cannot write (huge integers)
+        text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        text = json.dumps(data, sort_keys=True).encode("utf-8")
+    return hashlib.blake2b(text, digest_size=12).hexdigest()
 
 
 def _reason(text: str) -> str:
     """A close reason cut to the 123 bytes WebSocket allows."""
     raw = text.encode("utf-8")[:120]
     return raw.decode("utf-8", "ignore")
+
+
+def token_problem(token: str, insecure: bool = False) -> str:
+    """``""`` if ``token`` may guard a server, else why not: empty, or shorter than
+    ``game.limits.MIN_TOKEN_BYTES`` bytes (UTF-8) without ``insecure``."""
+    if not token:
+        return "the world server needs a token (WORLDLOOM_TOKEN)"
+    size = len(token.encode("utf-8"))
+    if size < limits.MIN_TOKEN_BYTES and not insecure:
+        return (f"WORLDLOOM_TOKEN is {size} bytes; use {limits.MIN_TOKEN_BYTES} or more random bytes "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass --insecure-token")
+    return ""
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
@@ -202,14 +213,19 @@ class WorldServer:
     Args:
         factory: builds a backend for a new session from the client's options.
         config: limits and the token.
+
+    Raises:
+        BackendError: no token, or one shorter than ``game.limits.MIN_TOKEN_BYTES`` bytes
+            unless ``config.insecure_token``.
     """
 
     def __init__(self, factory: BackendFactory, config: ServerConfig) -> None:
-        if not config.token:
-            raise BackendError("the world server needs a token", hint="set WORLDLOOM_TOKEN")
+        problem = token_problem(config.token, config.insecure_token)
+        if problem:
+            raise BackendError(problem, hint="set WORLDLOOM_TOKEN to a long random secret")
         self.factory = factory
         self.config = config
-        self.slots: dict[str, _Slot] = {}
+        self.slots: dict[str, Slot] = {}
         self._reaper: asyncio.Task[None] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -222,7 +238,7 @@ class WorldServer:
         finally:
             self._reaper.cancel()
             for key in list(self.slots):
-                await self._drop_slot(key)
+                await self.drop_slot(key)
 
     async def _reap_forever(self) -> None:
         period = max(0.05, min(1.0, self.config.grace_s / 4))
@@ -235,7 +251,7 @@ class WorldServer:
         now = time.monotonic()
         expired = [k for k, s in self.slots.items() if s.ws is None and now - s.detached_at > self.config.grace_s]
         for key in expired:
-            await self._drop_slot(key)
+            await self.drop_slot(key)
         return len(expired)
 
     async def make_room(self) -> bool:
@@ -250,16 +266,17 @@ class WorldServer:
         oldest = min(detached, key=lambda s: s.detached_at)
         log.info("session %s evicted for a new client (vanished %.1f s ago)", oldest.key,
                  time.monotonic() - oldest.detached_at)
-        await self._drop_slot(oldest.key)
+        await self.drop_slot(oldest.key)
         return True
 
-    async def _drop_slot(self, key: str) -> None:
+    async def drop_slot(self, key: str) -> None:
+        """Close a session's backend and forget it (nothing if there is no such session)."""
         slot = self.slots.pop(key, None)
         if slot is None:
             return
 
         def close() -> None:
-            _settle(slot)
+            settle(slot)
             if slot.cur is not None:
                 with contextlib.suppress(Exception):
                     close_it = getattr(slot.cur.it, "close", None)
@@ -268,31 +285,34 @@ class WorldServer:
             with contextlib.suppress(Exception):
                 slot.backend.close()
 
-        await asyncio.to_thread(close)
+        try:
+            await slot.worker.run(close)
+        finally:
+            slot.worker.stop()
 
     # -- one connection ------------------------------------------------------------------------
     async def serve(self, ws: Any) -> None:
         """Handle one WebSocket connection until it closes (never raises)."""
         await ws.accept()
-        slot: _Slot | None = None
+        slot: Slot | None = None
         try:
             if not self.authorized(ws.headers.get("authorization", "")):
-                await self._close(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
+                await self.close_with(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
                 return
-            hello = await self._recv(ws, timeout=HELLO_TIMEOUT_S)
-            slot = await self._hello(ws, hello)
+            hello = await self.receive(ws, timeout=HELLO_TIMEOUT_S)
+            slot = await self.hello(ws, hello)
             if slot is None:
                 return
             while True:
-                msg = await self._recv(ws)
-                if not await self._dispatch(ws, slot, msg):
+                msg = await self.receive(ws)
+                if not await self.dispatch(ws, slot, msg):
                     return
-        except _Closed:
+        except Closed:
             pass
         except Exception:  # a bug here must not take the server down
             log.exception("connection failed")
             with contextlib.suppress(Exception):
-                await self._close(ws, CLOSE_INTERNAL, "internal server error")
+                await self.close_with(ws, CLOSE_INTERNAL, "internal server error")
         finally:
             if slot is not None and slot.ws is ws:
                 slot.ws = None
@@ -304,59 +324,78 @@ class WorldServer:
         given = token.strip().encode("utf-8") if scheme.lower() == "bearer" else b""
         return hmac.compare_digest(given, self.config.token.encode("utf-8"))
 
-    async def _close(self, ws: Any, code: int, reason: str) -> NoReturn:
+    async def close_with(self, ws: Any, code: int, reason: str) -> NoReturn:
+        """Close ``ws`` with ``code`` and ``reason`` (cut to what WebSocket allows), then raise :class:`Closed`."""
         with contextlib.suppress(Exception):
             await ws.close(code=code, reason=_reason(reason))
-        raise _Closed(reason)
+        raise Closed(reason)
 
-    async def _recv(self, ws: Any, timeout: float | None = None) -> dict[str, Any]:
+    async def receive(self, ws: Any, timeout: float | None = None) -> dict[str, Any]:
+        """The next control message of ``ws``, within the size and nesting limits (else ``ws`` is closed).
+
+        Raises:
+            Closed: the peer went away, or sent something refused (1009 too big, 4400 binary or bad JSON,
+                no hello within ``timeout``).
+        """
         try:
             msg = await asyncio.wait_for(ws.receive(), timeout) if timeout else await ws.receive()
         except TimeoutError:
-            await self._close(ws, CLOSE_BAD_MESSAGE, "no hello within 10 s")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, f"no hello within {timeout:g} s")
         except Exception as exc:  # the transport broke
-            raise _Closed(str(exc)) from exc
+            raise Closed(str(exc)) from exc
         if msg.get("type") == "websocket.disconnect":
-            raise _Closed("client went away")
+            raise Closed("client went away")
         text, data = msg.get("text"), msg.get("bytes")
         limit = self.config.max_message_bytes
         size = len(text.encode("utf-8")) if text is not None else len(data or b"")
         if size > limit:
-            await self._close(ws, CLOSE_TOO_BIG, f"message too big: {size} bytes, limit {limit}")
+            await self.close_with(ws, CLOSE_TOO_BIG, f"message too big: {size} bytes, limit {limit}")
         if text is None:
-            await self._close(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
         try:
             return loads(text, limit, self.config.max_depth)
         except WireError as exc:
-            await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, exc.why)
 
-    async def _hello(self, ws: Any, msg: dict[str, Any]) -> _Slot | None:
+    async def check_hello(self, ws: Any, msg: dict[str, Any]) -> str:
+        """The client key of a ``hello`` of this wire version; anything else closes ``ws`` with 4400
+        (raises :class:`Closed`)."""
         if msg.get("op") != "hello" or msg.get("v") != WIRE_VERSION:
-            await self._close(ws, CLOSE_BAD_MESSAGE, f"expected hello, wire version {WIRE_VERSION}")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, f"expected hello, wire version {WIRE_VERSION}")
         key = str(msg.get("client", ""))
         if not _CLIENT_KEY.match(key):
-            await self._close(ws, CLOSE_BAD_MESSAGE, "hello needs a client key of 8-64 letters, digits, - or _")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, "hello needs a client key of 8-64 letters, digits, - or _")
+        return key
+
+    async def hello(self, ws: Any, msg: dict[str, Any]) -> Slot | None:
+        """Open or resume the session a ``hello`` names and answer it; ``None`` if its backend failed to start.
+
+        Raises:
+            Closed: the hello was refused (bad version or key, server busy, bad size) and ``ws`` closed.
+        """
+        key = await self.check_hello(ws, msg)
         slot = self.slots.get(key)
         resumed = slot is not None
         if slot is None:
             if not await self.make_room():
-                await self._close(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
+                await self.close_with(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
                                                   f"limit {self.config.max_sessions}")
             try:
-                options = self._options(msg)
+                options = self.options(msg)
             except WireError as exc:
-                await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+                await self.close_with(ws, CLOSE_BAD_MESSAGE, exc.why)
             try:
                 backend = await asyncio.to_thread(self.factory, options)
                 caps = backend.capabilities()
             except Exception as exc:
                 await _send(ws, dumps(_error(exc)))
-                await self._close(ws, CLOSE_INTERNAL, f"cannot start the backend: {exc}")
+                await self.close_with(ws, CLOSE_INTERNAL, f"cannot start the backend: {exc}")
                 return None
             wanted = str(msg.get("encoding", "auto"))
             peer = getattr(getattr(ws, "client", None), "host", "") or ""
-            enc = choose_encoding(wanted, peer, self.config.encoding)
-            slot = _Slot(key=key, backend=backend, caps=caps, encoding=enc)
+            enc = choose_encoding(wanted, peer, self.config.encoding, msg.get("codecs", ()), (caps.width, caps.height))
+            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=Worker(key[:16]),
+                        video=H264Sender(caps.fps) if enc == "h264" else None)
             self.slots[key] = slot
         elif slot.ws is not None and slot.ws is not ws:
             old = slot.ws
@@ -364,12 +403,19 @@ class WorldServer:
             with contextlib.suppress(Exception):
                 await old.close(code=CLOSE_REPLACED, reason="replaced by a newer connection of the same client")
         slot.ws = ws
+        if resumed and slot.video is not None:
+            slot.video.want_key()  # the client may lack the last block encoded: restart the stream there
         await _send(ws, dumps({"op": "hello", "v": WIRE_VERSION, "caps": caps_json(slot.caps), "resumed": resumed,
                                   "started": slot.started, "encoding": slot.encoding,
                                   "max_message_bytes": self.config.max_message_bytes}))
         return slot
 
-    def _options(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def options(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The backend options a ``hello`` asks for (``width``, ``height``), within the server's limits.
+
+        Raises:
+            WireError: a size that is not ``[width, height]`` or past ``max_side`` / ``max_pixels``.
+        """
         size = msg.get("size")
         if not self.config.allow_client_size or size is None:
             return {}
@@ -406,7 +452,12 @@ class WorldServer:
             raise WireError(f"generate: from_block must be a block of the request, 0-{blocks}")
         return from_block
 
-    async def _dispatch(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> bool:
+    async def dispatch(self, ws: Any, slot: Slot, msg: dict[str, Any]) -> bool:
+        """Answer one message of a session's client (errors of the backend go back as ``error``).
+
+        Raises:
+            Closed: the client closed the session, or ``ws`` went away.
+        """
         op = msg["op"]
         async with slot.lock:
             try:
@@ -424,7 +475,7 @@ class WorldServer:
                     start = session_start_from_json(msg.get("start"))
                     if start.width is not None or start.height is not None:
                         self.check_size(start.width or slot.caps.width, start.height or slot.caps.height, "start")
-                    await asyncio.to_thread(_settled, slot, slot.backend.start, start)
+                    await slot.worker.run(_settled, slot, slot.backend.start, start)
                     slot.started = True
                     self._forget_requests(slot)
                     await _send(ws, dumps({"op": "started"}))
@@ -434,18 +485,18 @@ class WorldServer:
                     await _send(ws, dumps({"op": "pong", "t": msg.get("t")}))
                 elif op == "close":
                     slot.ws = None
-                    await self._drop_slot(slot.key)
-                    await self._close(ws, 1000, "closed by the client")
+                    await self.drop_slot(slot.key)
+                    await self.close_with(ws, 1000, "closed by the client")
                 else:
                     await _send(ws, dumps({"op": "error", "message": f"unknown op {op!r}", "why": "", "where": "",
                                               "hint": ""}))
-            except _Closed:
+            except Closed:
                 raise
             except Exception as exc:  # a backend or request error goes back to the client
                 await _send(ws, dumps(_error(exc)))
         return True
 
-    def _forget_requests(self, slot: _Slot) -> None:
+    def _forget_requests(self, slot: Slot) -> None:
         if slot.cur is not None:
             with contextlib.suppress(Exception):
                 getattr(slot.cur.it, "close", lambda: None)()
@@ -454,19 +505,19 @@ class WorldServer:
         slot.sent_bytes = 0
         slot.fps.clear()
 
-    async def _memory(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> None:
+    async def _memory(self, ws: Any, slot: Slot, msg: dict[str, Any]) -> None:
         mseq = int(msg.get("mseq", -1))
         cached = slot.memory_results.get(mseq)
         if cached is None:
             op = memory_op_from_json(msg.get("memop"))
-            result = await asyncio.to_thread(_settled, slot, slot.backend.memory, op)
+            result = await slot.worker.run(_settled, slot, slot.backend.memory, op)
             cached = memory_result_json(result)
             slot.memory_results[mseq] = cached
             while len(slot.memory_results) > 32:
                 slot.memory_results.popitem(last=False)
         await _send(ws, dumps({"op": "memory", "mseq": mseq, "result": cached}))
 
-    async def _block(self, ws: Any, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> None:
+    async def _block(self, ws: Any, slot: Slot, seq: int, fp: str, block: int, request: Any) -> None:
         """Send block ``block`` of request ``seq``: from the replay buffer, the request in flight,
         or a fresh (deterministic) run of the request that skips the blocks already delivered."""
         if request is not None:
@@ -475,35 +526,31 @@ class WorldServer:
                 slot.fps.popitem(last=False)
         kept = slot.sent.get((seq, block))
         if kept is not None and slot.fps.get(seq) == fp:
-            await _send(ws, kept[0])
-            await _send(ws, kept[1])
+            await _send(ws, kept)
             return
-        produced = await asyncio.to_thread(self._produce, slot, seq, fp, block, request)
-        if produced is None:
+        message = await slot.worker.run(self._produce, slot, seq, fp, block, request)
+        if message is None:
             await _send(ws, dumps({"op": "done", "seq": seq}))
             return
-        header, payload = produced
-        header["block"] = block
-        text = dumps(header)
-        slot.sent[(seq, block)] = (text, payload)
-        slot.sent_bytes += len(payload)
+        slot.sent[(seq, block)] = message
+        slot.sent_bytes += len(message)
         # the newest block always stays: a client lacks at most the one it was last sent
         while len(slot.sent) > max(1, self.config.replay_blocks) or (
                 len(slot.sent) > 1 and slot.sent_bytes > self.config.replay_bytes):
-            _, (_, old) = slot.sent.popitem(last=False)
+            _, old = slot.sent.popitem(last=False)
             slot.sent_bytes -= len(old)
         slot.blocks_served += 1
-        await _send(ws, text)
-        await _send(ws, payload)
+        await _send(ws, message)
 
-    def _produce(self, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> tuple[dict[str, Any], bytes] | None:
+    def _produce(self, slot: Slot, seq: int, fp: str, block: int, request: Any) -> bytes | None:
         """In one worker thread (one hop off the event loop per block): finish the previous request,
-        start or resume this one, take block ``block`` and encode it; ``None`` past the end.
+        start or resume this one, take block ``block`` and encode it as one binary message
+        (:func:`~game.world.wire.encode_block`); ``None`` past the end.
 
         Raises:
             BackendError: no request ``seq`` in progress at ``block`` and none given.
         """
-        _settle(slot)
+        settle(slot)
         cur = slot.cur
         if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
             if request is None:
@@ -512,14 +559,14 @@ class WorldServer:
                 with contextlib.suppress(Exception):
                     getattr(cur.it, "close", lambda: None)()
             slot.cur = None
-            cur = _Current(seq, fp, iter(slot.backend.generate(request)), 0)
+            cur = Current(seq, fp, iter(slot.backend.generate(request)), 0)
             slot.cur = cur
             while cur.next_block < block:  # the client has these already (a regenerated replay)
-                if next(cur.it, _END) is _END:
+                if next(cur.it, END) is END:
                     break
                 cur.next_block += 1
-        chunk = next(cur.it, _END)
-        if chunk is _END:
+        chunk = next(cur.it, END)
+        if chunk is END:
             slot.cur = None
             return None
         assert isinstance(chunk, FrameChunk)
@@ -527,46 +574,31 @@ class WorldServer:
         if chunk.last:  # its trailing code runs before the backend's next call (see _settle)
             slot.cur = None
             slot.finished = cur.it
-        return encode_chunk(chunk, slot.encoding, self.config.quality)
-
-
-def _settle(slot: _Slot) -> None:
-    """Let the request that yielded its last block finish (its trailing code) before the backend's next call."""
-    it, slot.finished = slot.finished, None
-    if it is not None:
-        _drain(it)
+        return encode_block(chunk, slot.encoding, self.config.quality, block=block, video=slot.video)
 
 
 async def _send(ws: Any, data: str | bytes) -> None:
-    """Send one message; a peer that is gone becomes :class:`_Closed` (not an error to log)."""
+    """Send one message; a peer that is gone becomes :class:`Closed` (not an error to log)."""
     try:
         if isinstance(data, str):
             await ws.send_text(data)
         else:
             await ws.send_bytes(data)
     except Exception as exc:
-        raise _Closed(f"send failed: {exc}") from exc
+        raise Closed(f"send failed: {exc}") from exc
 
 
-def _settled(slot: _Slot, call: Callable[..., Any], *args: Any) -> Any:
+def _settled(slot: Slot, call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)`` once the slot's finished request has run to its end (in a worker thread)."""
-    _settle(slot)
+    settle(slot)
     return call(*args)
-
-
-def _drain(it: Iterator[FrameChunk]) -> None:
-    """Let a generator that yielded its last block finish (runs its trailing code), then close it."""
-    with contextlib.suppress(Exception):
-        next(it, None)
-    with contextlib.suppress(Exception):
-        getattr(it, "close", lambda: None)()
 
 
 def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
     """The FastAPI app: ``GET /health`` (``ok``; with the token, the session count too) and the WebSocket ``/ws``.
 
     Raises:
-        BackendError: FastAPI is not installed, or no token.
+        BackendError: FastAPI is not installed, or no token or a short one (see :class:`WorldServer`).
     """
     try:
         from fastapi import FastAPI
@@ -681,7 +713,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-sessions", type=int, default=4)
     p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
     p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
-    p.add_argument("--encoding", choices=("jpeg", "webp"), default="jpeg", help="frames off loopback")
+    p.add_argument("--encoding", choices=("h264", "jpeg", "webp", "png"), default="h264",
+                   help="frames off loopback (h264 where the client has PyAV, else jpeg)")
     p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
     p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")
     p.add_argument("--max-side", type=int, default=limits.MAX_SESSION_SIDE, help="largest frame side a client may ask")
@@ -691,6 +724,22 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="most frames one request may ask for")
     p.add_argument("--insecure-token", action="store_true",
                    help=f"accept a WORLDLOOM_TOKEN shorter than {limits.MIN_TOKEN_BYTES} bytes")
+    ray = p.add_argument_group("--engine ray (Ray Serve: a gateway and world replicas; see docs/backends.md)")
+    ray.add_argument("--engine", choices=("process", "ray"), default="process",
+                     help="process: this one process holds every session (default); ray: Ray Serve")
+    ray.add_argument("--ray-address", default="", help="Ray cluster to join (auto: the one `ray start` made here); "
+                     "default: start a local one")
+    ray.add_argument("--replicas", type=int, default=1, help="world replicas (fixed; see --max-replicas)")
+    ray.add_argument("--min-replicas", type=int, default=1, help="autoscale from this many world replicas ...")
+    ray.add_argument("--max-replicas", type=int, default=0, help="... to this many, by sessions per replica")
+    ray.add_argument("--target-sessions", type=float, default=0.0,
+                     help="busy sessions per replica the autoscaler aims at (default: half of --max-sessions)")
+    ray.add_argument("--gpus-per-replica", type=float, default=-1.0, help="GPUs per world replica (default: 1 "
+                     "when the cluster has a GPU, else 0)")
+    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs per world replica")
+    ray.add_argument("--gateways", type=int, default=1, help="gateway replicas (stateless)")
+    ray.add_argument("--snapshot-dir", default="", help="also keep session journals in this folder "
+                     "(shared by the nodes) so they outlive the cluster's snapshot book")
     p.set_defaults(handler=cmd_serve)
     return p
 
@@ -738,8 +787,20 @@ def check_tls(cert: str, key: str) -> str:
     return ""
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the server until interrupted; returns the exit code (2 for a configuration error)."""
+@dataclass(frozen=True)
+class ServePlan:
+    """What ``worldloom serve`` checked before it runs: the token and limits, the backend and its caps."""
+
+    config: ServerConfig
+    backend: str
+    backend_kwargs: dict[str, Any]
+    caps: Capabilities
+    tls: bool
+
+
+def prepare_serve(args: argparse.Namespace) -> ServePlan | int:
+    """Check the token, TLS, binding and limits of ``worldloom serve`` and load the backend once;
+    the plan, or the exit code 2 after printing why not (to stderr)."""
     out = sys.stderr
     token = os.environ.get("WORLDLOOM_TOKEN", "")
     if not token:
@@ -747,10 +808,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
               file=out)
         return 2
-    if len(token.encode("utf-8")) < limits.MIN_TOKEN_BYTES and not args.insecure_token:
-        print(f"error: WORLDLOOM_TOKEN is {len(token.encode('utf-8'))} bytes; use {limits.MIN_TOKEN_BYTES} or more "
-              "random bytes (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or pass "
-              "--insecure-token", file=out)
+    problem = token_problem(token, args.insecure_token)
+    if problem:
+        print(f"error: {problem}", file=out)
         return 2
     tls = bool(args.tls_cert and args.tls_key)
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -784,8 +844,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = ServerConfig(token=token, max_sessions=args.max_sessions, max_message_bytes=args.max_message_kib * 1024,
                           grace_s=args.grace, encoding=args.encoding, quality=args.quality,
                           allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
-                          max_request_frames=args.max_request_frames)
-    app = create_app(factory, config)
+                          max_request_frames=args.max_request_frames, insecure_token=args.insecure_token)
+    return ServePlan(config, args.backend, kwargs, caps, tls)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the single-process server until interrupted; returns the exit code (2 for a configuration error)."""
+    plan = prepare_serve(args)
+    if isinstance(plan, int):
+        return plan
+    config, caps, tls, out = plan.config, plan.caps, plan.tls, sys.stderr
+    app = create_app(backend_factory(plan.backend, **plan.backend_kwargs), config)
+    reuse_block_memory()  # a block is a fresh half-megabyte or more: keep its pages for the next one
     import uvicorn
 
     scheme = "wss" if tls else "ws"

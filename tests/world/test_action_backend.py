@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,29 +25,26 @@ from game.inputs.script import parse_script  # noqa: E402
 from game.models.causal_loader import save_causal_model  # noqa: E402
 from game.world.backends.action import ActionBackend, pooled_image_features  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
-from game.world.backends.causal_arch import random_model  # noqa: E402
-from game.world.protocol import ActionFrame, Anchor, MemoryOp, Scene, SessionStart, WorldRequest  # noqa: E402
+from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
+from game.world.protocol import (  # noqa: E402
+    ActionFrame,
+    Anchor,
+    Interruptible,
+    MemoryOp,
+    Scene,
+    SessionStart,
+    WorldRequest,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY: dict[str, Any] = dict(width=16, height=16, fps=8.0, latent_frames=2, timesteps=(1000.0, 500.0),
-                            sink_latents=1, window_latents=2)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture(scope="module")
-def comps() -> Any:
-    return random_model("action")
 
-
-def make(comps: Any) -> ActionBackend:
-    return ActionBackend(transformer=comps.transformer, vae=comps.vae, action=comps.action, **TINY)
+def make(model: Any) -> ActionBackend:
+    return ActionBackend(transformer=model.transformer, vae=model.vae, action=model.action, **TINY_OPTIONS)
 
 
 def moving(seq: int, keys: tuple[str, ...] = (), mouse: tuple[float, float] = (0.0, 0.0), mode: Any = None,
@@ -60,8 +57,8 @@ def frames_of(backend: ActionBackend, request: WorldRequest) -> np.ndarray:
     return np.concatenate([c.frames for c in backend.generate(request)])
 
 
-def test_keys_and_mouse_reach_the_conditioning_tensors_and_the_frames(comps: Any) -> None:
-    backend = make(comps)
+def test_keys_and_mouse_reach_the_conditioning_tensors_and_the_frames(action_comps: Any) -> None:
+    backend = make(action_comps)
     backend.start(SessionStart("s", 1, "a meadow"))
     frames_of(backend, moving(1, mode="scene_cut"))
     snap = backend.memory(MemoryOp("snapshot")).handle
@@ -84,8 +81,8 @@ def test_keys_and_mouse_reach_the_conditioning_tensors_and_the_frames(comps: Any
     assert frames_of(backend, moving(5, ("d",))).tobytes() == out["d"].tobytes()  # and exactly again
 
 
-def test_the_start_image_is_the_procedural_worlds_first_frame(comps: Any, tmp_path: Path) -> None:
-    backend = make(comps)
+def test_the_start_image_is_the_procedural_worlds_first_frame(action_comps: Any, tmp_path: Path) -> None:
+    backend = make(action_comps)
     backend.start(SessionStart("s", 2, "a meadow"))
     first = list(backend.generate(moving(1, mode="scene_cut", location="meadow")))
     sess = backend._table.sessions["s"]
@@ -112,24 +109,30 @@ def test_the_start_image_is_the_procedural_worlds_first_frame(comps: Any, tmp_pa
     assert not torch.equal(pooled_image_features(a, 16), pooled_image_features(b, 16))
 
 
-def test_a_text_model_is_refused_by_the_action_backend(comps: Any, tmp_path: Path) -> None:
-    text = random_model("causal")
+def test_a_text_model_is_refused_by_the_action_backend(action_comps: Any, causal_comps: Any, tmp_path: Path) -> None:
+    text = causal_comps
     with pytest.raises(BackendError, match="image-conditioned"):
-        ActionBackend(transformer=text.transformer, vae=text.vae, action=comps.action, **TINY)
+        ActionBackend(transformer=text.transformer, vae=text.vae, action=action_comps.action, **TINY_OPTIONS)
     folder = save_causal_model(text, tmp_path / "text")
     with pytest.raises(BackendError, match="no action/"):
-        ActionBackend(model=str(folder), **TINY)
-    assert CausalBackend(model=str(folder), **TINY).capabilities().text
+        ActionBackend(model=str(folder), **TINY_OPTIONS)
+    assert CausalBackend(model=str(folder), **TINY_OPTIONS).capabilities().text
 
 
-def test_zero_mark_plays_headless_with_wasd_reaching_the_action_model(comps: Any, tmp_path: Path) -> None:
-    folder = save_causal_model(comps, tmp_path / "tiny_action")
+def test_zero_mark_plays_headless_with_wasd_reaching_the_action_model(action_comps: Any, tmp_path: Path) -> None:
+    folder = save_causal_model(action_comps, tmp_path / "tiny_action")
     runner = play_headless(str(ROOT / "stories" / "zero_mark"), parse_script("move a 0.5\nmove d 0.5\nmove w 0.5\n"),
                            backend="action", seed=1, save_dir=tmp_path / "a", size=(16, 16),
                            backend_options={"model": str(folder)}, errorbank=None)
     backend = runner.session.backend
     assert isinstance(backend, ActionBackend)
-    assert backend.keys_seen["a"] > 0 and backend.keys_seen["d"] > 0 and backend.keys_seen["w"] > 0
+    per_request: dict[int, list[str]] = {}
+    for seq, _, keys in backend.received:  # the keys of every frame the action layers were given
+        per_request.setdefault(seq, []).extend(keys)
+    assert set(per_request[min(per_request)]) == {""}  # the opening: no key held
+    moves = [set(keys) for _, keys in sorted(per_request.items()) if set(keys) != {""}]
+    assert moves == [{"a"}, {"d"}, {"w"}]  # each move's key, held on every frame of its request, in order
+    assert backend.keys_seen["a"] == sum(keys.count("a") for keys in per_request.values()) > 0
     script = tmp_path / "inputs.txt"
     script.write_text("give stone creature\nmove a 0.5\nmove d 0.5\n")
     rows = tmp_path / "action.jsonl"
@@ -145,8 +148,30 @@ def test_zero_mark_plays_headless_with_wasd_reaching_the_action_model(comps: Any
     assert any(i.startswith("start image: procedural:") for c in chunks for i in c["ignored"])
 
 
-def test_reset_starts_the_session_over_from_a_new_start_image(comps: Any) -> None:
-    backend = make(comps)
+def test_an_interrupt_abandons_the_action_block_in_flight(action_comps: Any, interrupt_at_next_call: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = make(action_comps)
+    backend.start(SessionStart("s", 5, "a meadow"))
+    frames_of(backend, moving(1, ("w",), mode="scene_cut"))
+    it = backend.generate(replace(moving(2, ("a",)), min_frames=24))
+    first = next(it)
+    state = backend._table.sessions["s"]
+    cache, frame, held = state.cache, state.frame, state.extra["actions.keyboard"]
+    received, seen = list(backend.received), dict(backend.keys_seen)
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
+    calls = interrupt_at_next_call(backend, backend.net)  # the player acts during block 2's first step
+    assert list(it) == [] and len(calls) == 1 and first.block == 0
+    assert state.cache is cache and state.frame == frame == 16  # nothing of the abandoned block kept
+    assert state.extra["actions.keyboard"] is held  # nor its keys in the action history
+    assert backend.received == received and dict(backend.keys_seen) == seen  # the model never finished it
+    monkeypatch.undo()
+    nxt = list(backend.generate(replace(moving(3, ("d",)), first_block_frames=4)))
+    assert nxt[0].first_frame == 16 and [c.n_frames for c in nxt] == [4, 8]  # the reaction's block first
+    assert backend.received[len(received):] == [(3, 2, ("d",) * 4), (3, 3, ("d",) * 8)]  # its keys reached it
+
+
+def test_reset_starts_the_session_over_from_a_new_start_image(action_comps: Any) -> None:
+    backend = make(action_comps)
     backend.start(SessionStart("s", 6, "a meadow"))
     first = frames_of(backend, moving(1, ("w",), mode="scene_cut"))
     frames_of(backend, moving(2, ("a",)))

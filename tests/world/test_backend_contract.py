@@ -76,23 +76,18 @@ def _diffusion() -> Iterator[Backend]:
         torch.set_num_threads(threads)
 
 
-#: Tiny causal settings: 16 x 16 frames, 2 latent frames (8 frames) a block, 2 steps, a 1 + 2 latent-frame cache.
-CAUSAL_TINY: dict[str, Any] = dict(width=16, height=16, fps=8.0, latent_frames=2, timesteps=(1000.0, 500.0),
-                                   sink_latents=1, window_latents=2)
-
-
 @contextmanager
 def _causal(kind: str) -> Iterator[Backend]:
     torch = pytest.importorskip("torch", reason="the causal backends need torch")
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import random_model
+    from game.world.backends.causal_arch import TINY_OPTIONS, random_model
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     model = random_model(kind)
     extra = {"action": model.action} if kind == "action" else {}
     try:
-        with _local(kind, transformer=model.transformer, vae=model.vae, **extra, **CAUSAL_TINY) as backend:
+        with _local(kind, transformer=model.transformer, vae=model.vae, **extra, **TINY_OPTIONS) as backend:
             yield backend
     finally:
         torch.set_num_threads(threads)

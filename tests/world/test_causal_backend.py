@@ -1,9 +1,9 @@
 """The ``causal`` backend (block-causal Wan with a KV cache) on a tiny random model, on the CPU.
 
-The model is built here (:func:`game.world.backends.causal_arch.random_model`: a
-2-layer Wan transformer and a tiny Wan VAE), saved and loaded back through the real
-loader for the end-to-end runs. Assertions are on cache sizes and tokens attended,
-never on time; the times are printed.
+The model is built by the ``causal_comps`` fixture (tests/world/conftest.py,
+:func:`game.world.backends.causal_arch.random_model`: a 2-layer Wan transformer and a
+tiny Wan VAE), saved and loaded back through the real loader for the end-to-end runs.
+Assertions are on cache sizes and tokens attended, never on time; the times are printed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,39 +31,28 @@ from game.state import Move  # noqa: E402
 from game.story import load_story  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
-from game.world.backends.causal_arch import random_model  # noqa: E402
+from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
 from game.world.backends.causal_model import CausalWan, KVCache  # noqa: E402
 from game.world.backends.causal_sampler import Schedule, recache, sample_block  # noqa: E402
 from game.world.backends.diffusion_embed import hashed_prompt_embeds  # noqa: E402
-from game.world.protocol import MemoryOp, SessionStart, WorldRequest  # noqa: E402
+from game.world.protocol import Interruptible, MemoryOp, SessionStart, WorldRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY: dict[str, Any] = dict(width=16, height=16, fps=8.0, latent_frames=2, timesteps=(1000.0, 500.0),
-                            sink_latents=1, window_latents=2)
 #: Zero Mark inputs with no free text (no embedder needed): a gift, a choice, WASD, a choice.
 ZERO_MARK_INPUTS = "give stone creature\nmove a 0.5\nmove d 0.5\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 
 @pytest.fixture(scope="module")
-def comps() -> Any:
-    return random_model("causal")
+def model_dir(causal_comps: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_causal_model(causal_comps, tmp_path_factory.mktemp("tiny_causal"))
 
 
-@pytest.fixture(scope="module")
-def model_dir(comps: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return save_causal_model(comps, tmp_path_factory.mktemp("tiny_causal"))
-
-
-def make(comps: Any, **kw: Any) -> CausalBackend:
-    return CausalBackend(transformer=comps.transformer, vae=comps.vae, **{**TINY, **kw})
+def make(causal_comps: Any, **kw: Any) -> CausalBackend:
+    return CausalBackend(transformer=causal_comps.transformer, vae=causal_comps.vae, **{**TINY_OPTIONS, **kw})
 
 
 def req(seq: int, prompt: str = "a meadow", mode: str | None = "plain", n: int = 8, **kw: Any) -> WorldRequest:
@@ -76,8 +64,8 @@ def frames_of(backend: CausalBackend, request: WorldRequest) -> np.ndarray:
 
 
 # -- the cache ---------------------------------------------------------------------------------------------
-def test_300_blocks_attend_a_flat_cache_while_the_no_cache_loop_grows(comps: Any) -> None:
-    net = CausalWan(comps.transformer)
+def test_300_blocks_attend_a_flat_cache_while_the_no_cache_loop_grows(causal_comps: Any) -> None:
+    net = CausalWan(causal_comps.transformer)
     ctx = net.cross_context(hashed_prompt_embeds("a meadow at dusk", 32, 16))
     one_step = Schedule(timesteps=(1000.0,))
     sink, window, shape = 1, 3, (1, 16, 1, 2, 2)
@@ -109,8 +97,8 @@ def test_300_blocks_attend_a_flat_cache_while_the_no_cache_loop_grows(comps: Any
           f"block 91-100 {ms(no_times[-10:]):.1f} ms, {no_sizes[-1]} bytes")
 
 
-def test_a_single_pass_recache_equals_block_by_block_writes(comps: Any) -> None:
-    net = CausalWan(comps.transformer)
+def test_a_single_pass_recache_equals_block_by_block_writes(causal_comps: Any) -> None:
+    net = CausalWan(causal_comps.transformer)
     ctx = net.cross_context(hashed_prompt_embeds("a creek", 32, 16))
     lat = torch.randn(1, 16, 4, 2, 2, generator=torch.Generator().manual_seed(1))
     cache = KVCache()
@@ -123,8 +111,8 @@ def test_a_single_pass_recache_equals_block_by_block_writes(comps: Any) -> None:
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
-def test_the_backend_pins_its_sink_and_evicts_the_window_by_age(comps: Any) -> None:
-    backend = make(comps)
+def test_the_backend_pins_its_sink_and_evicts_the_window_by_age(causal_comps: Any) -> None:
+    backend = make(causal_comps)
     backend.start(SessionStart("s", 1, "a meadow"))
     seen = []
     for seq in range(1, 6):
@@ -140,8 +128,8 @@ def test_the_backend_pins_its_sink_and_evicts_the_window_by_age(comps: Any) -> N
     assert backend._table.sessions["s"].cache.tiers == ("sink_global",)
 
 
-def test_prompt_switch_modes_and_the_prompt_is_encoded_once(comps: Any) -> None:
-    backend = make(comps)
+def test_prompt_switch_modes_and_the_prompt_is_encoded_once(causal_comps: Any) -> None:
+    backend = make(causal_comps)
     backend.start(SessionStart("s", 2, "a meadow"))
     out = [list(backend.generate(req(1, mode="scene_cut"))), list(backend.generate(req(2, mode=None))),
            list(backend.generate(req(3, mode="plain")))]
@@ -161,8 +149,8 @@ def test_prompt_switch_modes_and_the_prompt_is_encoded_once(comps: Any) -> None:
     assert backend._table.sessions["s"].cache.tiers == ("sink_global", "sink_current", "rolling")
 
 
-def test_snapshot_restore_and_fork_reproduce_identical_frames(comps: Any) -> None:
-    backend = make(comps)
+def test_snapshot_restore_and_fork_reproduce_identical_frames(causal_comps: Any) -> None:
+    backend = make(causal_comps)
     backend.start(SessionStart("s", 4, "a meadow"))
     opening = frames_of(backend, req(1, mode="scene_cut", n=16))
     snap = backend.memory(MemoryOp("snapshot"))
@@ -184,33 +172,26 @@ def test_snapshot_restore_and_fork_reproduce_identical_frames(comps: Any) -> Non
 
 
 # -- pre-emption ---------------------------------------------------------------------------------------------
-def test_an_interrupt_abandons_the_block_being_denoised(comps: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = make(comps)
+def test_an_interrupt_abandons_the_block_being_denoised(causal_comps: Any, interrupt_at_next_call: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = make(causal_comps)
     backend.start(SessionStart("s", 5, "a meadow"))
     it = backend.generate(req(1, mode="scene_cut", n=24))
     first = next(it)
     state = backend._table.sessions["s"]
     cache, frame = state.cache, state.frame
-    calls = []
-    original = backend.net.forward
-
-    def forward(*args: Any, **kw: Any) -> Any:
-        calls.append(kw.get("write", False))
-        if len(calls) == 1:
-            backend.interrupt("s")  # the player acts while the first step of block 2 runs
-        return original(*args, **kw)
-
-    monkeypatch.setattr(backend.net, "forward", forward)
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
+    calls = interrupt_at_next_call(backend, backend.net)  # the player acts during block 2's first step
     assert list(it) == []  # block 2 abandoned at its next step, block 3 never started
-    assert calls == [False] and first.block == 0
+    assert [c.get("write", False) for c in calls] == [False] and first.block == 0  # a denoising step, no write
     assert state.cache is cache and state.frame == frame == 8  # nothing of the abandoned block was kept
     monkeypatch.undo()
     nxt = list(backend.generate(req(2, "a creek", "plain", first_block_frames=4)))
     assert nxt[0].first_frame == 8 and nxt[0].n_frames == 4  # the reaction's block is the smallest one
 
 
-def test_a_new_input_drops_the_queued_blocks(comps: Any, tmp_path: Path) -> None:
-    backend = make(comps)
+def test_a_new_input_drops_the_queued_blocks(causal_comps: Any, tmp_path: Path) -> None:
+    backend = make(causal_comps)
     session = Session(load_story(ROOT / "tests" / "data" / "mini"), backend, seed=1, save_dir=tmp_path)
     session.start()
     opening = session.pending
@@ -228,9 +209,9 @@ def test_a_new_input_drops_the_queued_blocks(comps: Any, tmp_path: Path) -> None
 
 # -- loading and whole stories -----------------------------------------------------------------------------------
 def test_the_loader_reads_a_saved_model_and_names_bad_ones(model_dir: Path, tmp_path: Path) -> None:
-    comps = load_causal_model(model_dir, device="cpu")
-    assert comps is load_causal_model(model_dir, device="cpu") and comps.action is None
-    backend = make_backend("causal", model=str(model_dir), device="cpu", **TINY)
+    causal_comps = load_causal_model(model_dir, device="cpu")
+    assert causal_comps is load_causal_model(model_dir, device="cpu") and causal_comps.action is None
+    backend = make_backend("causal", model=str(model_dir), device="cpu", **TINY_OPTIONS)
     assert backend.capabilities().backend == "causal"
     with pytest.raises(ModelError, match="no such model folder"):
         load_causal_model(tmp_path / "missing")

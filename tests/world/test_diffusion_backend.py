@@ -33,6 +33,7 @@ from game.world.backends.diffusion_embed import hashed_prompt_embeds  # noqa: E4
 from game.world.protocol import (  # noqa: E402
     Anchor,
     Entity,
+    Interruptible,
     MemoryOp,
     Scene,
     SessionStart,
@@ -75,13 +76,7 @@ def build_tiny_pipeline() -> Any:
                                               vae=vae, scheduler=scheduler)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread() -> Iterator[None]:
-    """Tiny tensors gain nothing from threads, and on a busy 2-core machine threads make them 10x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
@@ -331,6 +326,26 @@ def test_stopping_early_advances_only_by_the_blocks_taken(pipe: Any) -> None:
     assert backend._table.sessions["s"].frame == 4 and backend._table.sessions["s"].block == 1
 
 
+def test_an_interrupt_abandons_the_pipeline_call_in_flight(pipe: Any, interrupt_at_next_call: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = make_started(pipe, 4)
+    it = backend.generate(req(1, "a meadow", "scene_cut", n=12))
+    first = next(it)
+    state = backend._table.sessions["s"]
+    history, frame, calls_before = state.history, state.frame, len(backend.calls)
+    assert isinstance(backend, Interruptible)  # Session.submit reaches it (world.protocol.interrupt)
+    steps = interrupt_at_next_call(backend, pipe.transformer)  # the player acts during block 2's first step
+    assert list(it) == []  # block 2 abandoned after its first step, block 3 never started
+    assert len(steps) == 1 and first.block == 0
+    assert state.frame == frame == 4 and state.history is history  # nothing of the abandoned block kept
+    assert len(backend.calls) == calls_before
+    monkeypatch.undo()
+    nxt = list(backend.generate(req(2, "a creek", "plain")))
+    assert nxt[0].first_frame == 4 and nxt[0].frames.shape[0] == 4  # the next request goes on from there
+    backend.interrupt("s")  # an interrupt between requests does not stop the next one
+    assert len(list(backend.generate(req(3, "a creek", "plain")))) == 1
+
+
 # -- whole stories, headless ----------------------------------------------------------------------------
 def test_stories_play_headless_on_tiny_diffusion(pipe: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(BACKENDS, "diffusion", lambda **kw: DiffusionBackend(pipeline=pipe, **{**TINY, **kw}))
@@ -360,7 +375,7 @@ def test_the_diffusion_backend_serves_remotely_with_the_same_frames(pipe: Any) -
     from game.world.backends.remote import RemoteBackend
     from game.world.server import ServerConfig, ServerThread, create_app
 
-    token = "diffusion-remote-token-0123"
+    token = "diffusion-remote-token-0123456789abcdef"
     app = create_app(lambda options: make(pipe, **options), ServerConfig(token=token))
     srv = ServerThread(app).start()
     try:

@@ -54,9 +54,12 @@ from game.world.server import (  # noqa: E402
     main,
 )
 from game.world.wire import (  # noqa: E402
+    WIRE_VERSION,
     WireError,
+    decode_block,
     decode_chunk,
     dumps,
+    encode_block,
     encode_chunk,
     loads,
     request_from_json,
@@ -155,6 +158,12 @@ def test_requests_and_chunks_survive_the_wire() -> None:
             assert back.frames.tobytes() == chunk.frames.tobytes()
         with pytest.raises(WireError):
             decode_chunk(header, payload[:-1])
+        message = encode_block(chunk, enc, block=5)  # as the server sends it: one binary message
+        whole = decode_block(message)
+        assert whole.block == 5 and whole.frames.tobytes() == back.frames.tobytes()
+        for broken in (message[:3], message[:-1], b"\xff\xff\xff\xff" + message[4:]):
+            with pytest.raises(WireError):
+                decode_block(broken)
     for bad in ("[1]", '{"no": "op"}', "x" * 10):
         with pytest.raises(WireError):
             loads(bad)
@@ -276,7 +285,7 @@ def test_vanished_clients_are_reaped_and_the_server_lives_on() -> None:
     srv, world = start_server(grace_s=0.2)
     try:
         ws = raw_socket(srv.url)
-        ws.send(dumps({"op": "hello", "v": 1, "client": "vanishing-client", "size": [W, H]}))
+        ws.send(dumps({"op": "hello", "v": WIRE_VERSION, "client": "vanishing-client", "size": [W, H]}))
         assert json.loads(ws.recv(timeout=3))["op"] == "hello"
         ws.send(dumps({"op": "start", "start": {"session_id": "main", "seed": 1, "prompt": "x"}}))
         ws.recv(timeout=3)
@@ -308,7 +317,7 @@ def test_a_wrong_or_missing_token_is_refused_with_a_reason(server: tuple[ServerT
 def test_oversize_messages_are_refused(server: tuple[ServerThread, WorldServer]) -> None:
     srv, _ = server
     ws = raw_socket(srv.url)  # over the app's 1 MiB limit: refused with a reason
-    ws.send(dumps({"op": "hello", "v": 1, "client": "oversize-client", "size": [W, H]}))
+    ws.send(dumps({"op": "hello", "v": WIRE_VERSION, "client": "oversize-client", "size": [W, H]}))
     ws.recv(timeout=3)
     ws.send(dumps({"op": "ping", "pad": "x" * (2 << 20)}))
     code, reason = close_code(ws)
@@ -467,9 +476,8 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     import socket
 
     from game.errors import BackendError
-    from game.session import Session
+    from game.session import open_game
     from game.state import Choose
-    from game.story import load_story
     from game.world.backends.remote import RemoteBackend
 
     with socket.socket() as sock:  # a free port nobody listens on
@@ -480,8 +488,8 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     assert "unreachable" in remote.notice
     with pytest.raises(BackendError, match="unreachable"):
         remote.capabilities()
-    s = Session(load_story(Path(__file__).parents[1] / "data" / "mini"), remote, save_dir=tmp_path,
-                errorbank=tmp_path / "bank.db")
+    s = open_game(Path(__file__).parents[1] / "data" / "mini", backend=remote, save_dir=tmp_path,
+                  errorbank=tmp_path / "bank.db").session
     s.start()
     frames = sum(c.n_frames for c in s.stream())
     s.submit(Choose(choice_id="offer_kite"))
@@ -493,7 +501,7 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
 # -- the server's own limits (game.limits) ----------------------------------------------------------------
 def hello(srv: ServerThread, key: str, **extra: Any) -> Any:
     ws = raw_socket(srv.url)
-    ws.send(dumps({"op": "hello", "v": 1, "client": key, "size": [W, H], **extra}))
+    ws.send(dumps({"op": "hello", "v": WIRE_VERSION, "client": key, "size": [W, H], **extra}))
     return ws
 
 
@@ -538,7 +546,8 @@ def test_from_block_and_request_length_are_capped_by_the_server() -> None:
         assert reply["op"] == "error" and "min_frames" in reply["message"]
         assert world.slots["capped-client"].blocks_served == 0  # nothing was rendered for them
         ws.send(dumps({"op": "generate", "request": req.to_json(), "from_block": 2}))  # the last block: fine
-        assert json.loads(ws.recv(timeout=3))["op"] == "chunk"
+        last = decode_block(ws.recv(timeout=10))  # a block: one binary message
+        assert (last.seq, last.block, last.last) == (1, 2, True)
         ws.close()
     finally:
         srv.stop()
@@ -547,7 +556,7 @@ def test_from_block_and_request_length_are_capped_by_the_server() -> None:
 def test_frame_size_is_capped_by_the_server(server: tuple[ServerThread, WorldServer]) -> None:
     srv, _ = server
     ws = raw_socket(srv.url)
-    ws.send(dumps({"op": "hello", "v": 1, "client": "huge-frames", "size": [4096, 4096]}))
+    ws.send(dumps({"op": "hello", "v": WIRE_VERSION, "client": "huge-frames", "size": [4096, 4096]}))
     code, reason = close_code(ws)
     assert code == 4400 and "pixel" in reason, (code, reason)
     ws = hello(srv, "huge-start")
@@ -583,6 +592,20 @@ def test_short_tokens_and_missing_tls_files_are_refused(monkeypatch: pytest.Monk
     (tmp_path / "bad.pem").write_text("not a certificate")
     assert main(["--port", "1", "--tls-cert", str(tmp_path / "bad.pem"), "--tls-key", str(tmp_path / "bad.pem")]) == 2
     assert "cannot use --tls-cert" in capsys.readouterr().err
+
+
+def test_a_short_token_is_refused_where_the_server_is_built() -> None:
+    factory = backend_factory("null")
+    for short in ("", "t", "x" * 31, "é" * 15):  # 15 characters, 30 bytes: counted in bytes
+        with pytest.raises(BackendError, match="token"):
+            create_app(factory, ServerConfig(token=short))
+        with pytest.raises(BackendError, match="token"):
+            WorldServer(factory, ServerConfig(token=short))
+    assert create_app(factory, ServerConfig(token="x" * 32)) is not None
+    assert create_app(factory, ServerConfig(token="é" * 16)) is not None  # 32 bytes
+    assert create_app(factory, ServerConfig(token="t", insecure_token=True)) is not None  # the user said so
+    with pytest.raises(BackendError, match="token"):  # even insecure, not none at all
+        create_app(factory, ServerConfig(token="", insecure_token=True))
 
 
 def test_health_says_only_ok_without_the_token(server: tuple[ServerThread, WorldServer]) -> None:

@@ -51,3 +51,7 @@ def test_size_is_checked_in_bytes() -> None:
     assert loads(msg, limit=2000)["op"] == "x"
     with pytest.raises(WireError, match="over the 1,000-byte limit"):
         loads(msg, limit=1000)
+    emoji = json.dumps({"op": "x", "s": "\U0001f642" * 300}, ensure_ascii=False)  # 300 characters of 4 bytes each
+    assert len(emoji) * 3 < 1000 < len(emoji.encode("utf-8"))
+    with pytest.raises(WireError, match="over the 1,000-byte limit"):
+        loads(emoji, limit=1000)

@@ -21,8 +21,9 @@ Matrix-Game 2.0's conditioning (SkyworkAI/Matrix-Game, ``Matrix-Game-2``; MIT):
   ``CAM_VALUE``) go per frame into the action module
   (:mod:`game.world.backends.action_module`) of the first layers; each latent frame
   sees the last ``windows_size * 4`` frames of actions (the session keeps them, so a
-  snapshot has them too). The tensors of the last block are kept in
-  :attr:`ActionBackend.conditioning`;
+  snapshot has them too). The tensors of the last block made are kept in
+  :attr:`ActionBackend.conditioning`, and the keys and mouse of every block made in
+  :attr:`ActionBackend.received` (a block abandoned by ``interrupt()`` counts for neither);
 * camera poses are not read (the model moves its own camera from the keys and mouse).
 
 Defaults follow Matrix-Game 2.0's base model: 640 x 352, 3 latent frames a block,
@@ -43,7 +44,7 @@ import torch.nn.functional as F
 
 from game.errors import BackendError, WorldloomError
 from game.world.backends.action_module import ActionModules, ActionPass
-from game.world.backends.causal import CausalBackend, CausalState
+from game.world.backends.causal import Block, CausalBackend, CausalState
 from game.world.backends.causal_model import CrossContext, KVCache
 from game.world.backends.causal_sampler import AddonFactory
 from game.world.backends.procedural import ProceduralBackend
@@ -79,6 +80,8 @@ class ActionBackend(CausalBackend):
     Args:
         model: a folder with ``transformer/``, ``vae/`` and ``action/`` (diffusers format);
             default ``$WORLDLOOM_ACTION_MODEL``.
+        checkpoint: the transformer's and action modules' weights (``action.`` names) from a
+            ``.safetensors`` file or a shard folder / index (see :mod:`game.models.causal_loader`).
         transformer, vae, action: already built parts (instead of ``model``).
         image_encoder: ``(H, W, 3) uint8 -> (1, L, image_dim)`` image features (CLIP);
             default the offline :func:`pooled_image_features`.
@@ -88,8 +91,9 @@ class ActionBackend(CausalBackend):
 
     name = "action"
 
-    def __init__(self, model: str | Path | None = None, *, transformer: Any = None, vae: Any = None,
-                 action: Any = None, width: int = 640, height: int = 352, fps: float = 25.0, latent_frames: int = 3,
+    def __init__(self, model: str | Path | None = None, *, checkpoint: str | Path | None = None,
+                 transformer: Any = None, vae: Any = None, action: Any = None, width: int = 640,
+                 height: int = 352, fps: float = 25.0, latent_frames: int = 3,
                  timesteps: tuple[float, ...] = (1000.0, 666.0, 333.0), shift: float = 5.0, sink_latents: int = 3,
                  window_latents: int = 6, kv_cache: bool = True, image_encoder: Any = None,
                  device: str = "auto", dtype: str = "auto") -> None:
@@ -101,7 +105,7 @@ class ActionBackend(CausalBackend):
             from game.models.causal_loader import load_causal_model
 
             try:
-                comps = load_causal_model(model, device=device, dtype=dtype)
+                comps = load_causal_model(model, checkpoint=checkpoint, device=device, dtype=dtype)
             except WorldloomError as exc:
                 raise BackendError(exc.why, exc.where, exc.hint) from exc
             if comps.action is None:
@@ -123,8 +127,11 @@ class ActionBackend(CausalBackend):
         #: The conditioning tensors of the last block: ``keyboard`` ``(T, 4)``, ``mouse`` ``(T, 2)``
         #: per frame, ``keyboard_window`` / ``mouse_window`` as given to the action layers.
         self.conditioning: dict[str, torch.Tensor] = {}
-        #: Frames each key was held in, over every block given to the model.
+        #: Frames each key was held in, over every block made.
         self.keys_seen: Counter[str] = Counter()
+        #: What the action layers were given, per block made (the last 256): ``(seq, block, keys)``
+        #: with ``keys`` the held keys of each frame (``""``: none), in :data:`KEYS` order.
+        self.received: list[tuple[int, int, tuple[str, ...]]] = []
         self.info["image"] = "custom" if image_encoder is not None else "pooled"
 
     def _capabilities(self, width: int, height: int, fps: float) -> Capabilities:
@@ -242,15 +249,23 @@ class ActionBackend(CausalBackend):
         starts = [w4 + 4 * (j + 1) for j in range(n_lat)]
         kbw = torch.stack([all_kb[e - w4:e] for e in starts])[None]  # (1, F, W4, 4)
         msw = torch.stack([all_ms[e - w4:e] for e in starts])[None]
-        self.conditioning = {"keyboard": kb, "mouse": ms, "keyboard_window": kbw, "mouse_window": msw}
-        self.keys_seen.update({k: int(kb[:, j].sum()) for j, k in enumerate(KEYS) if kb[:, j].any()})
-        history = {"actions.keyboard": all_kb[-w4:], "actions.mouse": all_ms[-w4:]}
+        given = {"keyboard": kb, "mouse": ms, "keyboard_window": kbw, "mouse_window": msw}
+        history: dict[str, Any] = {"actions.keyboard": all_kb[-w4:], "actions.mouse": all_ms[-w4:],
+                                   "actions.given": (request.seq, given)}
         dev, dt = self.net.device, self.net.dtype
 
         def make(write: bool, cache: KVCache) -> ActionPass:
             return ActionPass(self.actions, cache, kbw.to(dev, dt), msw.to(dev, dt), write)
 
         return make, history
+
+    def _kept(self, sess: CausalState, blk: Block, updates: dict[str, Any]) -> None:
+        seq, given = updates.pop("actions.given")
+        kb = given["keyboard"]
+        self.conditioning = given
+        self.keys_seen.update({k: int(kb[:, j].sum()) for j, k in enumerate(KEYS) if kb[:, j].any()})
+        keys = tuple("".join(k for j, k in enumerate(KEYS) if row[j]) for row in kb.tolist())
+        self.received = [*self.received[-255:], (seq, blk.block, keys)]
 
     def _block_notes(self, sess: CausalState, request: WorldRequest) -> tuple[str, ...]:
         notes = []

@@ -63,7 +63,7 @@ from game.world.backends.causal_sampler import Abandoned, AddonFactory, Schedule
 from game.world.backends.causal_vae import DecoderState, WanStream
 from game.world.backends.diffusion import block_seed
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
-from game.world.backends.sessions import SessionTable
+from game.world.backends.sessions import Interrupts, SessionTable, check_start_size
 from game.world.protocol import (
     Anchor,
     Capabilities,
@@ -130,6 +130,8 @@ class CausalBackend:
     Args:
         model: a folder with ``transformer/`` and ``vae/`` (diffusers format; loaded once by
             :mod:`game.models.causal_loader`); default ``$WORLDLOOM_CAUSAL_MODEL``.
+        checkpoint: the transformer's weights from a ``.safetensors`` file or a shard folder / index
+            instead of ``model``'s own (``model`` then gives the architecture and the VAE).
         transformer, vae: already built ``WanTransformer3DModel`` / ``AutoencoderKLWan`` (instead of ``model``).
         width, height: frame size in pixels, multiples of 16 (Self-Forcing's Wan 1.3B: 832 x 480).
         fps: frames per second (Wan 2.1: 16).
@@ -147,8 +149,9 @@ class CausalBackend:
 
     name = "causal"
 
-    def __init__(self, model: str | Path | None = None, *, transformer: Any = None, vae: Any = None,
-                 width: int = 832, height: int = 480, fps: float = 16.0, latent_frames: int = 3,
+    def __init__(self, model: str | Path | None = None, *, checkpoint: str | Path | None = None,
+                 transformer: Any = None, vae: Any = None, width: int = 832, height: int = 480,
+                 fps: float = 16.0, latent_frames: int = 3,
                  timesteps: tuple[float, ...] = (1000.0, 750.0, 500.0, 250.0), shift: float = 5.0,
                  sink_latents: int = 3, window_latents: int = 12, kv_cache: bool = True,
                  text_encoder: TextEncoderFn | None = None, device: str = "auto", dtype: str = "auto") -> None:
@@ -160,7 +163,7 @@ class CausalBackend:
             from game.models.causal_loader import load_causal_model
 
             try:
-                comps = load_causal_model(model, device=device, dtype=dtype)
+                comps = load_causal_model(model, checkpoint=checkpoint, device=device, dtype=dtype)
             except WorldloomError as exc:
                 raise BackendError(exc.why, exc.where, exc.hint) from exc
             transformer, vae = comps.transformer, comps.vae
@@ -193,7 +196,7 @@ class CausalBackend:
         self._lock = threading.RLock()
         self._call_lock = threading.Lock()
         self._table: SessionTable[CausalState] = SessionTable()
-        self._stop: dict[str, threading.Event] = {}
+        self._stop = Interrupts()
         self._closed = False
         #: The last blocks made, newest last (tests, debugging).
         self.blocks: list[Block] = []
@@ -219,10 +222,7 @@ class CausalBackend:
         """
         with self._lock:
             self._check_open()
-            caps = self._caps
-            if (start.width or caps.width) != caps.width or (start.height or caps.height) != caps.height:
-                raise BackendError(f"{self.name} backend makes {caps.width}x{caps.height}, not "
-                                   f"{start.width}x{start.height}", where=f"session {start.session_id}")
+            check_start_size(self._caps, start)
             sess = CausalState(session_id=start.session_id, seed=int(start.seed), prompt=start.prompt,
                                start_prompt=start.prompt, anchors_global=tuple(start.anchors))
             self._opened(sess, start)
@@ -236,7 +236,7 @@ class CausalBackend:
         """Abandon the block being denoised in ``session_id`` (default: the current one) at its
         next step and end that request's stream; nothing of the abandoned block is kept."""
         with self._lock:
-            self._stop.setdefault(session_id or self._table.current, threading.Event()).set()
+            self._stop.interrupt(session_id or self._table.current)
 
     def generate(self, request: WorldRequest) -> Iterator[FrameChunk]:
         """Yield the request's blocks (``caps.block_plan``), each made when asked for.
@@ -250,28 +250,8 @@ class CausalBackend:
         """
         with self._lock:
             self._check_open()
-            sess = self._table.sessions.get(request.session_id)
-            if sess is None:
-                raise BackendError(f"unknown session {request.session_id!r}", hint="call start() before generate()")
-            seen = sess.seen.get(request.seq)
-            if seen is not None:
-                if seen[0] != request:
-                    raise BackendError(f"seq {request.seq} was already used for a different request",
-                                       where=f"session {sess.session_id}")
-                work = seen[1].copy()
-            elif request.seq <= sess.last_seq:
-                raise BackendError(f"seq {request.seq} is not after the last one ({sess.last_seq})",
-                                   where=f"session {sess.session_id}")
-            else:
-                before = sess.copy()
-                before.seen = {}
-                sess.seen[request.seq] = (request, before)
-                while len(sess.seen) > SEQ_MEMORY:
-                    del sess.seen[min(sess.seen)]
-                sess.last_seq = request.seq
-                work = sess
-            self._table.current = sess.session_id
-            self._stop[sess.session_id] = threading.Event()
+            work = self._table.admit(request, request, SEQ_MEMORY)
+            self._stop.arm(work.session_id)
         return self._blocks(work, request)
 
     def memory(self, op: MemoryOp) -> MemoryResult:
@@ -284,12 +264,9 @@ class CausalBackend:
         """
         with self._lock:
             self._check_open()
-            branched = self._table.branch(op)
-            if branched is not None:
-                return branched
-            sess = self._table.sessions.get(self._table.current)
-            if sess is None:
-                return MemoryResult(ok=False, note="no session started")
+            sess = self._table.target(op)
+            if isinstance(sess, MemoryResult):
+                return sess
             if op.op == "reset":
                 fresh = CausalState(session_id=sess.session_id, seed=sess.seed, prompt=sess.start_prompt,
                                     start_prompt=sess.start_prompt, anchors_global=sess.anchors_global)
@@ -351,10 +328,6 @@ class CausalBackend:
             return "scene_cut" if sess.cache.frames else ""
         return "recache" if mode == "recache" and sess.cache.frames else ""
 
-    def _stopped(self, session_id: str) -> bool:
-        ev = self._stop.get(session_id)
-        return ev is not None and ev.is_set()
-
     def _prepare(self, sess: CausalState, request: WorldRequest) -> None:
         """Subclass hook: runs after the prompt switch, before the request's first block."""
 
@@ -367,6 +340,10 @@ class CausalBackend:
     def _condition(self, sess: CausalState, latent_first: int, n: int) -> torch.Tensor | None:
         """Subclass hook: extra input channels of a block's latent frames."""
         return None
+
+    def _kept(self, sess: CausalState, blk: Block, updates: dict[str, Any]) -> None:
+        """Subclass hook: block ``blk`` was made and is kept (an abandoned block never comes here);
+        ``updates`` are the ``extra`` entries :meth:`_addon` asked for (a hook may take some out)."""
 
     def _block_notes(self, sess: CausalState, request: WorldRequest) -> tuple[str, ...]:
         """Subclass hook: notes about inputs not used, per request."""
@@ -400,7 +377,7 @@ class CausalBackend:
         notes = ignored_inputs(caps, request) + self._notes(request, sess) + self._block_notes(sess, request)
         total = 0
         for b, n_frames in enumerate(plan):
-            if self._stopped(sess.session_id):
+            if self._stop.stopped(sess.session_id):
                 return
             t0 = time.perf_counter()
             n_lat = n_frames // 4
@@ -415,6 +392,7 @@ class CausalBackend:
                                        where=f"session {sess.session_id} seq {request.seq} block {b}") from exc
             x0, cache, frames, decoder, blk, denoise_ms, decode_ms, updates = made
             with self._lock:
+                self._kept(sess, blk, updates)
                 sess.extra.update(updates)
                 first = sess.frame
                 sess.cache = cache
@@ -451,7 +429,7 @@ class CausalBackend:
         cond = self._condition(sess, sess.latent_frame, n_lat)
         addon, updates = self._addon(sess, request, offset, 4 * n_lat)
         x0, k, v, extra = sample_block(self.net, shape, gen, cache, ctx, self.schedule, condition=cond, addon=addon,
-                                       should_stop=lambda: self._stopped(sess.session_id))
+                                       should_stop=lambda: self._stop.stopped(sess.session_id))
         tokens = (cache.frames + n_lat) * self.net.tokens_per_frame(h, w)
         tiers = [self._tier(sess, i) for i in range(n_lat)]
         grown = cache.appended(k, v, x0, tiers, extra)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from game.models.causal_loader import CausalComponents
+from game.models.checkpoint import cast_like_pretrained
 from game.world.backends.diffusion_arch import SKYREELS_DF_1_3B, TINY_VAE, WAN_VAE
 
 #: Wan 2.1 T2V 1.3B (diffusers ``WanTransformer3DModel`` config).
@@ -43,6 +44,11 @@ TINY_ACTION_WAN: dict[str, Any] = {**TINY_WAN, "in_channels": 36, "image_dim": 1
 TINY_ACTION: dict[str, Any] = {"dim": 24, "blocks": (0, 1), "keyboard_dim": 4, "mouse_dim": 2, "hidden": 8,
                                "keyboard_hidden": 16, "mouse_hidden": 16, "heads": 2, "windows_size": 3,
                                "temporal": 4, "rope_theta": 256.0}
+
+#: Backend options that fit the tiny models: 16 x 16 frames, 2 latent frames (8 frames) a block, 2 steps,
+#: a cache of 1 sink + 2 window latent frames (the tests' settings).
+TINY_OPTIONS: dict[str, Any] = {"width": 16, "height": 16, "fps": 8.0, "latent_frames": 2,
+                                "timesteps": (1000.0, 500.0), "sink_latents": 1, "window_latents": 2}
 
 
 def random_model(kind: str = "causal", size: str = "tiny", device: str = "cpu", dtype: str = "auto",
@@ -75,12 +81,7 @@ def random_model(kind: str = "causal", size: str = "tiny", device: str = "cpu", 
         transformer = cls_t(**tcfg)
         vae = cls_v(**vcfg)
         modules = ActionModules(**acfg) if action else None
-    if tdtype != torch.float32:  # as from_pretrained(torch_dtype=...) does: some modules stay float32
-        keep = tuple(getattr(transformer, "_keep_in_fp32_modules", None) or ())
-        for name, module in transformer.named_modules():
-            if not any(part in keep for part in name.split(".")):
-                for param in module.parameters(recurse=False):
-                    param.data = param.data.to(tdtype)
-        if modules is not None:
-            modules.to(tdtype)
+    cast_like_pretrained(transformer, tdtype)  # as from_pretrained(torch_dtype=...) does: some modules stay float32
+    if modules is not None:
+        modules.to(tdtype)
     return CausalComponents(transformer.eval(), vae.eval(), None if modules is None else modules.eval())

@@ -26,6 +26,10 @@ into the game's block stream (``shared/reference/world-models.md`` (a), (b)):
   cache to rebuild, every call re-reads its prefix under the current prompt, so the
   timing's ``recache_ms`` stays 0; ``scene_cut`` drops the history and starts from
   the sink;
+* **pre-emption**: a caller that stops iterating drops the blocks not yet made;
+  :meth:`DiffusionBackend.interrupt` abandons the pipeline call in flight at its next
+  denoising step (diffusers' ``callback_on_step_end``; nothing of the block is kept,
+  not even decoded) and ends the request's stream;
 * **determinism**: the noise of block ``k`` of a session comes from
   ``torch.Generator("cpu").manual_seed(block_seed(seed, k))`` (and the global RNG is
   seeded the same way around the call), so the same state and requests give the same
@@ -61,7 +65,7 @@ import numpy as np
 from game.errors import BackendError, WorldloomError
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
 from game.world.backends.diffusion_timing import StageClock
-from game.world.backends.sessions import SessionTable
+from game.world.backends.sessions import Interrupts, SessionTable, check_start_size
 from game.world.protocol import (
     Anchor,
     Capabilities,
@@ -159,6 +163,10 @@ class BlockCall:
     image: str
     addnoise: float
     seed: int
+
+
+class _Abandoned(Exception):
+    """The block in flight was interrupted (never leaves the backend)."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +277,7 @@ class DiffusionBackend:
         self._call_lock = _pipe_lock(pipeline.transformer)
         self._lock = threading.RLock()
         self._table: SessionTable[_State] = SessionTable(MAX_SNAPSHOTS)
+        self._stop = Interrupts()
         self._images: OrderedDict[str, Any] = OrderedDict()
         self._closed = False
         #: The last pipeline calls, newest last.
@@ -294,11 +303,7 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            caps = self._caps
-            if (start.width or caps.width) != caps.width or (start.height or caps.height) != caps.height:
-                raise BackendError(f"diffusion backend makes {caps.width}x{caps.height}, not "
-                                   f"{start.width}x{start.height}", where=f"session {start.session_id}",
-                                   hint="construct DiffusionBackend(width=..., height=...) for another size")
+            check_start_size(self._caps, start)
             self._table.sessions[start.session_id] = _State(session_id=start.session_id, seed=int(start.seed),
                                                       prompt=start.prompt, start_prompt=start.prompt,
                                                       anchors_global=tuple(start.anchors))
@@ -318,29 +323,15 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            sess = self._table.sessions.get(request.session_id)
-            if sess is None:
-                raise BackendError(f"unknown session {request.session_id!r}", hint="call start() before generate()")
-            fp = _fingerprint(request)
-            seen = sess.seen.get(request.seq)
-            if seen is not None:
-                if seen[0] != fp:
-                    raise BackendError(f"seq {request.seq} was already used for a different request",
-                                       where=f"session {sess.session_id}")
-                work = seen[1].copy()
-            elif request.seq <= sess.last_seq:
-                raise BackendError(f"seq {request.seq} is not after the last one ({sess.last_seq})",
-                                   where=f"session {sess.session_id}")
-            else:
-                before = sess.copy()
-                before.seen = {}
-                sess.seen[request.seq] = (fp, before)
-                while len(sess.seen) > SEQ_MEMORY:
-                    del sess.seen[min(sess.seen)]
-                sess.last_seq = request.seq
-                work = sess
-            self._table.current = sess.session_id
+            work = self._table.admit(request, _fingerprint(request), SEQ_MEMORY)
+            self._stop.arm(work.session_id)
         return self._blocks(work, request)
+
+    def interrupt(self, session_id: str = "") -> None:
+        """Abandon the pipeline call in flight in ``session_id`` (default: the current one) at its
+        next denoising step and end that request's stream; nothing of the abandoned block is kept."""
+        with self._lock:
+            self._stop.interrupt(session_id or self._table.current)
 
     def memory(self, op: MemoryOp) -> MemoryResult:
         """Apply a memory operation to the current session (the last one started or used).
@@ -355,12 +346,9 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            branched = self._table.branch(op)
-            if branched is not None:
-                return branched
-            sess = self._table.sessions.get(self._table.current)
-            if sess is None:
-                return MemoryResult(ok=False, note="no session started")
+            sess = self._table.target(op)
+            if isinstance(sess, MemoryResult):
+                return sess
             if op.op == "reset":
                 self._table.sessions[sess.session_id] = _State(session_id=sess.session_id, seed=sess.seed,
                                                          prompt=sess.start_prompt, start_prompt=sess.start_prompt,
@@ -401,9 +389,14 @@ class DiffusionBackend:
         base_ignored = self._ignored(request, sess)
         for b in range(total // fpb):
             t0 = time.perf_counter()
+            if self._stop.stopped(sess.session_id):
+                return
             with self._call_lock:
                 t1 = time.perf_counter()
-                made = self._make(sess, request, b)
+                try:
+                    made = self._make(sess, request, b)
+                except _Abandoned:
+                    return
             with self._lock:
                 first = sess.frame
                 history = made.keep if made.call.variant != "v2v" or sess.history is None \
@@ -512,7 +505,9 @@ class DiffusionBackend:
             with torch.random.fork_rng(devices=devices):
                 torch.manual_seed(seed)
                 with self._clock.measure(pipe) as times:
-                    out = pipe(**kwargs).frames
+                    out = pipe(**kwargs, callback_on_step_end=self._step_check(sess.session_id)).frames
+        except _Abandoned:
+            raise
         except Exception as exc:  # diffusers raises ValueError, RuntimeError, torch OOM...
             raise BackendError(f"diffusion pipeline failed ({variant}): {type(exc).__name__}: {exc}",
                                where=f"session {sess.session_id} seq {request.seq} block {b}") from exc
@@ -531,6 +526,15 @@ class DiffusionBackend:
                          history_frames=h, image=image_id, addnoise=addnoise, seed=seed)
         return _Made(frames=frames, keep=keep, call=call, encode_ms=embed_ms + times.encode_ms,
                      denoise_ms=times.denoise_ms, decode_ms=times.decode_ms + decode_extra, notes=tuple(notes))
+
+    def _step_check(self, session_id: str) -> Any:
+        """diffusers' ``callback_on_step_end``: raises :class:`_Abandoned` once ``session_id`` is interrupted."""
+        def check(pipe: Any, step: int, timestep: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+            if self._stop.stopped(session_id):
+                raise _Abandoned(f"session {session_id} interrupted at step {step}")
+            return tensors
+
+        return check
 
     def _sink_image(self, sess: _State, request: WorldRequest | None) -> tuple[str, Any, list[str]]:
         """The first frame of a new shot: ``(id, PIL image at the frame size, notes)``, or ``("", None, notes)``.

@@ -29,7 +29,7 @@ from game.world.backends.painter import Painter, Plan
 from game.world.backends.palette import palette_for, resolve_time
 from game.world.backends.raster import U8
 from game.world.backends.scenery import Embed
-from game.world.backends.sessions import SessionTable
+from game.world.backends.sessions import SessionTable, check_start_size
 from game.world.backends.sprites import Sprite
 from game.world.protocol import (
     Anchor,
@@ -192,14 +192,7 @@ class ProceduralBackend:
             BackendError: the backend is closed, or a frame size other than its own is asked for.
         """
         self._check_open()
-        caps = self._caps
-        if (start.width or caps.width) != caps.width or (start.height or caps.height) != caps.height:
-            raise BackendError(
-                f"procedural backend draws {caps.width}x{caps.height}, not "
-                f"{start.width}x{start.height}",
-                where=f"session {start.session_id}",
-                hint="construct ProceduralBackend(width=..., height=...) for another size",
-            )
+        check_start_size(self._caps, start)
         self._table.sessions[start.session_id] = _Session(
             session_id=start.session_id,
             seed=int(start.seed),
@@ -390,12 +383,9 @@ class ProceduralBackend:
         current-level sink with ``op.anchors``.
         """
         self._check_open()
-        branched = self._table.branch(op)
-        if branched is not None:
-            return branched
-        sess = self._table.sessions.get(self._table.current)
-        if sess is None:
-            return MemoryResult(ok=False, note="no session started")
+        sess = self._table.target(op)
+        if isinstance(sess, MemoryResult):
+            return sess
         if op.op == "reset":
             self._table.sessions[sess.session_id] = _Session(
                 session_id=sess.session_id,
@@ -411,6 +401,13 @@ class ProceduralBackend:
             sess.anchors_current = tuple(op.anchors)
             return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} anchors")
         return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
+
+    def prepare(self, scenes: tuple[Scene, ...], seed: int) -> None:
+        """Paint the static stages of ``scenes`` for sessions of ``seed`` in a background thread
+        (see :class:`game.world.protocol.PaintsAhead`); the first request there then finds them."""
+        self._check_open()
+        for scene in scenes:
+            self._painter.prepare(scene, seed)
 
     def settle(self) -> None:
         """Wait for the scenes being painted ahead (see :meth:`generate`); for benchmarks and tests."""

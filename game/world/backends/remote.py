@@ -22,9 +22,15 @@ more than the player takes.
   procedural fallback); the next call tries again, and once the server is back the
   session goes on. A server that restarted has forgotten the session: the client
   opens it again with its original :class:`SessionStart` and sets :attr:`notice`.
-* **Frames**: raw on loopback, JPEG or WebP otherwise (the server decides, or
-  ``encoding=``); each chunk's ``memory["bytes_per_frame"]`` says what a frame cost,
-  ``memory["reconnects"]`` how often this client reconnected.
+* **Frames**: raw on loopback (a read-only view of the received message: no copy);
+  otherwise H.264 when both sides have PyAV (the ``hello`` lists the codecs this client
+  decodes; the server's ``--encoding`` decides among them), else JPEG, WebP or PNG;
+  ``encoding=`` asks for one. :attr:`RemoteBackend.encoding_used` is what the server
+  chose; each chunk's ``memory["bytes_per_frame"]`` says what a frame cost,
+  ``memory["reconnects"]`` how often this client reconnected. A block is one binary
+  message (:func:`~game.world.wire.decode_block`, decoded under the client's lock, so an
+  H.264 stream decodes in the order it came); a request's JSON is encoded once and
+  reused on a resume.
 """
 
 from __future__ import annotations
@@ -42,18 +48,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from game.errors import BackendError
 from game.world.protocol import Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart, WorldRequest
+from game.world.video_wire import H264Receiver, h264_decodable
 from game.world.wire import (
     MAX_JSON_BYTES,
     WIRE_VERSION,
     WireError,
     caps_from_json,
-    decode_chunk,
+    decode_block,
     dumps,
+    generate_message,
     is_loopback,
     loads,
     memory_op_json,
     memory_result_from_json,
-    request_json,
+    request_text,
+    reuse_block_memory,
     session_start_json,
 )
 
@@ -74,6 +83,11 @@ def _direct() -> dict[str, Any]:
     return {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
 
 
+def decodable_codecs() -> list[str]:
+    """The frame encodings this client can decode (``h264`` where PyAV has an H.264 decoder)."""
+    return ["raw", "jpeg", "webp", "png", *(["h264"] if h264_decodable() else [])]
+
+
 def _is_loopback_host(host: str) -> bool:
     return is_loopback(host)
 
@@ -86,7 +100,8 @@ class RemoteBackend:
             default ``$WORLDLOOM_URL``.
         token: the shared secret; default ``$WORLDLOOM_TOKEN``.
         width, height: frame size to ask the server's backend for (default: the server's).
-        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg`` or ``webp``.
+        encoding: ``auto`` (raw on loopback, else the server's choice), ``raw``, ``jpeg``, ``webp``,
+            ``png`` (lossless) or ``h264`` (where both sides have PyAV; else the server's fallback, JPEG).
         connect_timeout_s: seconds to open a connection.
         block_timeout_s: seconds to wait for one block (a big model's first block is slow).
         reconnect_attempts: tries per broken call before it raises.
@@ -130,6 +145,7 @@ class RemoteBackend:
         self._ssl: ssl.SSLContext | None = None
         if parts.scheme == "wss":
             self._ssl = ssl.create_default_context(cafile=ca_file)
+        reuse_block_memory()  # each block is a fresh half-megabyte: keep its pages (see the function)
         self._client = uuid.uuid4().hex
         self._ws: Any = None
         self._lock = threading.RLock()
@@ -138,9 +154,14 @@ class RemoteBackend:
         self._public: Capabilities | None = None
         self._mseq = 0
         self._closed = False
+        #: The frame encoding the server chose in its ``hello`` answer (``""`` before it answered).
+        self.encoding_used = ""
+        self._video = H264Receiver()
         #: Times this client reconnected; whether the last reconnect found its session.
         self.reconnects = 0
         self.resumed = True
+        #: The server replica holding this session, as its last ``hello`` said (``--engine ray``; else "").
+        self.replica = ""
         #: A sentence for the player when something about the world changed (server restarted).
         self.notice = ""
         try:
@@ -154,6 +175,11 @@ class RemoteBackend:
             # Down at start: the error bank's guard shows the procedural world meanwhile and
             # connects when the server answers (capabilities() and start() try again).
             self.notice = f"world server unreachable ({self.url}): showing the procedural world"
+
+    @property
+    def client_key(self) -> str:
+        """The random key naming this client's session to the server (its ``hello``)."""
+        return self._client
 
     # -- protocol ------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -185,13 +211,13 @@ class RemoteBackend:
             BackendError: the request is too large, the served backend failed, or the
                 server stayed unreachable for ``reconnect_attempts`` tries.
         """
-        data = request_json(request)
-        size = len(dumps({"op": "generate", "request": data, "from_block": 0}).encode("utf-8"))
+        text = request_text(request)  # encoded once: sent as is, and again after a reconnect
+        size = len(generate_message(text, 0).encode("utf-8"))
         if size > self.max_message_bytes:
             raise BackendError(f"request {request.seq} is {size} bytes, over the server's "
                                f"{self.max_message_bytes}-byte limit", hint="shorten the prompt or the rolling history")
         self._check_open()
-        return self._stream(request, data)
+        return self._stream(request, text)
 
     def memory(self, op: MemoryOp) -> MemoryResult:
         """Apply ``op`` on the server (retried under the same number after a reconnect, so applied once).
@@ -216,26 +242,22 @@ class RemoteBackend:
                 self._drop()
 
     # -- streaming -----------------------------------------------------------------------------------
-    def _stream(self, request: WorldRequest, data: dict[str, Any]) -> Iterator[FrameChunk]:
+    def _stream(self, request: WorldRequest, text: str) -> Iterator[FrameChunk]:
         received = 0
         while True:
             with self._lock:
-                header, payload = self._call_chunk(data, request.seq, received)
-            if header is None:
+                chunk = self._call_chunk(text, request.seq, received)
+            if chunk is None:
                 return
-            try:
-                chunk = decode_chunk(header, payload)
-            except WireError as exc:
-                self._drop()
-                raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
             chunk.memory["reconnects"] = float(self.reconnects)
             received += 1
             yield chunk
             if chunk.last:
                 return
 
-    def _call_chunk(self, data: dict[str, Any], seq: int, block: int) -> tuple[dict[str, Any] | None, bytes]:
-        """Ask for block ``block`` of request ``seq``: ``(header, payload)``, or ``(None, b"")`` past the end.
+    def _call_chunk(self, text: str, seq: int, block: int) -> FrameChunk | None:
+        """Ask for block ``block`` of request ``seq`` (``text``: the request's JSON): the block, or ``None``
+        past the end.
 
         The first block is asked with ``generate`` (the whole request), later ones with
         ``next``; after a reconnect always with ``generate`` from ``block`` (the server
@@ -243,22 +265,31 @@ class RemoteBackend:
         """
         fresh = block == 0
         for attempt in range(self.reconnect_attempts + 1):
-            msg: dict[str, Any] = {"op": "generate", "request": data, "from_block": block} if fresh \
-                else {"op": "next", "seq": seq, "block": block}
             try:
                 self._ensure_connected(attempt)
-                self._send(msg)
-                reply = self._recv_json(self.block_timeout_s)
+                ask = {"op": "next", "seq": seq, "block": block}
+                self._send_text(generate_message(text, block) if fresh else dumps(ask))
+                data = self._recv(self.block_timeout_s)
+                if isinstance(data, bytes):  # a block: one binary message
+                    try:
+                        chunk = decode_block(data, self.max_message_bytes, self._video)
+                    except WireError as exc:
+                        self._drop()
+                        raise BackendError(f"bad block from the world server: {exc.why}", where=self.url) from exc
+                    if chunk.seq != seq or chunk.block != block:
+                        self._drop()
+                        raise BackendError(f"world server sent block {chunk.block} of {chunk.seq} "
+                                           f"to a request for block {block} of {seq}", where=self.url)
+                    return chunk
+                reply = self._parse(data)
                 op = reply["op"]
                 if op == "done" and reply.get("seq") == seq:
-                    return None, b""
+                    return None
                 if op == "error":
                     raise self._server_error(reply)
-                if op != "chunk" or reply.get("seq") != seq or reply.get("block") != block:
-                    self._drop()
-                    raise BackendError(f"world server answered {op} {reply.get('seq')}/{reply.get('block')} "
-                                       f"to a request for block {block} of {seq}", where=self.url)
-                return reply, self._recv_bytes(self.block_timeout_s)
+                self._drop()
+                raise BackendError(f"world server answered {op} to a request for block {block} of {seq}",
+                                   where=self.url)
             except _Lost as exc:
                 self._drop()
                 if attempt >= self.reconnect_attempts:
@@ -317,13 +348,14 @@ class RemoteBackend:
         self._ws = ws
         try:
             self._send({"op": "hello", "v": WIRE_VERSION, "client": self._client, "encoding": self.encoding,
-                        "size": self.size})
+                        "codecs": decodable_codecs(), "size": self.size})
             reply = self._recv_json(max(self.connect_timeout_s, 30.0))
             if reply["op"] == "error":
                 raise self._server_error(reply)
             if reply["op"] != "hello":
                 raise BackendError(f"world server answered {reply['op']} to hello", where=self.url)
             caps = caps_from_json(reply.get("caps"))
+            self.replica = str(reply.get("replica", ""))
         except _Lost as exc:
             self._drop()
             if not reconnect:
@@ -339,6 +371,7 @@ class RemoteBackend:
         if self._caps is None:
             self._public = replace(caps, backend=f"remote:{caps.backend}")
         self._caps = caps
+        self.encoding_used = str(reply.get("encoding", ""))
         if reconnect:
             self.reconnects += 1
             self.resumed = bool(reply.get("resumed"))
@@ -350,10 +383,13 @@ class RemoteBackend:
                     raise self._server_error(again)
 
     def _send(self, msg: dict[str, Any]) -> None:
+        self._send_text(dumps(msg))
+
+    def _send_text(self, text: str) -> None:
         from websockets.exceptions import ConnectionClosed
 
         try:
-            self._ws.send(dumps(msg))
+            self._ws.send(text)
         except ConnectionClosed as exc:
             self._raise_closed(exc)
         except OSError as exc:
@@ -379,18 +415,14 @@ class RemoteBackend:
         if not isinstance(data, str):
             self._drop()
             raise BackendError("world server sent binary where a message was due", where=self.url)
+        return self._parse(data)
+
+    def _parse(self, text: str) -> dict[str, Any]:
         try:
-            return loads(data, limit=64 << 20)
+            return loads(text, limit=64 << 20)
         except WireError as exc:
             self._drop()
             raise BackendError(f"bad message from the world server: {exc.why}", where=self.url) from exc
-
-    def _recv_bytes(self, timeout: float) -> bytes:
-        data = self._recv(timeout)
-        if not isinstance(data, bytes):
-            self._drop()
-            raise BackendError("world server sent a message where frames were due", where=self.url)
-        return data
 
     def _raise_closed(self, exc: Any) -> NoReturn:
         rcvd = getattr(exc, "rcvd", None)

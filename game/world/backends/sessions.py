@@ -3,18 +3,35 @@
 A backend keeps one state object per session id, the id of the current session
 (the last one started or used), and snapshots of states for ``snapshot`` /
 ``restore`` / ``fork`` (``MemoryOp``). The state type only needs ``session_id``,
-``frame`` and ``copy(session_id=None)``.
+``frame`` and ``copy(session_id=None)``; :meth:`SessionTable.admit` (idempotent
+replays of a request ``seq``) also ``last_seq`` and ``seen``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
-from game.world.protocol import MemoryOp, MemoryResult
+from game.errors import BackendError
+from game.world.protocol import Capabilities, MemoryOp, MemoryResult, SessionStart, WorldRequest
 
 #: Most snapshots kept per backend; the oldest go first.
 MAX_SNAPSHOTS = 256
+
+
+def check_start_size(caps: Capabilities, start: SessionStart) -> None:
+    """Refuse a session that asks for another frame size than the backend makes.
+
+    Raises:
+        BackendError: ``start.width`` / ``start.height`` given and not ``caps``' (names the session,
+            and how to get another size).
+    """
+    if (start.width or caps.width) != caps.width or (start.height or caps.height) != caps.height:
+        name = caps.backend.split(":")[-1]
+        raise BackendError(f"the {name} backend makes {caps.width}x{caps.height} frames, not "
+                           f"{start.width}x{start.height}", where=f"session {start.session_id}",
+                           hint=f"build the {name} backend with width=..., height=... (--size) for another size")
 
 
 class SessionState(Protocol):
@@ -73,8 +90,83 @@ class SessionTable(Generic[S]):
             return MemoryResult(ok=True, handle=handle, note=f"frame {sess.frame}")
         return None
 
+    def target(self, op: MemoryOp) -> MemoryResult | S:
+        """Apply ``op`` if it is a branch op (:meth:`branch`), or say no session is started;
+        else the current session, for the backend's own ops (``reset``, ``reanchor``...)."""
+        branched = self.branch(op)
+        if branched is not None:
+            return branched
+        sess = self.sessions.get(self.current)
+        return MemoryResult(ok=False, note="no session started") if sess is None else sess
+
+    def admit(self, request: WorldRequest, key: object, keep: int) -> S:
+        """The state ``request`` runs on, and it makes its session the current one.
+
+        A new ``seq`` (after the session's ``last_seq``) runs on the session itself, and a
+        copy of the state it starts from is kept with ``key`` (what identifies the request:
+        itself or a fingerprint) in the session's ``seen``, the last ``keep`` of them; the
+        same ``seq`` and ``key`` again runs on a copy of that starting state (an idempotent
+        replay: the same frames, the session not advanced).
+
+        Raises:
+            BackendError: unknown session, or a ``seq`` that goes backwards or is reused
+                for another request.
+        """
+        sess = self.sessions.get(request.session_id)
+        if sess is None:
+            raise BackendError(f"unknown session {request.session_id!r}", hint="call start() before generate()")
+        state: Any = sess  # a state with last_seq and seen (see the module doc)
+        seen = state.seen.get(request.seq)
+        if seen is not None:
+            if seen[0] != key:
+                raise BackendError(f"seq {request.seq} was already used for a different request",
+                                   where=f"session {sess.session_id}")
+            work: S = seen[1].copy()
+        elif request.seq <= state.last_seq:
+            raise BackendError(f"seq {request.seq} is not after the last one ({state.last_seq})",
+                               where=f"session {sess.session_id}")
+        else:
+            before: Any = sess.copy()
+            before.seen = {}
+            state.seen[request.seq] = (key, before)
+            while len(state.seen) > keep:
+                del state.seen[min(state.seen)]
+            state.last_seq = request.seq
+            work = sess
+        self.current = sess.session_id
+        return work
+
     def clear(self) -> None:
         """Forget every session and snapshot."""
         self.sessions.clear()
         self.snapshots.clear()
         self.current = ""
+
+
+class Interrupts:
+    """Per-session stop flags for the request in flight (a backend's ``interrupt()``).
+
+    ``generate`` arms a fresh flag for its session (an interrupt from before it is
+    forgotten); ``interrupt`` sets it; the block loop and the denoiser poll
+    :meth:`stopped` and abandon the block (nothing of it kept) once it is set.
+    Thread-safe: ``interrupt`` comes from another thread than the one denoising.
+    """
+
+    def __init__(self) -> None:
+        self._flags: dict[str, threading.Event] = {}
+        self._guard = threading.Lock()
+
+    def arm(self, session_id: str) -> None:
+        """A new request of ``session_id`` starts: clear its flag."""
+        with self._guard:
+            self._flags[session_id] = threading.Event()
+
+    def interrupt(self, session_id: str) -> None:
+        """Stop the request in flight of ``session_id``."""
+        with self._guard:
+            self._flags.setdefault(session_id, threading.Event()).set()
+
+    def stopped(self, session_id: str) -> bool:
+        """Whether the request in flight of ``session_id`` was interrupted."""
+        flag = self._flags.get(session_id)
+        return flag is not None and flag.is_set()
