@@ -1,11 +1,13 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
-    python bench/explore.py [--scenes 5000] [--max-states 20000] [--choices 20000] [--quick] [--no-ink]
+    python bench/explore.py [--scenes 5000] [--max-states 50000] [--choices 20000] [--quick] [--no-ink]
 
 Prints (figures, never assertions):
 
-* the explorer's states/s (breadth-first pass) on ``stories/zero_mark`` (else
-  ``tests/data/mini``) and on a generated story of ``--scenes`` scenes;
+* the explorer's states/s (its state-graph pass, least explored scenes first, within
+  its default bound) on ``stories/zero_mark`` (else ``tests/data/mini``) and on a
+  generated story of ``--scenes`` scenes, with the states it merged, the scenes it
+  covered and the endings it found;
 * the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
   before every choice, on both (choices/s are per CPU second: the machine may be shared);
 * the time to load the generated story cold (``load_story(use_cache=False)``)
@@ -40,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from game.state import Choose  # noqa: E402
-from game.story.explorer import Coverage, Explorer, breadth_first  # noqa: E402
+from game.story.explorer import DEFAULT_MAX_STATES, Coverage, Explorer, breadth_first  # noqa: E402
 from game.story.lint import lint_story  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
 from game.story.runtime import StoryRuntime  # noqa: E402
@@ -89,14 +91,20 @@ def generate(n: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def explorer_rate(story: Story, max_states: int) -> tuple[float, int, int, bool, float, float, int, int]:
-    """Breadth-first pass: ``(states/s, states, moves, bound hit, wall s, CPU s, merged, endings)``."""
+def explorer_line(name: str, story: Story, max_states: int) -> None:
+    """Print the state-graph pass (least explored scenes first) on ``story``: states/s, states,
+    moves, whether the bound was hit, merged states, scenes covered and endings found."""
     ex = Explorer(story)
     cov = Coverage()
     t0, c0 = time.perf_counter(), time.process_time()
     g = breadth_first(ex, max_states, cov, [])
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return len(g.keys) / dt, len(g.keys), g.transitions, g.bound_hit, dt, cpu, g.merged, len(cov.endings)
+    scenes = story.model.scenes
+    endings = {sc.ending for sc in scenes.values() if sc.ending}
+    print(f"explorer  {name:<18} {len(g.keys) / dt:9.0f} states/s  ({len(g.keys)} states, {g.transitions} moves in "
+          f"{dt:.2f} s, {cpu:.2f} s CPU{', bound hit' if g.bound_hit else ', complete'}; {g.merged} merged; "
+          f"{len(cov.scenes & set(scenes))}/{len(scenes)} scenes; {len(set(cov.endings) & endings)}/{len(endings)} "
+          "endings)")
 
 
 def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
@@ -232,22 +240,21 @@ def ink_section(scenes: int, choices: int, yaml_rate: float) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenes", type=int, default=5000)
-    ap.add_argument("--max-states", type=int, default=20_000)
+    ap.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
+                    help="the explorer's bound on states (default: its own default)")
     ap.add_argument("--choices", type=int, default=20_000)
     ap.add_argument("--ink", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the same story in Ink (bink, and worldloom's InkRuntime)")
-    ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 2,000 states and choices")
+    ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 5,000 states, 2,000 choices")
     args = ap.parse_args()
     if args.quick:
-        args.scenes, args.max_states, args.choices = 500, 2_000, 2_000
+        args.scenes, args.max_states, args.choices = 500, 5_000, 2_000
 
     demo = ROOT / "stories" / "zero_mark"
     if not (demo / "story.yaml").is_file():
         demo = ROOT / "tests" / "data" / "mini"
     story = load_story(demo, use_cache=False)
-    rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(story, args.max_states)
-    print(f"explorer  {demo.name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-          f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; {ends} endings)")
+    explorer_line(demo.name, story, args.max_states)
     crate, restarts = choices_rate(story, args.choices)
     print(f"runtime   {demo.name:<18} {crate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
           f"{restarts} restarts)")
@@ -279,10 +286,7 @@ def main() -> None:
             start_s, start_c = time.perf_counter() - t0, time.process_time() - c0
             print(f"start     {name:<18} {start_s:9.2f} s {label} ({start_c:.2f} s CPU; load_story + begin + "
                   "the first choices; the cache filled by lint)")
-        rate, states, moves, bound, dt, cpu, merged, ends = explorer_rate(big, args.max_states)
-        print(f"explorer  {name:<18} {rate:9.0f} states/s  ({states} states, {moves} moves in {dt:.2f} s, "
-              f"{cpu:.2f} s CPU{', bound hit' if bound else ', complete'}; {merged} merged; "
-              f"{ends}/{len({sc.ending for sc in big.model.scenes.values() if sc.ending})} endings)")
+        explorer_line(name, big, args.max_states)
         big_rate, restarts = choices_rate(big, args.choices)
         print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")

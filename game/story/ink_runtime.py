@@ -134,6 +134,8 @@ class InkRuntime(StoryRuntime):
         self._global = set(story.global_tags)
         self._bound: set[str] = set()
         self._lists: set[str] = set()
+        #: Variables Ink assigned during the current step (its observers say so), name -> Ink value.
+        self._changed: dict[str, Any] = {}
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
         self.ink.bind_external_function(HOOK, self._hook)
@@ -146,6 +148,11 @@ class InkRuntime(StoryRuntime):
         for name in sorted(story.externals - set(builtins) - story.functions):
             self.ink.bind_external_function(name, self._unbound(name))
             self._bound.add(name)
+        for name in story.model.variables:  # a step reads back only what Ink assigned, not every variable
+            self.ink.observe_variable(name, self._observed)
+
+    def _observed(self, name: str, value: Any) -> None:
+        self._changed[name] = value
 
     def _unbound(self, name: str) -> Callable[..., None]:
         """A stand-in for an external function nothing bound: a ``warning`` event, no value."""
@@ -306,8 +313,8 @@ class InkRuntime(StoryRuntime):
             pin = next((v for k, v in map(split_tag, choices.get_tags(i)) if k == "id" and v), "") if pins else ""
             base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
-            cid = base if seen[base] == 1 else f"{base}_{seen[base]}"
-            out.append(InkChoice(i, cid, text))
+            cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
+            out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
         self._choices = out
         if len(self._choice_cache) > 10_000:
             self._choice_cache.clear()
@@ -383,6 +390,7 @@ class InkRuntime(StoryRuntime):
         """Run ``action`` then continue Ink to the next choice or the end, appending events."""
         self._state, self._events = state, events
         self._errors, self._ink_errors = [], []
+        self._changed = {}
         self._chunk, self._ending = None, ""
         try:
             if action is not None:
@@ -422,13 +430,18 @@ class InkRuntime(StoryRuntime):
         info = self.story.knots.get(state.scene)
         if info is not None:
             state.world[INK_SHAPE] = info.shape
-        old = dict(state.variables)
-        self._read_vars_quiet()
-        for name, value in self._vars.items():
+        old = state.variables
+        changed, self._changed = self._changed, {}
+        new: dict[str, bool | int | float | str] = {}
+        for name, raw in changed.items():  # what Ink assigned this step (its variable observers)
+            if not isinstance(raw, bool | int | float | str):
+                self._lists.add(name)
+            new[name] = value = _from_ink(raw)
             if old.get(name) != value:
                 events.append(self.event(state, "effect", ids={"target": name},
                                          data={"old": old.get(name), "new": value}))
-        state.variables = {**state.variables, **self._vars}
+        if new:
+            state.variables = {**old, **new}
         self._vars = dict(state.variables)
         saved: str = self.ink.save_state()
         state.world[INK_STATE] = saved
@@ -488,6 +501,8 @@ class InkRuntime(StoryRuntime):
         text = raw.strip()
         if not text:
             return
+        if self.translation is not None:  # by its text: Ink lines have no ids of their own (strings.ink_strings)
+            text = self.translation.text(text)
         m = SPEAKER_RE.match(text)
         if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
             speaker, text = slug(m.group(1)), m.group(2).strip()

@@ -23,7 +23,7 @@ from game.errors import ExpressionError, StoryError
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect, combine, constant_failure
-from game.story.ink import InkStory, is_ink_path
+from game.story.ink import is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.runtime import INTERPOLATION
@@ -523,7 +523,7 @@ class Linter:
     def check_catalogues(self) -> None:
         """WL021-WL023: each ``locale/<lang>.po`` against the string table (missing, stale, unused)."""
         folder = self.story.folder / "locale"
-        if isinstance(self.story, InkStory) or not folder.is_dir():
+        if not folder.is_dir():
             return
         for po in sorted(folder.glob("*.po")):
             try:

@@ -25,6 +25,7 @@ names and titles of its catalogue (what the window and the events show). Catalog
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import Any, Protocol
 import polib
 
 from game.errors import StoryError
+from game.story.ink import ROOT_SCENE, InkStory
 from game.story.story import Story
 
 
@@ -56,7 +58,12 @@ BUILTINS = {
 
 
 def string_table(story: Story) -> dict[str, str]:
-    """Every player-visible string of ``story``: id -> source text, in story order."""
+    """Every player-visible string of ``story``: id -> source text, in story order.
+
+    An Ink story gives its text literals instead (:func:`ink_strings`).
+    """
+    if isinstance(story, InkStory):
+        return {**ink_strings(story), **BUILTINS}
     m = story.model
     out: dict[str, str] = {"story.title": m.title}
     for sid, sc in m.scenes.items():
@@ -90,6 +97,50 @@ def string_table(story: Story) -> dict[str, str]:
                 out[line.id or f"quest.{qid}.{stage_id}.say{i}"] = line.text
     out.update(BUILTINS)
     return {k: v for k, v in out.items() if v}
+
+
+def ink_strings(story: InkStory) -> dict[str, str]:
+    """The text literals of a compiled Ink story's knots: ``<scene>.s<n>`` -> text.
+
+    Ink keeps a line or a choice as the literal pieces it is made of; each literal (tags
+    left out, ``Name:`` speakers kept) is one string, in the order of its knot. Play
+    looks them up by their text (:meth:`Translation.text`), so a line that Ink builds
+    from several pieces (``{var}`` interpolation, glue, a condition inside the line)
+    shows in the source language unless the whole line is one literal.
+    """
+    doc = json.loads(story.json_text)
+    root = doc.get("root")
+    named = root[-1] if isinstance(root, list) and root and isinstance(root[-1], dict) else {}
+    out: dict[str, str] = {}
+    for sid, info in story.knots.items():
+        container = root[0] if sid == ROOT_SCENE and isinstance(root, list) and root else named.get(info.name)
+        seen: dict[str, None] = {}
+        _literals(container, seen)
+        for n, text in enumerate(seen):
+            out[f"{sid}.s{n}"] = text
+    return out
+
+
+def _literals(node: Any, out: dict[str, None]) -> None:
+    """Collect the text literals (``"^..."``) under ``node``, outside tags (``"#"`` ... ``"/#"``)."""
+    if isinstance(node, dict):
+        for value in node.values():
+            _literals(value, out)
+        return
+    if not isinstance(node, list):
+        return
+    in_tag = False
+    for item in node:
+        if item == "#":
+            in_tag = True
+        elif item == "/#":
+            in_tag = False
+        elif isinstance(item, str):
+            text = item[1:].strip() if item.startswith("^") else ""
+            if text and not in_tag and any(ch.isalpha() for ch in text):
+                out.setdefault(text, None)
+        else:
+            _literals(item, out)
 
 
 def reaction_base(path: tuple[str | int, ...], own_id: str) -> str:

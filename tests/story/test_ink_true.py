@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import polib
 import pytest
 
 from game.cli import main
@@ -27,6 +28,7 @@ from game.story.ink_runtime import InkRuntime
 from game.story.lint import lint_story
 from game.story.loader import load_story
 from game.story.storymap import build_map
+from game.story.strings import LANG_ENV, string_table
 
 INK = Path(__file__).parents[1] / "data" / "ink"
 #: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
@@ -174,3 +176,30 @@ def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_p
     report = explore(story, story_path=str(path), max_states=400, n_random=40)
     assert not report.dead_ends and not report.failures
     assert len(report.endings) >= 2 and set(report.endings) <= set(report.all_endings)
+
+
+def test_ink_strings_extract_and_play_translated(ink_compile: InkCompile, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An Ink story's text literals go into the catalogue; play shows their translations
+    (lines and choices), with the choice ids of the source text."""
+
+
+    path = ink_compile(INK / "kite.ink", tmp_path / "kite.ink.json")
+    table = string_table(load_story(path))
+    assert "The wind moves through the grass." in table.values() and "Offer the kite" in table.values()
+    assert not any(v.startswith(("scene:", "music:")) for v in table.values())  # tags are not strings
+    assert main(["strings", "extract", str(path), "--lang", "fr"]) == 0
+    po_path = tmp_path / "locale" / "fr.po"
+    po = polib.pofile(str(po_path))
+    french = {"The wind moves through the grass.": "Le vent passe dans l'herbe.",
+              "Offer the kite": "Tendre le cerf-volant"}
+    for e in po:
+        e.msgstr = french.get(e.msgid, "")
+    po.save(str(po_path))
+    monkeypatch.setenv(LANG_ENV, "fr")
+    rt, state, events = start(path)
+    assert "Le vent passe dans l'herbe." in [e.text for e in events if e.kind == "line"]
+    kite = next(c for c in rt.available_choices(state) if c.text == "Tendre le cerf-volant")
+    assert kite.id == "meadow.offer_the_kite"
+    missing = [d for d in lint_story(path) if d.code == "WL021"]
+    assert missing and all("(fr)" in d.message for d in missing)
