@@ -235,8 +235,6 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
     Raises:
         StoryError: with ``file:line:col`` of the problem.
     """
-    from game.story.ink import is_ink_path, load_ink
-
     if is_ink_path(path) or str(path).endswith(".ink"):
         return load_ink(path)
     root = story_file(path)
