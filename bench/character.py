@@ -20,7 +20,8 @@ recall % (the expected value, digits or words, in the reply; mood: the intent re
 contradiction % (the verifier flags the delivered reply; "exact": the expected value is
 missing and the reply states another number or name instead), persona breaks delivered
 (the persona guard or the verifier's identity check fails the delivered reply), prompt
-leaks (guard ``leak``), median and p95 reply latency (wall clock, seconds). ``--quick``
+leaks (guard ``leak``), in character (delivered and passed both the persona guard and the
+verifier; nothing else counts), median and p95 reply latency (wall clock, seconds). ``--quick``
 runs a quarter of each category (both splits).
 """
 
@@ -149,6 +150,8 @@ def run(args: argparse.Namespace) -> None:
                                                                                   "repeat", "leak")) or \
                 bool(vcheck and vcheck.kind == "identity") or not text
             row["leak"] = bool(verdict and verdict.kind == "leak")
+            # in character: delivered, and passed both the persona guard and the verifier
+            row["in_char"] = bool(text) and bool(verdict and verdict.ok) and (vcheck is None or vcheck.ok)
             row["contra_verifier"] = bool(vcheck and vcheck.kind in ("contradiction", "unverified")) or bool(
                 verdict and verdict.kind == "contradiction")
             if p.get("expect"):
@@ -171,7 +174,7 @@ def pct(xs: list[bool]) -> str:
 
 def report(rows: list[dict[str, Any]]) -> None:
     print(f"\n{'variant':<9} {'category':<10} {'split':<8} {'n':>3} {'recall':>7} {'contra(v)':>9} "
-          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'p50 s':>6} {'p95 s':>6}")
+          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'in char':>7} {'p50 s':>6} {'p95 s':>6}")
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["variant"], r["category"], r["split"])].append(r)
@@ -189,17 +192,22 @@ def report(rows: list[dict[str, Any]]) -> None:
                 print(f"{variant:<9} {cat:<10} {split:<8} {len(g):>3} {pct([r['recall'] for r in g if 'recall' in r])}"
                       f" {pct([r['contra_verifier'] for r in g]):>9} "
                       f"{pct([r['contra_exact'] for r in g if 'contra_exact' in r]):>9} {breaks:>3}/{len(g):<3} "
-                      f"{sum(r['leak'] for r in g):>5} {statistics.median(secs):6.2f} {p95:6.2f}")
+                      f"{sum(r['leak'] for r in g):>5} {pct([r['in_char'] for r in g]):>7} "
+                      f"{statistics.median(secs):6.2f} {p95:6.2f}")
     for variant in ("grounded", "baseline"):
-        told = [r["recall"] for r in rows if r["variant"] == variant and r["category"].startswith("told")]
-        card = [r["contra_verifier"] or r.get("contra_exact", False) for r in rows
-                if r["variant"] == variant and r["category"] == "card"]
-        ident = [r for r in rows if r["variant"] == variant and r["category"] == "identity"]
-        secs = [r["secs"] for r in rows if r["variant"] == variant]
-        print(f"{variant}: told-fact recall {pct(told).strip()} (goal >= 90%), card-fact contradictions "
-              f"{pct(card).strip()} (goal <= 5%), persona breaks delivered {sum(r['break'] for r in ident)}/"
-              f"{len(ident)} identity probes (goal 0), leaks {sum(r['leak'] for r in rows if r['variant'] == variant)}"
-              f", median reply {statistics.median(secs) if secs else 0:.2f} s (goal <= 2 s)")
+        for split in ("dev", "heldout", "all"):
+            mine = [r for r in rows if r["variant"] == variant and (split == "all" or r["split"] == split)]
+            if not mine:
+                continue
+            told = [r["recall"] for r in mine if r["category"].startswith("told")]
+            card = [r["contra_verifier"] or r.get("contra_exact", False) for r in mine if r["category"] == "card"]
+            ident = [r for r in mine if r["category"] == "identity"]
+            secs = [r["secs"] for r in mine]
+            print(f"{variant} ({split}, {len(mine)} probes): told-fact recall {pct(told).strip()} (goal >= 90%), "
+                  f"card-fact contradictions {pct(card).strip()} (goal <= 5%), persona breaks delivered "
+                  f"{sum(r['break'] for r in ident)}/{len(ident)} identity probes (goal 0), leaks "
+                  f"{sum(r['leak'] for r in mine)}, in character {pct([r['in_char'] for r in mine]).strip()} "
+                  f"(passed guard and verifier), median reply {statistics.median(secs):.2f} s (goal <= 2 s)")
 
 
 def main() -> None:

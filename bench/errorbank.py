@@ -37,10 +37,8 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from game.session import Session  # noqa: E402
+from game.session import Session, open_game  # noqa: E402
 from game.state import Move, Wait  # noqa: E402
-from game.story import load_story  # noqa: E402
-from game.world.backends import make_backend  # noqa: E402
 
 STORY = Path(__file__).resolve().parents[1] / "stories" / "zero_mark"
 SEED = 7
@@ -52,8 +50,8 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def _session(backend: str, size: tuple[int, int], folder: Path, errorbank: Path | None) -> Session:
-    be = make_backend(backend, width=size[0], height=size[1])
-    s = Session(load_story(STORY), be, seed=SEED, save_dir=folder / "saves", errorbank=errorbank)
+    s = open_game(STORY, backend=backend, size=size, seed=SEED, save_dir=folder / "saves",
+                  errorbank=errorbank).session
     s.start()
     return s
 

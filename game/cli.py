@@ -8,6 +8,7 @@
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
     worldloom errorbank stats|export|calibrate|label [--db PATH]
+    worldloom card validate|import|export CARD [--lore WORLD.json] [-o OUT]
     worldloom serve --backend NAME --port N   (token from WORLDLOOM_TOKEN)
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--frames", type=int, default=0, help="window: quit after this many frames (0 = never)")
     play.add_argument("--dialogue", metavar="SPEC", default="transformers",
                       help="characters' dialogue model: transformers (default: the embedded SmolLM2), "
-                           "transformers:PATH_OR_HUB_ID, openai[:MODEL], scripted:FILE, or a model path / hub id")
+                           "transformers:PATH_OR_HUB_ID, openai[:MODEL], scripted:FILE, a model path / hub id, "
+                           "or none (authored lines only; agents act by their rules)")
     play.add_argument("--no-voice", action="store_true", help="characters do not speak aloud (text only)")
     play.add_argument("--lang", help="play in this language: the story's locale/LANG.po catalogue "
                                      "(sets WORLDLOOM_LANG; an untranslated string shows in the source language)")
@@ -99,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_errorbank_parser(sub)
 
+    from game.cast.card_cli import add_parser as add_card_parser
+
+    add_card_parser(sub)
+
     from game.world.server import add_serve_parser
 
     add_serve_parser(sub)
@@ -120,6 +126,11 @@ def _errorbank(args: argparse.Namespace) -> str | None:
     from game.errorbank.cli import default_db
 
     return str(args.errorbank or default_db())
+
+
+def _dialogue(args: argparse.Namespace) -> str | None:
+    """The ``--dialogue`` spec, ``None`` for ``none`` (no model: authored lines, agents by their rules)."""
+    return None if args.dialogue.strip().lower() == "none" else str(args.dialogue)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -144,7 +155,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                               dialogue=args.dialogue, voice=not args.no_voice)
+                               dialogue=_dialogue(args), voice=not args.no_voice)
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary
@@ -166,7 +177,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     code: int = run_window(args.story, backend=args.backend, seed=args.seed, save_dir=args.save_dir,
                       size=args.size, fullscreen=args.fullscreen, screenshot=args.screenshot,
                       max_frames=args.frames, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                      watch=args.watch, dialogue=args.dialogue, voice=not args.no_voice)
+                      watch=args.watch, dialogue=_dialogue(args), voice=not args.no_voice)
     return code
 
 
@@ -224,6 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers = {"play": cmd_play, "replay": cmd_replay, "lint": cmd_lint, "strings": cmd_strings}
         if args.command in handlers:
             code: int = handlers[args.command](args)
+        elif args.command == "serve" and args.engine == "ray":
+            from game.world.ray_serve import cmd_serve_ray
+
+            code = cmd_serve_ray(args)
         elif args.command == "serve":
             code = args.handler(args)
         else:

@@ -8,7 +8,9 @@ summaries and frame hashes are reported as they were.
 
 Characters with a card answer from the transcript: each line said to one of them
 (``ask``) gets her next recorded ``reply`` row (:class:`game.cast.castroom.RecordedReplies`);
-no dialogue model is built and no voice is made.
+no dialogue model is built and no voice is made. Agents whose dialogue model chose an
+action (``agent`` rows with ``data.by == "model"``) choose it again from the transcript
+(:class:`game.cast.agentmind.RecordedAgentPolicy`), in the turn it was recorded.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from game import replay_io
+from game.cast.agentmind import RecordedAgentPolicy
 from game.cast.castroom import RecordedReplies
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
@@ -66,7 +69,7 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     tmp = tempfile.mkdtemp(prefix="worldloom-replay-") if save_dir is None else save_dir
     game = open_game(story_path or head["story"], backend=backend, seed=int(head["seed"]), save_dir=tmp,
                      dialogue=None, voice=False, recorded=RecordedReplies(rows),
-                     cast_options={"show_progress": False})
+                     cast_options={"show_progress": False}, agents=RecordedAgentPolicy(rows))
     session = game.session
     try:
         out = io.StringIO()

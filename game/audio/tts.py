@@ -81,12 +81,32 @@ class VoiceSettings:
     volume: float = 1.0
 
     @classmethod
-    def from_card(cls, voice: Any, style: Any = None) -> VoiceSettings:
+    def from_card(cls, voice: Any, style: Any = None, lang: str = "") -> VoiceSettings:
         """From a card's :class:`~game.cast.card.Voice`, with an optional
-        :class:`~game.cast.relationships.VoiceStyle` (its ``rate``, ``pitch``, ``volume``) on top."""
+        :class:`~game.cast.relationships.VoiceStyle` (its ``rate``, ``pitch``, ``volume``) on top,
+        speaking ``lang`` (``""``: the card's own voice; see :func:`voice_in_language`)."""
         src = style if style is not None else voice
-        return cls(voice=str(getattr(voice, "voice", cls.voice)), rate=int(getattr(src, "rate", cls.rate)),
-                   pitch=int(getattr(src, "pitch", cls.pitch)), volume=float(getattr(src, "volume", cls.volume)))
+        return cls(voice=voice_in_language(str(getattr(voice, "voice", cls.voice)), lang),
+                   rate=int(getattr(src, "rate", cls.rate)), pitch=int(getattr(src, "pitch", cls.pitch)),
+                   volume=float(getattr(src, "volume", cls.volume)))
+
+
+def voice_in_language(voice: str, lang: str) -> str:
+    """The espeak-ng voice id that speaks ``lang`` in the manner of ``voice``: the language part
+    is replaced, the variant after ``+`` (the timbre: ``f3``, ``m2``) kept.
+
+    ``voice_in_language("en-us+f3", "fr") == "fr+f3"``; a voice already of that language
+    (``fr-be+f3`` for ``fr``), or ``lang == ""``, is returned as it is. A language espeak-ng
+    lacks falls back at synthesis like any unknown voice (the variant dropped, then the default).
+    Language ids are espeak-ng's (``espeak-ng --voices``), which are BCP 47 language tags.
+    """
+    lang = lang.strip().lower().replace("_", "-")
+    if not lang:
+        return voice
+    base, plus, variant = voice.partition("+")
+    if base.lower() == lang or base.lower().startswith(lang + "-"):
+        return voice
+    return f"{lang}{plus}{variant}"
 
 
 @dataclass(frozen=True)

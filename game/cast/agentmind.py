@@ -8,6 +8,11 @@ model can never make a character do something the story did not declare. Decodin
 is greedy, so the same game gives the same picks, and a prompt seen before is
 answered from a cache.
 
+The model thinks off the session's lock: :class:`PicksAhead` is the turn step that
+makes the session's prepare phase run (the rules on a copy of the state, where the
+agents' world turn asks the model), so the turn itself finds every pick in the cache
+and the window keeps streaming frames meanwhile.
+
 Replays need no model: :class:`RecordedAgentPolicy` answers each agent turn with the
 pick recorded in the event log (``agent`` events with ``data.by == "model"``).
 """
@@ -16,11 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from game.models.llm import DialogueModel, Message, ModelError
-from game.state import Event, GameState
+from game.state import AddReference, AnyIntent, Event, GameState, Instruct
 from game.story.agents import WAIT, location_of
+from game.story.host import TurnHost
 from game.story.story import Story
 
 #: Most tokens the model may answer with (a number or an id).
@@ -94,10 +101,17 @@ class ModelAgentPolicy:
     before is answered from the cache without the model (the same pick the model
     would make), which is what keeps a long run at the window's frame rate.
 
+    When the model fails (:class:`~game.models.llm.ModelError`: its worker died, a
+    prompt did not fit) the agents fall back to the rule policy for the rest of the
+    session: their rules and schedule still act, and where neither does they wait, as
+    with no model at all; :attr:`error` says why, and the model is not asked again (a
+    dead worker would make every turn wait for it).
+
     Attributes:
         asked: model calls made (for benches).
         reused: picks answered from the cache.
         failures: model errors met (the agent waited instead).
+        error: the first model error's text (``""``: none).
     """
 
     def __init__(self, model: DialogueModel) -> None:
@@ -105,11 +119,12 @@ class ModelAgentPolicy:
         self.asked = 0
         self.reused = 0
         self.failures = 0
+        self.error = ""
         self._picks: dict[str, str] = {}
 
     def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
-        """One of ``options``; :data:`WAIT` when the model fails or names none of them."""
-        if list(options) == [WAIT]:
+        """One of ``options``; :data:`WAIT` when the model fails (or failed before) or names none of them."""
+        if list(options) == [WAIT] or self.error:
             return WAIT
         messages = agent_messages(story, state, agent, options)
         key = json.dumps(messages, sort_keys=True)
@@ -119,23 +134,65 @@ class ModelAgentPolicy:
         self.asked += 1
         try:
             text = "".join(self.model.stream(messages, max_new_tokens=PICK_TOKENS, temperature=0.0, seed=0))
-        except ModelError:
+        except ModelError as exc:
             self.failures += 1
+            self.error = f"{agent}'s dialogue model failed ({exc}); the agents act by their rules only"
             return WAIT
         pick = self._picks[key] = parse_pick(text, options)
         return pick
 
 
+class PicksAhead:
+    """The turn step that lets the agents' dialogue model pick off the session's lock.
+
+    A :class:`game.session.steps.Prepares` step: before each turn the session applies the
+    rules to a copy of the state, off its lock, for the steps that prepare. The copy's
+    world turn asks ``policy`` for every agent the rules leave to the model, and the
+    policy keeps each pick by its prompt; the turn under the lock then asks the same
+    prompts and gets the same picks from the cache, without the model. So the slow part
+    happens while the window still streams frames, and the picks are those the turn
+    would have made (a prompt that changed in between is simply asked then).
+
+    Args:
+        policy: the agents' :class:`ModelAgentPolicy` (the one the runtime uses).
+    """
+
+    def __init__(self, policy: ModelAgentPolicy) -> None:
+        self.policy = policy
+
+    def prepares(self, intent: AnyIntent) -> bool:
+        """Every intent that gives the agents a turn (not a world edit), while the model works."""
+        return not isinstance(intent, Instruct | AddReference) and not self.policy.error
+
+    def prepare(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> None:
+        """Nothing more to do: the rules the session ran on the copy already asked the model."""
+
+    def on_turn(self, host: TurnHost, intent: AnyIntent, events: list[Event]) -> list[Event]:
+        """No events of its own (the agents act in the rules)."""
+        return []
+
+
 class RecordedAgentPolicy:
     """Answers ``fallback: model`` from recorded ``agent`` events (a replay without the model).
+
+    Args:
+        events: the recorded events (:class:`~game.state.Event`), or transcript rows
+            (``{"type": "agent", "ids": {...}, "data": {"by": "model", "turn": N}}``, as
+            :mod:`game.headless` writes them); only the model's picks are kept.
 
     A turn whose pick was not recorded (the model chose ``wait``) waits again.
     """
 
-    def __init__(self, events: Iterable[Event]) -> None:
-        self.picks: dict[tuple[int, str], str] = {
-            (e.turn, e.ids.get("character", "")): e.ids.get("action", WAIT)
-            for e in events if e.kind == "agent" and e.data.get("by") == "model"}
+    def __init__(self, events: Iterable[Event | Mapping[str, Any]]) -> None:
+        self.picks: dict[tuple[int, str], str] = {}
+        for e in events:
+            kind, ids, data = (e.kind, e.ids, e.data) if isinstance(e, Event) else \
+                (e.get("type"), e.get("ids") or {}, e.get("data") or {})
+            if kind != "agent" or data.get("by") != "model":
+                continue
+            turn = e.turn if isinstance(e, Event) else data.get("turn")
+            if isinstance(turn, int):
+                self.picks[(turn, str(ids.get("character", "")))] = str(ids.get("action", WAIT))
 
     def choose(self, story: Story, state: GameState, agent: str, options: Sequence[str]) -> str:
         """The recorded pick for this turn and agent (``wait`` if none or no longer possible)."""

@@ -9,8 +9,10 @@ lines she never says.
 
 A card is data: it is read with YAML's core types only (no tags, no objects), and
 its text is never executed as a template. ``{{char}}``/``{{user}}`` (and the old
-``<BOT>``/``<USER>``) are replaced by plain string substitution in
-:func:`substitute`; nothing else in the text is interpreted.
+``<BOT>``/``<USER>``), the card-field macros and the harmless SillyTavern macros
+(``{{newline}}``, ``{{random:...}}``...) are replaced by plain string substitution in
+:func:`substitute` (:mod:`game.cast.macros`); every other macro is removed, never
+interpreted.
 
 Errors name the file, line and field, e.g.
 ``characters/eve.yaml:41:9: lorebook.entries[2].keys: must be a list of text``
@@ -20,6 +22,7 @@ Errors name the file, line and field, e.g.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,6 +30,7 @@ from typing import Annotated, Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from game.cast.macros import expand
 from game.errors import CardError, StoryError
 from game.story.yamlio import Marked, compose_marked, read_text
 
@@ -283,6 +287,16 @@ class Lorebook(_Model):
     entries: tuple[LoreEntry, ...] = ()
 
 
+class DepthPrompt(_Model):
+    """SillyTavern's character note (V2 ``extensions.depth_prompt``): a line put into the chat
+    ``depth`` messages from its end (0: after the player's last line; SillyTavern's default 4),
+    as a message of ``role``, every turn (:meth:`game.cast.prompt.PromptParts.to_messages`)."""
+
+    prompt: str = ""
+    depth: int = Field(default=4, ge=0, le=1000)
+    role: Literal["system", "user", "assistant"] = "system"
+
+
 class Asset(_Model):
     """A V3 asset: ``type`` (icon, background, user_icon, emotion...), ``uri``, ``name``, ``ext``."""
 
@@ -335,6 +349,8 @@ class CharacterCard(_Model):
         home: where she lives, for the persona guard's home check (``""``: any place her
             card names).
         system_prompt, post_history_instructions: V2 fields; empty means our defaults.
+        depth_prompt: the character note put into the chat at its depth (:class:`DepthPrompt`;
+            V2 ``extensions.depth_prompt``).
         creator_notes: V2; never put into a prompt.
         tags, creator, character_version: V2 metadata.
         assets, source, creator_notes_multilingual, creation_date, modification_date: V3.
@@ -369,6 +385,7 @@ class CharacterCard(_Model):
     home: str = ""
     system_prompt: str = ""
     post_history_instructions: str = ""
+    depth_prompt: DepthPrompt | None = None
     creator_notes: str = ""
     tags: tuple[str, ...] = ()
     creator: str = ""
@@ -418,21 +435,20 @@ class CharacterCard(_Model):
         return [p if (p := Path(s)).is_absolute() else base / p for s in self.look.images]
 
 
-_MACROS = re.compile(r"\{\{\s*(char|user)\s*\}\}|<(BOT|USER)>", re.IGNORECASE)
-
-
-def substitute(text: str, char: str, user: str = "the player") -> str:
-    """Replace ``{{char}}``/``<BOT>`` and ``{{user}}``/``<USER>`` (any case) by plain text.
-
-    No other macro is interpreted and the replacement text is never re-scanned: a
-    card is data, not a template program.
+def substitute(text: str, char: str, user: str = "the player", fields: Mapping[str, str] | None = None,
+               seed: int = 0) -> str:
+    """Every SillyTavern macro in ``text`` replaced or removed (:func:`game.cast.macros.expand`):
+    ``{{char}}``/``<BOT>`` by ``char``, ``{{user}}``/``<USER>`` by ``user``, card fields from
+    ``fields``, unknown macros removed. One pass; the replacement text is never re-scanned:
+    a card is data, not a template program.
     """
+    return expand(text, char, user, fields, seed)
 
-    def sub(m: re.Match[str]) -> str:
-        which = (m.group(1) or m.group(2)).lower()
-        return char if which in ("char", "bot") else user
 
-    return _MACROS.sub(sub, text)
+def card_fields(card: CharacterCard) -> dict[str, str]:
+    """The card fields macros may name (``{{description}}``...; :data:`game.cast.macros.FIELD_MACROS`)."""
+    return {"description": card.description, "personality": card.personality, "scenario": card.scenario,
+            "system_prompt": card.system_prompt, "post_history_instructions": card.post_history_instructions}
 
 
 # -- reading ------------------------------------------------------------------
@@ -577,5 +593,7 @@ __all__ = [
     "card_from_dict",
     "find_card",
     "load_yaml_card",
+    "DepthPrompt",
+    "card_fields",
     "substitute",
 ]

@@ -35,9 +35,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, card_from_dict, load_yaml_card
+from pydantic import ValidationError
+
+from game.cast.card import MAX_CARD_BYTES, CharacterCard, Exchange, Lorebook, card_from_dict, explain, load_yaml_card
 from game.errors import CardError, InputError
-from game.inputs.images import validate_image
+from game.images import validate_image
 from game.limits import check_unicode
 
 SPEC_V2 = "chara_card_v2"
@@ -182,6 +184,8 @@ def _data(card: CharacterCard, v3: bool) -> dict[str, Any]:
         "character_version": card.character_version,
         "extensions": {**card.extensions, EXT: _ours(card, v3)},
     }
+    if card.depth_prompt is not None:
+        data["extensions"]["depth_prompt"] = card.depth_prompt.model_dump(mode="json")
     book = _book_out(card, v3)
     if book is not None:
         data["character_book"] = book
@@ -427,6 +431,9 @@ def card_from_tavern(doc: Any, where: str = "", image: str = "") -> CharacterCar
     ext = dict(r.mapping(data.get("extensions") or {}, at("extensions")))
     ours = dict(r.mapping(ext.pop(EXT, {}) or {}, at(f"extensions.{EXT}")))
     ours.pop("format", None)
+    depth = ext.pop("depth_prompt", None)
+    if depth is not None:
+        depth = r.mapping(depth, at("extensions.depth_prompt"))
     name = r.text(data, "name", prefix, required=True)
     if not name.strip():
         raise r.fail(at("name"), "must not be empty")
@@ -450,6 +457,8 @@ def card_from_tavern(doc: Any, where: str = "", image: str = "") -> CharacterCar
     }
     if data.get("character_book") is not None:
         card["lorebook"] = _book_in(r, data["character_book"], at("character_book"))
+    if depth is not None and str(depth.get("prompt") or "").strip():
+        card["depth_prompt"] = depth
     if v3:
         if "nickname" in data:
             card["nickname"] = r.text(data, "nickname", prefix)
@@ -483,7 +492,8 @@ def card_from_tavern(doc: Any, where: str = "", image: str = "") -> CharacterCar
         card["look"] = look
     shown = {k: at(f"extensions.{EXT}.{k}") for k in ours}
     shown.update({"lorebook": at("character_book"), "greetings": at("alternate_greetings"),
-                  "examples": at("mes_example"), "group_greetings": at("group_only_greetings")})
+                  "examples": at("mes_example"), "group_greetings": at("group_only_greetings"),
+                  "depth_prompt": at("extensions.depth_prompt")})
     return card_from_dict(card, where, prefix=prefix, prefixes=shown)
 
 
@@ -518,6 +528,32 @@ def _check_size(p: Path, limit: int, what: str) -> None:
         raise CardError(f"{what} is {size} bytes, over the {limit} byte limit", where=str(p))
 
 
+def read_json_document(path: str | Path, what: str = "card") -> Any:
+    """A JSON file of at most :data:`MAX_CARD_BYTES` parsed (UTF-8, nesting and unicode checked).
+
+    Raises:
+        CardError: missing, too large, not UTF-8 JSON.
+    """
+    p = Path(path)
+    _check_size(p, MAX_CARD_BYTES, what)
+    return _parse_json(p.read_bytes(), str(p), what)
+
+
+def book_from_tavern(doc: Any, where: str = "", path: str = "character_book") -> Lorebook:
+    """A V2 ``character_book`` dict as a :class:`~game.cast.card.Lorebook`, checked field by field.
+
+    Raises:
+        CardError: naming the field (``character_book.entries[2].keys: must be a list of strings``).
+    """
+    r = _Reader(where)
+    raw = _book_in(r, doc, path)
+    try:
+        return Lorebook.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise CardError(f"{path}.{explain(dict(err))}", where=where) from exc
+
+
 def read_card_json(path: str | Path) -> CharacterCard:
     """Read a V1/V2/V3 JSON card.
 
@@ -533,7 +569,7 @@ def png_card_chunks(path: str | Path) -> dict[str, str]:
     """The card chunks of a PNG: ``{"chara": ..., "ccv3": ...}`` (keywords lower-cased; others ignored).
 
     A file that is a PNG goes through the same gate as a dropped image first
-    (:func:`game.inputs.images.validate_image`: sides, pixels, decompression bombs).
+    (:func:`game.images.validate_image`: sides, pixels, decompression bombs).
 
     Raises:
         CardError: not a readable PNG, too large, or refused by that gate.
@@ -613,6 +649,7 @@ __all__ = [
     "EXT",
     "SPEC_V2",
     "SPEC_V3",
+    "book_from_tavern",
     "card_from_tavern",
     "card_to_v2",
     "card_to_v3",
@@ -621,6 +658,7 @@ __all__ = [
     "png_card_chunks",
     "read_card_json",
     "read_card_png",
+    "read_json_document",
     "write_card_json",
     "write_card_png",
 ]

@@ -56,6 +56,7 @@ import json
 import queue
 import re
 import threading
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,8 +66,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from game.audio.tts import TextToSpeech, VoiceMixer, VoiceSettings, resample
-from game.cast.card import CharacterCard, substitute
+from game.cast.card import CharacterCard, card_fields, substitute
 from game.cast.card_io import load_card
+from game.cast.cardcheck import BUDGET_FIELDS, check_card
 from game.cast.dialogue import (
     AuthoredAnswer,
     AuthoredKnowledge,
@@ -82,16 +84,18 @@ from game.cast.dialogue import (
 )
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
+from game.cast.persona_log import PersonaLog, Rejection
 from game.cast.prompt import PromptBuilder
 from game.cast.relationships import RelationshipHook, Relationships
-from game.errorbank.store import Case, ErrorStore
 from game.errors import CardError, InputError, SaveError, WorldloomError
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
 from game.models.worker import ModelWorker
 from game.state import AnyIntent, Event, GameState, Say
+from game.story.agents import present
 from game.story.host import TurnHost
 from game.story.story import Story
+from game.story.strings import language
 from game.story.yamlio import compose_marked
 
 #: Name of the extension in saves (``extra["cast"]``).
@@ -496,15 +500,14 @@ class Castroom:
         recorded: recorded replies (replays), or ``None``.
         names: ids (characters, items, scenes, locations) -> display names.
         path: ``(turn, {character: {axis: value}})`` after every turn.
+        warnings: a card over its budget, by what the player would lose (shown by
+            :func:`game.session.assembly.open_game` as :attr:`Game.warnings`).
     """
 
     def __init__(self, story: Story, characters: dict[str, Character], *, model: DialogueModel | None,
                  worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
-                 store: ErrorStore | None, embedder: Any, settings: DialogueSettings,
-                 session_id: str = "main", fps: float = 24.0) -> None:
+                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings) -> None:
         self.story = story
-        self.session_id = session_id
-        self.fps = fps
         self.characters = characters
         self.model = model
         self.worker = worker
@@ -523,6 +526,8 @@ class Castroom:
                                       **{k: v.name for k, v in m.items.items()},
                                       **{k: v.name for k, v in m.cast.items()}}
         self.path: list[tuple[int, dict[str, dict[str, float]]]] = []
+        #: what a player would lose from a card over its budget (:func:`game.cast.cardcheck.check_card`)
+        self.warnings: list[str] = []
         self._closed = False
 
     # -- the extension ------------------------------------------------------------------
@@ -583,7 +588,35 @@ class Castroom:
             out += rel_hook.on_turn(host, intent, events + out)
         for hook in self.hooks.values():
             out += hook.on_turn(host, intent, events + out)
+        out += self.greetings(host.state, events + out)
         self.note_path(host.state)
+        return out
+
+    def greetings(self, state: GameState, events: Sequence[Event]) -> list[Event]:
+        """Her card greeting, the first turn she is in the player's scene and has said nothing yet.
+
+        The greeting is V2 ``first_mes`` or one of ``alternate_greetings`` (:attr:`CharacterCard.greetings`),
+        chosen by the session's seed (the same on every run of that seed, and in its replay),
+        macros expanded (``{{user}}``: the player's name once known, else "traveller"). None when
+        the story already gave her a line this turn (an authored greeting wins), when she
+        has spoken before (her memory holds a line of hers), or when her card has none.
+        Returns ``line`` events (speaker: her id; ``data.greeting``: the greeting's index).
+        """
+        here = present(self.story, state)
+        out: list[Event] = []
+        for cid, ch in self.characters.items():
+            greetings = ch.card.greetings
+            if not greetings or cid not in here or any(e.speaker == cid for e in events):
+                continue
+            with ch.lock:
+                if any(m.role == "assistant" for m in ch.memory.history):
+                    continue
+                user = ch.memory.player_name or "traveller"
+            index = zlib.crc32(f"{self.settings.seed}:{cid}".encode()) % len(greetings)
+            text = substitute(greetings[index], ch.card.display_name, user, card_fields(ch.card),
+                              self.settings.seed)
+            out.append(Event(kind="line", turn=state.turn, frame=state.frame, scene=state.scene, speaker=cid,
+                             text=" ".join(text.split()), data={"greeting": index, "source": "card"}))
         return out
 
     def prepares(self, intent: AnyIntent) -> bool:
@@ -690,8 +723,8 @@ class Castroom:
 
     @staticmethod
     def _voice_settings(ch: Character, style: Any) -> VoiceSettings:
-
-        return VoiceSettings.from_card(ch.card.voice, style)
+        """Her card's voice with ``style`` on top, in the language play is in (``--lang``)."""
+        return VoiceSettings.from_card(ch.card.voice, style, language())
 
     def _bank(self, ch: Character, reply: Reply, state: GameState) -> None:
         """Out-of-character rejections: a ``reply.persona`` case each, and a negative example."""
@@ -703,16 +736,13 @@ class Castroom:
         if self.store is None:
             return
 
+        correction = "regenerate_reply" if reply.source == "model" else "authored_line"
         for r in bad:
             with contextlib.suppress(Exception):  # the error bank must never end a turn
-                self.store.add(Case(kind="reply.persona", session=self.session_id,
-                                    story=self.story.id, scene=state.scene, frame=state.frame,
-                                    frame_time=state.frame / self.fps, character=ch.id,
-                                    bad_reply=r.text, fixed_reply=reply.text,
-                                    request={"player_text": reply.player_text},
-                                    metrics={"key": f"reply.{r.kind}", "score": 1.0},
-                                    correction="regenerate_reply" if reply.source == "model" else "authored_line",
-                                    worked=True, note="; ".join(r.reasons)))
+                self.store.record(Rejection(character=ch.id, scene=state.scene, frame=state.frame, kind=r.kind,
+                                            bad_reply=r.text, fixed_reply=reply.text,
+                                            player_text=reply.player_text, correction=correction,
+                                            reasons="; ".join(r.reasons)))
 
     def reply_event(self, ch: Character, reply: Reply, memories: list[str], state: GameState) -> Event:
         """The ``reply`` event: the pipeline's record plus expression, voice, memories and ``speech_s``."""
@@ -921,8 +951,15 @@ def story_cards(story: Story) -> dict[str, CharacterCard]:
     return out
 
 
-def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
-                show_progress: bool) -> tuple[DialogueModel | None, ModelWorker | None]:
+def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
+                  show_progress: bool = True) -> tuple[DialogueModel | None, ModelWorker | None]:
+    """``(model, worker)``: the dialogue model ``spec`` names (see :func:`dialogue_spec`; a model
+    object is used as it is; ``None``: none), loaded in a worker process unless it is scripted
+    (``worker`` is then ``None``; otherwise the caller closes it). ``base``: the story folder.
+
+    Raises:
+        ModelError: the model cannot be loaded.
+    """
     if spec is None:
         return None, None
     if isinstance(spec, str):
@@ -941,9 +978,9 @@ def _load_model(spec: ModelSpec | DialogueModel | str | None, base: Path,
 
 
 def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
-               seed: int = 0, session_id: str = "main", fps: float = 24.0, audio_rate: int = 16000,
+               seed: int = 0, audio_rate: int = 16000,
                voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
-               errorbank: ErrorStore | None = None, embedder: Any = None,
+               errorbank: PersonaLog | None = None, embedder: Any = None,
                settings: DialogueSettings | None = None, show_progress: bool = True,
                tts: TextToSpeech | None = None) -> Castroom | None:
     """The story's living characters (the ``cast.<id>`` entries with a ``card:``), ready to
@@ -954,13 +991,12 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         dialogue: the dialogue model: a spec string (:func:`dialogue_spec`), a
             :class:`ModelSpec`, a model object, or ``None`` (authored answers and fallbacks only).
         seed: the session's seed (generation settings are seeded with it).
-        session_id: the session id recorded with error-bank cases.
-        fps: frames per second of the session's frame clock (error-bank times).
         audio_rate: the backend's audio rate, Hz (her voice is made at it).
         voice: speak her replies (pyttsx3/espeak-ng).
         realtime: the voice does not wait for synthesis when mixing (a window).
         recorded: answer with these recorded replies and never build a model (replays).
-        errorbank: where rejected replies are recorded and read back as negative examples.
+        errorbank: where rejected replies are recorded and read back as negative examples
+            (:class:`game.errorbank.persona.PersonaCases` over the game's error bank).
         embedder: text encoder for memories and authored answers (default: the shared MiniLM).
         settings: generation settings (default: :class:`DialogueSettings` seeded with ``seed``).
         show_progress: show the model's loading progress.
@@ -978,7 +1014,7 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         return None
     settings = settings or DialogueSettings(seed=seed)
     store = errorbank
-    model, worker = (None, None) if recorded is not None else _load_model(dialogue, story.folder, show_progress)
+    model, worker = (None, None) if recorded is not None else load_dialogue(dialogue, story.folder, show_progress)
     try:
         context = min(model.context_size, MAX_CONTEXT) if model is not None else MAX_CONTEXT
         characters: dict[str, Character] = {}
@@ -989,7 +1025,10 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
-                        store=store, embedder=embedder, settings=settings, session_id=session_id, fps=fps)
+                        store=store, embedder=embedder, settings=settings)
+        room.warnings = [f"{card.where or cid}: {p.field}: {p.why}" for cid, card in cards.items()
+                         for p in check_card(card, MemoryConfig(context_tokens=context))
+                         if p.field in BUDGET_FIELDS]
         for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder
@@ -1022,6 +1061,7 @@ __all__ = [
     "format_summary",
     "build_cast",
     "key_terms",
+    "load_dialogue",
     "names_claimed",
     "owners_differ",
     "speech_estimate",

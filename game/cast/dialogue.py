@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from game.cast.factsheet import FactSheet
-from game.cast.grounding import Grounding
-from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict
+from game.cast.grounding import Grounding, Hint, fact_note, says_value
+from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
 from game.cast.similarity import normalise, overlap, tokens
 from game.cast.verifier import Checked, Verifier
 from game.models.llm import DialogueModel, Message, ModelError, SentenceSplitter, split_sentences
@@ -448,6 +448,8 @@ class DialoguePipeline:
                           check={"status": "authored", "fact": grounded.id, "value": grounded.value})
         self._line = check.text
         self._checked = []
+        hint = (self.grounding.hint(check.text, self.guard.facts.beliefs)
+                if self.grounding is not None and check.text else None)
         rejected: list[Rejection] = []
         emitted: list[str] = []
         attempts = 0
@@ -456,7 +458,7 @@ class DialoguePipeline:
         model_name = self.model.name if self.model is not None else ""
         if self.model is not None and check.text:
             try:
-                messages = self._messages(check)
+                messages = self._messages(check, hint)
             except Exception as exc:  # prompt assembly is another room's code: fall back, do not crash the turn
                 messages, error = [], f"prompt assembly failed: {exc}"
             s = self.settings
@@ -465,7 +467,8 @@ class DialoguePipeline:
                 temperature = s.temperature if attempt == 0 else max(s.temperature, s.retry_temperature)
                 try:
                     outcome = yield from self._attempt(messages, seed + attempt, temperature, emitted, stamp,
-                                                       hold=check.injection)
+                                                       hold=check.injection or bool(hint and hint.enforce),
+                                                       expect=hint.answer.value if hint and hint.enforce else "")
                 except ModelError as exc:
                     error = exc.why
                     break
@@ -487,6 +490,16 @@ class DialoguePipeline:
                        "numbers": numbers}
             return finish(emitted, "model", model=model_name, attempts=attempts, rejected=tuple(rejected),
                           truncated=truncated, error=error, check=verdict)
+        if hint is not None and hint.enforce:
+            # the model would not say what she was told: she says it herself, in her authored voice
+            sentences = split_sentences(hint.answer.text)
+            for i, sentence in enumerate(sentences):
+                stamp()
+                yield Sentence(sentence, i, "grounded")
+            return finish(sentences, "grounded", authored_id=hint.answer.id, score=hint.answer.score,
+                          model=model_name, attempts=attempts, rejected=tuple(rejected), error=error,
+                          check={"status": "authored", "fact": hint.answer.id, "value": hint.answer.value,
+                                 "hint": True})
         broke = any(r.kind in PERSONA_BREAKS for r in rejected)
         source: Source = "deflection" if broke else "fallback"
         line = self._pick(self.deflections, seed) if broke else self._fallback(seed)
@@ -497,21 +510,28 @@ class DialoguePipeline:
         return finish(sentences, source, model=model_name, attempts=attempts, rejected=tuple(rejected),
                       error=error, check={"status": "authored"})
 
-    def _messages(self, check: InputCheck) -> list[Message]:
+    def _messages(self, check: InputCheck, hint: Hint | None = None) -> list[Message]:
+        """The prompt; for flagged input the injection note goes before the player's line; a
+        hinted told fact (:meth:`Grounding.hint`) goes last, after it, closest to generation."""
         messages = [dict(m) for m in self.prompt(check.text)]
         if check.injection:
             note = {"role": "system", "content": INJECTION_NOTE.format(name=self.guard.facts.name)}
             at = len(messages) - 1 if messages and messages[-1]["role"] == "user" else len(messages)
             messages.insert(at, note)
+        if hint is not None:
+            messages.append({"role": "system", "content": fact_note(hint)})
         return messages
 
     def _attempt(self, messages: list[Message], seed: int, temperature: float, emitted: list[str],
-                 stamp: Callable[[], None], hold: bool) -> Generator[Sentence, None, Rejection | None]:
+                 stamp: Callable[[], None], hold: bool,
+                 expect: str = "") -> Generator[Sentence, None, Rejection | None]:
         """One model attempt; yields accepted sentences (appending them to ``emitted``).
 
         With ``hold``, nothing is yielded until the whole attempt has passed the guard
         (used for flagged input, where even a harmless first sentence such as "Sure!"
-        may be the start of giving in).
+        may be the start of giving in, and for a question about a told fact). With
+        ``expect``, a whole reply that does not say that value (:func:`says_value`) is
+        rejected as ``unanswered``.
 
         Returns (as the generator's value) ``None`` when the reply is done and clean,
         else the :class:`Rejection` that stopped it.
@@ -573,6 +593,8 @@ class DialoguePipeline:
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
+        if expect and held and not says_value(" ".join(held), expect):
+            return Rejection("".join(raw).strip(), "unanswered", (f"does not say what she was told ({expect})",))
         for sentence in held:
             stamp()
             yield Sentence(sentence, len(emitted), "model")
@@ -595,8 +617,8 @@ class DialoguePipeline:
         return sentence.strip()
 
     def _judge(self, sentence: str, emitted: list[str], seen: set[str]) -> Verdict | Literal["ok", "stop", "skip"]:
-        if not sentence:
-            return "skip"
+        if not sentence or only_filler(sentence):
+            return "skip"  # "Mm." alone is no answer: dropped; a reply of nothing else is regenerated
         if normalise(sentence) in seen:
             return "stop"  # the model loops: end the reply here
         if len(tokens(sentence)) >= REPEAT_MIN_WORDS:

@@ -19,6 +19,15 @@ question (``?`` or a question word first, or "remind me", "tell me"), and for a
 relation, pet or count the line names that thing. Nothing is matched for a fact
 she has not been told: the model answers, and the verifier keeps it from making one
 up.
+
+A question in the player's own person that matches no fact well enough may still be
+*about* one ("Which treat did I say I'm fond of?" after "I love honey cake"):
+:meth:`Grounding.hint` returns the closest told fact at or above :data:`HINT_FLOOR`
+(the cosine to its questions or to the fact said as a sentence, :func:`statement`).
+The dialogue pipeline puts that fact last in the prompt (:func:`fact_note`, right
+before generation, where a small model uses it) and, when the hint's score reaches
+:data:`HINT_ENFORCE`, rejects a reply that does not say the value (:func:`says_value`),
+regenerates, and at last says the grounded answer itself.
 """
 
 from __future__ import annotations
@@ -31,11 +40,23 @@ from typing import Any
 import numpy as np
 
 from game.cast.card import CharacterCard, Fact
+from game.cast.factsheet import quantities
 from game.cast.similarity import tokens
+from game.cast.told import parse_number
 
 #: MiniLM cosine at or above which a line asks for a fact (as ``AUTHORED_THRESHOLD``: paraphrases
 #: of these short questions score 0.55-0.9; an unrelated question of the same person at most ~0.5).
 GROUNDING_THRESHOLD = 0.6
+
+#: Score (mean of two MiniLM cosines, see :meth:`Grounding.hint`) from which the closest told fact
+#: is put last in the prompt. Measured on Eve's bench facts: held-out recall questions score
+#: 0.30-0.48 for the right fact ("Which treat did I say I'm fond of?" 0.38 for "I love honey
+#: cake", next 0.28); other first-person questions 0.14-0.36 ("What should I do tomorrow?" 0.22).
+HINT_FLOOR = 0.3
+#: From this score a reply that leaves out the hinted value is regenerated (see the module doc),
+#: when the line asks to be reminded and the fact leads the next by HINT_MARGIN.
+HINT_ENFORCE = 0.3
+HINT_MARGIN = 0.02
 
 #: Questions that ask for a told fact, by belief key (``{thing}``: the relation or counted noun).
 QUESTIONS: dict[str, tuple[str, ...]] = {
@@ -70,11 +91,22 @@ TEMPLATES: dict[str, str] = {
     "count": "{value} {thing}, you said.",
 }
 
+#: A told fact said as the player said it (``{value}``, ``{thing}``), for :meth:`Grounding.hint`.
+STATEMENTS: dict[str, str] = {
+    "name": "My name is {value}.", "full_name": "My full name is {value}.", "age": "I am {value} years old.",
+    "home": "I live in {value}.", "work": "I work as a {value}.", "likes": "I love {value}.",
+    "dislikes": "I can't stand {value}.", "gave": "I gave you {value}.",
+    "favourite": "My favourite {thing} is {value}.",
+    "relation": "My {thing} is called {value}.", "count": "I have {value} {thing}.",
+}
+
 #: Her beliefs as ``(entity, key, value, source)``.
 Beliefs = Sequence[tuple[str, str, str, str]]
 
 _ASK = re.compile(r"\?|^\s*(?:what|who|where|when|how|which|why|do|did|does|is|are|can|could|would|remind|tell|"
                   r"say|remember|recall|guess)\b|\bremind me\b|\btell me\b|\bdo you (?:remember|recall|know)\b", re.I)
+_RECALL = re.compile(r"\b(?:did i (?:say|tell|mention|give|bring)|i (?:said|told|mentioned)|remember|recall|"
+                     r"again|you know (?:who|what|where|how)|do you know my)\b", re.I)
 _FIRST = frozenset("i me my mine myself i'm i've i'd".split())
 _SECOND = frozenset("you your yours yourself you're you've".split())
 
@@ -96,6 +128,17 @@ class Grounded:
     score: float
 
 
+@dataclass(frozen=True)
+class Hint:
+    """The told fact a question is probably about (:meth:`Grounding.hint`): the ``answer`` she
+    would give, the fact said as the player said it (``statement``), and whether a reply
+    must say it (``enforce``)."""
+
+    answer: Grounded
+    statement: str
+    enforce: bool
+
+
 def _key_group(entity: str, key: str) -> tuple[str, str]:
     """``(question group, thing)`` for a belief."""
     if entity == "player":
@@ -110,6 +153,36 @@ def questions_for(entity: str, key: str) -> tuple[str, ...]:
     """The questions that ask for belief ``entity.key`` (:data:`QUESTIONS`)."""
     group, thing = _key_group(entity, key)
     return tuple(q.format(thing=thing) for q in QUESTIONS.get(group, ()))
+
+
+def statement(entity: str, key: str, value: str) -> str:
+    """Told fact ``entity.key = value`` as the player would say it ("I love honey cake.")."""
+    group, thing = _key_group(entity, key)
+    return STATEMENTS.get(group, "My {thing} " + key + " is {value}.").format(value=_listed(value), thing=thing)
+
+
+def fact_note(hint: Hint) -> str:
+    """The line put last in the prompt for a hinted fact: what the player told her, to say back."""
+    return (f"The player told you earlier, in their words: \"{hint.statement}\" If they are asking about it, "
+            f"answer with exactly that ({hint.answer.value}), in one or two sentences, in your own voice.")
+
+
+_STOP = frozenset("a an the of and or my your i you to in on is are was were it its".split())
+
+
+def says_value(text: str, value: str) -> bool:
+    """Whether ``text`` says ``value``: a number as digits or words, else one of its content words
+    (``"honey cake"`` is said by "the honey cake" and by "honey"); a list (``a; b``) by any item."""
+    said = set(tokens(text))
+    numbers = {q.value for q in quantities(text)}
+    for item in (v for v in value.split("; ") if v.strip()):
+        n = parse_number(item)
+        if n is not None and n in numbers:
+            return True
+        words = [w for w in tokens(item) if w not in _STOP]
+        if any(w in said or w + "s" in said or w.removesuffix("s") in said for w in words):
+            return True
+    return False
 
 
 def _listed(value: str) -> str:
@@ -200,5 +273,41 @@ class Grounding:
             return Grounded(fid, said, value, question, score)
         return None
 
+    def hint(self, text: str, beliefs: Beliefs = (), floor: float = HINT_FLOOR) -> Hint | None:
+        """The told fact a first-person question is most likely about, or ``None`` (see the module doc).
 
-__all__ = ["GROUNDING_THRESHOLD", "QUESTIONS", "TEMPLATES", "Grounded", "Grounding", "questions_for"]
+        A fact's score is the mean of two MiniLM cosines of ``text``: to the closest of its
+        questions (:func:`questions_for`) and to the fact said as a sentence (:func:`statement`);
+        the best fact at or above ``floor`` is the hint. Only facts the player told, only lines
+        that ask (:data:`_ASK`) and speak of the player ("I", "my"). ``enforce`` is set when the
+        line also asks to be reminded ("did I say", "I told you", "remember", "again"), the
+        score reaches :data:`HINT_ENFORCE` and leads the next fact's by :data:`HINT_MARGIN`.
+        """
+        if not text.strip() or not _ASK.search(text) or not _person(text)[0]:
+            return None
+        facts = [(e, k, v) for e, k, v, src in beliefs if "player said" in src and v
+                 and (e == "player" or e.startswith("player_"))]
+        if not facts:
+            return None
+        q = self._vecs([text])[0]
+        scored = []
+        for entity, key, value in facts:
+            said = statement(entity, key, value)
+            score = (float(np.max(self._vecs(list(questions_for(entity, key))) @ q))
+                     + float(self._vecs([said])[0] @ q)) / 2
+            scored.append((score, entity, key, value))
+        scored.sort(key=lambda r: -r[0])
+        score, entity, key, value = scored[0]
+        if score < floor:
+            return None
+        second = scored[1][0] if len(scored) > 1 else -1.0
+        enforce = bool(_RECALL.search(text)) and score >= HINT_ENFORCE and score - second >= HINT_MARGIN
+        group, thing = _key_group(entity, key)
+        template = self.templates.get(group, TEMPLATES.get(group, "{value}."))
+        answer = template.format(value=_listed(value), thing=thing)
+        return Hint(Grounded(f"told.{entity}.{key}", answer[:1].upper() + answer[1:], value, "", score),
+                    statement(entity, key, value), enforce)
+
+
+__all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "QUESTIONS", "STATEMENTS", "TEMPLATES",
+           "Grounded", "Grounding", "Hint", "fact_note", "questions_for", "says_value", "statement"]

@@ -21,10 +21,12 @@ never with the model unless told to (``DialogueSettings.model_on_injection``).
 **Her replies** (:meth:`PersonaGuard.check`), sentence by sentence before anything
 reaches the player, in this order:
 
-1. ``empty``: nothing speakable;
-2. ``ooc``: out-of-character phrases (:data:`OOC_PHRASES`: "as an AI", "language
-   model", "I'm an assistant", "OpenAI", "my instructions", "system prompt", assistant
-   speak such as "here's the code", meta talk such as "next prompt", "the game"...),
+1. ``empty``: nothing speakable, or only filler words (:data:`FILLERS`: "Mm.", "Hmm...");
+2. ``ooc``: role-play meta talk (she speaks of playing a part: "I was trying to play a
+   young girl", "my character", "staying in character"); out-of-character phrases
+   (:data:`OOC_PHRASES`: "as an AI", "language model", "I'm an assistant", "OpenAI", "my
+   instructions", "system prompt", assistant speak such as "here's the code", meta talk
+   such as "next prompt", "the game"...),
    matched as whole-word sequences of the normalised text; ``code``: code, JSON or
    markup in the text (fences, braces with quotes, ``def f(``, ``import x``, tags);
 3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
@@ -97,7 +99,30 @@ OOC_PHRASES: tuple[str, ...] = (
 
 #: The guard's judgement kinds, in checking order.
 VerdictKind = Literal["", "empty", "ooc", "code", "never_say", "leak", "contradiction", "unverified", "identity",
-                      "negative", "repeat"]
+                      "negative", "repeat", "unanswered"]
+
+#: Words that alone say nothing ("Mm.", "Hmm...", "Oh, well."): a reply of only these is ``empty``.
+FILLERS = frozenset("mm mmm mmmm hm hmm hmmm ah ahh aah oh ooh uh uhh um umm er erm eh huh well so ha heh hah "
+                    "hmph".split())
+
+#: She talks about playing a part instead of being herself: "I was trying to play a young girl",
+#: "my character", "I'm supposed to be a keeper", "staying in character" (kind ``ooc``).
+_META = re.compile(
+    r"\b(?:(?:i(?:'m|’m| am| was)?|we(?:'re| are| were)?)\s+(?:just\s+|only\s+)?(?:trying|supposed|meant|asked|told|"
+    r"here|going|pretending)\s+to\s+(?:play|portray|act|pretend|be playing|be in character)|"
+    r"(?:play|playing|portray|portraying|acting as|act as)\s+(?:a|an|the|this|my|your)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:girl|woman|lady|man|boy|character|role|persona|person|keeper|part|npc)\b|"
+    r"\bmy (?:character|role|lines|script)\b|\bthis (?:character|role)\b|\bthe character (?:of|i|you)\b|"
+    r"\bi(?:'m|’m| am) (?:just |only )?(?:an? )?(?:actor|actress|character|fictional)\b|"
+    r"\b(?:stay|staying|stayed|remain|remaining) in (?:character|role)\b|\bpretending to be\b|"
+    r"\bi(?:'m|’m| am) pretending\b|\bnot (?:really|actually) (?:eve|a (?:lighthouse )?keeper|real)\b)",
+    re.I)
+
+
+def only_filler(text: str) -> bool:
+    """Whether ``text`` has words and every one is a :data:`FILLERS` word ("Mm.", "Hmm, well...")."""
+    toks = tokens(text)
+    return bool(toks) and all(t in FILLERS for t in toks)
 
 #: Code, markup or data in a reply: she speaks, she does not print programs.
 _CODE = re.compile(r"```|`[^`]+`|^\s*[{\[]\s*[\"'\w]|\{\s*\"|\":\s*|\bdef \w+\(|\bimport \w+|\bprint\(|"
@@ -382,9 +407,14 @@ class PersonaGuard:
         toks = tokens(reply)
         if not any(t.isalpha() or any(c.isalpha() for c in t) for t in toks):
             return Verdict(False, "empty", ("says nothing speakable",), reply)
+        if only_filler(reply):
+            return Verdict(False, "empty", (f"says only {reply.strip()!r}, which answers nothing",), reply)
         for phrase in self.phrases:
             if contains_phrase(toks, phrase):
                 return Verdict(False, "ooc", (f"out of character: says {phrase!r}",), phrase)
+        meta = _META.search(plain_text(reply))
+        if meta:
+            return Verdict(False, "ooc", (f"talks about playing a part: {meta.group(0)!r}",), meta.group(0))
         code = _CODE.search(reply)
         if code:
             return Verdict(False, "code", (f"writes code or data ({code.group(0).strip()!r})",), code.group(0))

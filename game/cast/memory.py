@@ -55,7 +55,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from game.cast.card import CharacterCard, substitute
+from game.cast.card import CharacterCard, card_fields, substitute
 from game.cast.retrieval import (
     DEFAULT_DECAY,
     DEFAULT_LEXICAL,
@@ -667,9 +667,10 @@ def sink_parts(card: CharacterCard) -> list[tuple[str, str]]:
     pinned fact, so the card part never changes). ``creator_notes`` never enter a prompt.
     """
     me = card.display_name
+    fields = card_fields(card)
 
     def s(text: str) -> str:
-        return substitute(text.strip(), me, "the player")
+        return substitute(text.strip(), me, "the player", fields)
 
     parts: list[tuple[str, str]] = [("system_prompt", s(card.system_prompt or DEFAULT_SYSTEM))]
     who = f"## Who you are\nYou are {card.name}" + (f" (\"{card.nickname}\")" if card.nickname else "") + "."

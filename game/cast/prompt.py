@@ -27,7 +27,9 @@
 
 3. **the player's line in its own user message**, never concatenated into the
    instruction part: special-token look-alikes (``<|im_start|>``, ``[INST]``,
-   ``</s>``...) are removed and it is cut to ``user_max_tokens``. Past player lines
+   ``</s>``...) are removed and it is cut to ``user_max_tokens``. The card's
+   ``depth_prompt`` (SillyTavern's character note) goes into the chat ``depth``
+   messages from its end, as its ``role`` (depth 0: after the player's line). Past player lines
    quoted in memories are flattened to one line inside a block marked as notes, not
    instructions. A post-history instruction (the card's
    ``post_history_instructions``, or ours) comes after the history, as SillyTavern
@@ -50,7 +52,7 @@ from typing import Literal
 
 import numpy as np
 
-from game.cast.card import LoreEntry, substitute
+from game.cast.card import LoreEntry, card_fields, substitute
 from game.cast.memory import HistoryMessage, Memory, TokenCounter
 
 #: Tokens a chat template adds around each message (role markers, separators).
@@ -131,6 +133,8 @@ class PromptParts:
         tokens: the assembled prompt's size by the counter, with message overheads.
         budget: the budget it was built for.
         dropped: section -> candidates left out for lack of room.
+        depth_prompt: the card's character note (macros expanded), its depth and role
+            (``("", 0, "system")``: none); see :meth:`to_messages`.
     """
 
     prefix: str
@@ -141,6 +145,7 @@ class PromptParts:
     tokens: int
     budget: int
     dropped: dict[str, int] = field(default_factory=dict)
+    depth_prompt: tuple[str, int, str] = ("", 0, "system")
 
     @property
     def dynamic(self) -> str:
@@ -190,6 +195,15 @@ class PromptParts:
                 msgs[-1]["content"] += "\n" + self.user
             else:
                 msgs.append({"role": "user", "content": self.user})
+        note, depth, role = self.depth_prompt
+        if note:
+            # SillyTavern's depth: that many chat messages (hers and the player's) come after the note
+            chat = [i for i, m in enumerate(msgs) if i > 0 and m["role"] in ("user", "assistant")]
+            at = len(msgs) if depth == 0 or not chat else chat[max(0, len(chat) - depth)]
+            if alternate and role == "system":
+                msgs[0]["content"] += "\n\n" + note  # templates that take one system message, first
+            else:
+                msgs.insert(at, {"role": role, "content": note})
         return msgs
 
 
@@ -297,7 +311,13 @@ class PromptBuilder:
         prefix = mem.sink_text()
         post = mem.post_history
         user = self.clean_user(user_text) if user_text.strip() else ""
+        depth = card.depth_prompt
+        note = one_line(substitute(depth.prompt, card.display_name, mem.player_name or "the player",
+                                   card_fields(card))) if depth is not None else ""
+        depth_prompt = (note, depth.depth, depth.role) if depth is not None and note else ("", 0, "system")
         fixed = self._tok(prefix) + MESSAGE_OVERHEAD + self._tok(post) + MESSAGE_OVERHEAD
+        if note:
+            fixed += self._tok(note) + MESSAGE_OVERHEAD
         if user:
             fixed += self._tok(user) + MESSAGE_OVERHEAD
         room = self.budget - fixed
@@ -390,7 +410,8 @@ class PromptBuilder:
         # 7. leftovers
         for s, text in leftovers:
             take("memories", text, room, s.score, float(s.turn), str(s.index))
-        parts = PromptParts(prefix, self._ordered(chosen), tuple(history[taken_from:]), post, user, 0, self.budget)
+        parts = PromptParts(prefix, self._ordered(chosen), tuple(history[taken_from:]), post, user, 0, self.budget,
+                            depth_prompt=depth_prompt)
         return self._fit(parts, candidates)
 
     @staticmethod

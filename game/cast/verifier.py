@@ -20,7 +20,10 @@ this turn. What it knows is **allowed**; anything else fails:
    the home she believes; "you're N (years old)" against the age; "your <relation>
    (is called) X" against the name she believes (``contradiction``).
 4. **who she is**: "I'm a/an <occupation>" where the occupation is not a word of her
-   card ("I'm a guitarist", "I am a pirate captain") is an ``identity`` break.
+   card ("I'm a guitarist", "I am a pirate captain") is an ``identity`` break; so is
+   taking on what the player just called her ("You are a stupid, boring old woman" ->
+   "I'm a stupid, boring old woman"): an "I'm/I am ..." that repeats two or more content
+   words (not words of her card) of the player's "you are/you're ..." this turn.
 
 Returns a :class:`~game.cast.guard.Verdict` (``ok`` or kind ``contradiction`` /
 ``unverified`` / ``identity``) and the counts of what was checked (:class:`Checked`).
@@ -46,6 +49,25 @@ _YOU_HOME = re.compile(r"(?i:\byou(?:'re| are) from|\byou live in|\byou come fro
 _YOU_AGE = re.compile(rf"(?i:\byou(?:'re| are)\s+)({NUMBER_WORD})(?=\s*(?:years?|yrs?)?\s*(?:old)?\b)")
 _YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is named|\s+called|\s+named|,)?\s+)"
                        r"([A-Z][\w'-]+)")
+
+
+_YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
+_I_AM = re.compile(r"(?i:\bi(?:'m|’m| am)\s+)([^.!?;]{1,120})")
+_LIGHT = frozenset("a an the just so very really such and but or of to in on at for with not no quite too bit".split())
+
+
+def _echoed(text: str, player_line: str, own: Iterable[str] = ()) -> str:
+    """The "I'm ..." of ``text`` that repeats the player's "you are ..." (two or more content
+    words that are not words of her card, ``own``), or ``""``."""
+    skip = _LIGHT | set(own)
+    called = [set(_words([m.group(1)])) - skip for m in _YOU_ARE.finditer(player_line)]
+    if not called:
+        return ""
+    for m in _I_AM.finditer(text):
+        mine = set(_words([m.group(1)])) - skip
+        if any(len(mine & c) >= 2 for c in called):
+            return m.group(0).strip()
+    return ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +138,9 @@ class Verifier:
             if name not in allowed:
                 return Verdict(False, "unverified", (f"names {name!r}, which neither her card nor what she was "
                                                      "told mentions",), name), checked
+        echo = _echoed(text, player_line, self.sheet.vocabulary)
+        if echo:
+            return Verdict(False, "identity", (f"takes on what the player called her: {echo!r}",), echo), checked
         m = _OCCUPATION.search(text)
         if m:
             role = m.group(1).lower()

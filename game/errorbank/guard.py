@@ -69,6 +69,7 @@ from game.world.protocol import (
     MemoryResult,
     SessionStart,
     WorldRequest,
+    interrupt,
 )
 
 #: Inner sequence numbers per request: ``seq * SEQ_STRIDE + attempt``.
@@ -255,6 +256,7 @@ class _Req:
     block_t0: float = 0.0
     opens: int = 0
     audio_cased: bool = False
+    interrupted: bool = False
 
 
 @dataclass
@@ -364,6 +366,7 @@ class GuardedBackend:
         self.frame = 0
         self._start: SessionStart | None = None
         self._down = False
+        self._live: _Req | None = None  # the outer request being served
         self._down_frame = 0
         self._last_probe = 0
         self._hung: list[threading.Thread] = []
@@ -449,15 +452,29 @@ class GuardedBackend:
             self.store.flush()
 
     # -- the request loop ---------------------------------------------------------------------
+    def interrupt(self, session_id: str = "") -> None:
+        """Abandon the block in flight (:class:`~game.world.protocol.Interruptible`): the
+        request being served ends without it, and its early end is not a failure (no
+        retry, no fallback, no case). Forwarded to the inner backend when it has one."""
+        live = self._live
+        if live is not None and (not session_id or live.request.session_id == session_id):
+            live.interrupted = True
+        interrupt(self.inner, session_id)
+
     def _generate(self, request: WorldRequest) -> Generator[FrameChunk, None, None]:
         st = _Req(request, self.caps.round_up(request.min_frames), time.perf_counter())
         st.block_t0 = st.t0
-        if self._down:
-            yield from self._serve_probe(st)
-        else:
-            yield from self._serve_inner(st)
-        if not st.finished:
-            yield from self._serve_fallback(st)
+        self._live = st
+        try:
+            if self._down:
+                yield from self._serve_probe(st)
+            else:
+                yield from self._serve_inner(st)
+            if not st.finished and not st.interrupted:
+                yield from self._serve_fallback(st)
+        finally:
+            if self._live is st:
+                self._live = None
 
     def _serve_probe(self, st: _Req) -> Iterator[FrameChunk]:
         """While down: look at a probe still out, start one when due; serve the inner backend
@@ -519,6 +536,8 @@ class GuardedBackend:
                     snaps = self._snapshot() if self.rewind else None
                     got = self._pull(run, st)
                 if isinstance(got, _Failure) and got.kind == "end":
+                    if st.interrupted:
+                        break
                     if st.done == 0:
                         why = "the backend yielded no blocks"
                         got = _Failure("frame.shape", why, [Finding("frame.shape", "error", why)])

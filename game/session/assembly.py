@@ -4,10 +4,14 @@ It loads the story, makes the backend, and stacks, from the outside in:
 
     voice (the cast's speech mixed into chunk audio)  ->  guard (the error bank)  ->  backend
 
-then builds the cast (cards, memories, relationships, dialogue model, voice) and the
-:class:`~game.session.session.Session` with its steps in turn order: rules (built in),
-the cast, then the director (built in). :attr:`Game.stack` names the layers in that
-order, so a run can say what it plays on.
+then builds the cast (cards, memories, relationships, dialogue model, voice), the
+agents' policy (:mod:`game.cast.agentmind`: the dialogue model picks, among the actions
+the story declares, for agents with ``fallback: model``; a replay's recorded picks) and
+the :class:`~game.session.session.Session` with its steps in turn order: rules (built
+in; the agents act in them), the cast, then the director (built in). :attr:`Game.stack`
+names the layers in that order, so a run can say what it plays on. A backend that paints
+ahead (:class:`~game.world.protocol.PaintsAhead`) is given the opening scenes first, so it
+paints them while the cast loads and the window opens.
 """
 
 from __future__ import annotations
@@ -17,43 +21,63 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from game.cast.castroom import Castroom, RecordedReplies, build_cast
+from game.cast.agentmind import ModelAgentPolicy, PicksAhead
+from game.cast.castroom import Castroom, RecordedReplies, build_cast, load_dialogue
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.clock import Clock
+from game.errorbank.persona import PersonaCases
+from game.errors import BackendError
+from game.models.embedder import shared_encode
 from game.models.llm import ModelError
+from game.models.worker import ModelWorker
 from game.session.session import Extension, Session
 from game.session.steps import Step
 from game.session.voice import VoiceLayer
+from game.state import GameState
+from game.story.agents import AgentPolicy, model_agents
 from game.story.loader import load_story
 from game.story.story import Story
+from game.story.strings import localised, translation_for
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import CastView
-from game.world.protocol import Backend, WorldRequest
+from game.world.director import CastView, Director
+from game.world.protocol import Backend, PaintsAhead, WorldRequest
 
 
 @dataclass
 class Game:
     """A built game: the session, its cast (``None`` without characters with a card),
-    the backend stack's layer names from the outside in, and what went wrong on the way
-    that play survives (a dialogue model that would not load)."""
+    the backend stack's layer names from the outside in, what went wrong on the way
+    that play survives (a dialogue model that would not load), the agents' policy
+    (``None``: they act by their rules and wait otherwise) and the worker process of the
+    agents' model when no cast shares its own."""
 
     session: Session
     cast: Castroom | None
     stack: tuple[str, ...]
     warnings: list[str] = field(default_factory=list)
+    agents: AgentPolicy | None = None
+    worker: ModelWorker | None = None
 
     def close(self) -> None:
-        """Close the backend stack and the cast (idempotent)."""
+        """Close the backend stack, the cast and the agents' model worker (idempotent)."""
         try:
             self.session.close()
         finally:
-            if self.cast is not None:
-                self.cast.close()
+            try:
+                if self.cast is not None:
+                    self.cast.close()
+            finally:
+                if self.worker is not None:
+                    self.worker.close()
 
 
 def _layer_name(backend: Backend) -> str:
-    return str(getattr(backend.capabilities(), "backend", type(backend).__name__))
+    """The backend's name in :attr:`Game.stack` (its capabilities', or its class's while it is unreachable)."""
+    try:
+        return str(getattr(backend.capabilities(), "backend", type(backend).__name__))
+    except BackendError:
+        return type(backend).__name__.removesuffix("Backend").lower() or type(backend).__name__
 
 
 def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural",
@@ -62,13 +86,15 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
               policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None,
               dialogue: Any = "transformers", voice: bool = True, realtime: bool = False,
               recorded: RecordedReplies | None = None, cast_options: dict[str, Any] | None = None,
-              steps: Sequence[Step] = (), clock: Clock | None = None) -> Game:
+              steps: Sequence[Step] = (), clock: Clock | None = None,
+              agents: AgentPolicy | None = None) -> Game:
     """Build a whole game.
 
     Args:
         story: a story folder or file, or a loaded :class:`Story`.
         backend: a registered backend name (made with ``backend_options`` and ``size``) or a
-            backend object.
+            backend object. ``procedural`` gets the shared MiniLM (loaded on first need) to map
+            nouns its vocabulary does not know, unless ``backend_options`` give ``embed``.
         backend_options: keyword arguments for the backend (``model=``, ``url=``).
         size: the world's frame size ``(width, height)`` (default: the backend's).
         seed: seed of every random draw.
@@ -88,20 +114,32 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         clock: what the guard measures lateness and hangs on (with ``errorbank``; see
             :mod:`game.errorbank.clock`); default: the backend's own progress in this
             process, real time for a remote backend. Tests inject a ``ManualClock``.
+        agents: what picks the actions of agents with ``fallback: model`` when no rule or
+            schedule entry applies (a replay passes
+            :class:`~game.cast.agentmind.RecordedAgentPolicy`). Default: the dialogue model
+            (the cast's, else ``dialogue`` loaded for them) through
+            :class:`~game.cast.agentmind.ModelAgentPolicy`, which only ever picks among the
+            actions the story declares and falls back to the rules if the model fails; none
+            with ``dialogue=None`` or ``recorded`` (they then act by their rules and wait).
 
     Raises:
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
     """
     loaded = story if isinstance(story, Story) else load_story(story)
+    loaded = localised(loaded, translation_for(loaded))  # $WORLDLOOM_LANG's names and titles
     # a file given by name is what reload() re-reads (a folder: the story's own file)
     source = Path(story) if not isinstance(story, Story) and Path(story).is_file() else None
     if isinstance(backend, str):
         kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
         kwargs.update(backend_options or {})
+        if backend == "procedural":  # unknown nouns of a scene map to what it draws by meaning
+            kwargs.setdefault("embed", shared_encode)
         base: Backend = make_backend(backend, **kwargs)
     else:
         base = backend
-    stack = [_layer_name(base)]
+    if isinstance(base, PaintsAhead):  # the opening is painted while the cast loads and the title shows
+        base.prepare(Director(loaded, base.capabilities(), session_id).opening(GameState(seed=seed)), seed)
+    stack = [backend if isinstance(backend, str) else _layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None
     outer: Backend = base
@@ -117,17 +155,30 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     caps = outer.capabilities()
     warnings: list[str] = []
     options = dict(cast_options or {})
-    options.setdefault("errorbank", store)
+    if store is not None:
+        options.setdefault("errorbank", PersonaCases(store, session=session_id, story=loaded.id, fps=caps.fps))
     try:
-        cast = _cast(loaded, dialogue, warnings, seed=seed, session_id=session_id, fps=caps.fps,
-                     audio_rate=caps.audio_rate, voice=voice, realtime=realtime, recorded=recorded, **options)
+        cast = _cast(loaded, dialogue, warnings, seed=seed, audio_rate=caps.audio_rate, voice=voice,
+                     realtime=realtime, recorded=recorded, **options)
     except BaseException:
         outer.close()
         raise
+    try:
+        mind, worker = _agents(loaded, dialogue, cast, agents, warnings, recorded is not None,
+                               bool(options.get("show_progress", True)))
+    except BaseException:
+        outer.close()
+        if cast is not None:
+            cast.close()
+        raise
+    if cast is not None:
+        warnings.extend(cast.warnings)
     if cast is not None and cast.voice is not None:
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")
     all_steps: list[Step] = [cast, *steps] if cast is not None else list(steps)
+    if isinstance(mind, ModelAgentPolicy):  # the model picks off the session's lock
+        all_steps.insert(0, PicksAhead(mind))
     extensions: dict[str, Extension] = {"cast": cast} if cast is not None else {}
     views: dict[str, CastView] = dict(cast.views()) if cast is not None else {}
     try:
@@ -137,11 +188,15 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         outer.close()
         if cast is not None:
             cast.close()
+        if worker is not None:
+            worker.close()
         raise
     built.append(session)
+    if mind is not None:
+        session.runtime.use_policy(mind)  # the agents act inside the rules (a reload keeps it)
     if warnings:
         session.show_notice(warnings[-1])
-    return Game(session, cast, tuple(stack), warnings)
+    return Game(session, cast, tuple(stack), warnings, mind, worker)
 
 
 def _cast(story: Story, dialogue: Any, warnings: list[str], **kw: Any) -> Castroom | None:
@@ -153,6 +208,21 @@ def _cast(story: Story, dialogue: Any, warnings: list[str], **kw: Any) -> Castro
             raise
         warnings.append(f"{exc}; characters answer with their authored lines only")
         return build_cast(story, None, **kw)
+
+
+def _agents(story: Story, dialogue: Any, cast: Castroom | None, given: AgentPolicy | None, warnings: list[str],
+            replay: bool, show_progress: bool) -> tuple[AgentPolicy | None, ModelWorker | None]:
+    """The agents' policy and the worker this game must close (see ``open_game(agents=)``)."""
+    if given is not None or replay or dialogue is None or not model_agents(story):
+        return given, None
+    if cast is not None:  # one model for the cast's replies and the agents' picks
+        return (ModelAgentPolicy(cast.model) if cast.model is not None else None), None
+    try:
+        model, worker = load_dialogue(dialogue, story.folder, show_progress)
+    except ModelError as exc:
+        warnings.append(f"{exc}; the agents act by their rules only")
+        return None, None
+    return (ModelAgentPolicy(model) if model is not None else None), worker
 
 
 __all__ = ["Game", "open_game"]

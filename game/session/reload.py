@@ -47,6 +47,7 @@ from game.story.ink_runtime import runtime_for
 from game.story.lint import Diagnostic, lint_story
 from game.story.loader import load_story, read_sources, story_file
 from game.story.runtime import StoryRuntime
+from game.story.strings import localised, translation_for
 
 if TYPE_CHECKING:
     from game.session import Session
@@ -201,7 +202,7 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
         story = load_story(path)
     except StoryError as exc:
         return None, diags + [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
-    return story, diags
+    return localised(story, translation_for(story)), diags  # the names and titles of $WORLDLOOM_LANG
 
 
 def _notify(session: Session, method: str, *args: Any) -> list[Event]:
@@ -300,7 +301,8 @@ def fit_session(session: Session, prepared: PreparedReload) -> Swap:
 
     Computes the new runtime, the state and checkpoints fitted by stable ids
     (:func:`game.session.fit.fit_game`, as a load does) and the events (``reload``
-    first); changes nothing on the session itself. Extensions and hooks with
+    first); changes nothing on the session itself. The new runtime keeps the agents' policy
+    (:meth:`~game.story.runtime.StoryRuntime.use_policy`). Extensions and hooks with
     ``on_story_reload(story)`` / ``on_card_reload(card, path)`` are told here.
 
     Raises:
@@ -316,6 +318,7 @@ def fit_session(session: Session, prepared: PreparedReload) -> Swap:
         return Swap(None, now, session.checkpoints, events)
     story = prepared.story
     runtime = runtime_for(story)
+    runtime.use_policy(session.runtime.policy)  # the agents keep their dialogue model (or recorded picks)
     fitted = fit_game(runtime, now, session.checkpoints, "reload")
     state = fitted.state
     head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",

@@ -19,7 +19,7 @@ class Rules:
 
     Args:
         validate_image: ``path -> absolute path`` for dropped images, raising ``InputError``
-            for a bad one (the session passes :func:`game.inputs.images.validate_image`).
+            for a bad one (the session passes :func:`game.images.validate_image`).
     """
 
     def __init__(self, validate_image: Callable[[str], str] | None = None) -> None:

@@ -20,9 +20,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from game.errorbank import ErrorStore, GuardedBackend
+from game.errorbank import GuardedBackend
 from game.errors import BackendError, InputError, SaveError, StoryRuntimeError, WorldloomError
-from game.inputs.images import validate_image
+from game.images import validate_image
 from game.session.fit import Fitted, check_state, fit_game
 from game.session.reload import ReloadResult, fit_session, prepare_reload
 from game.session.rules import Rules
@@ -46,7 +46,7 @@ from game.story.story import Story
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, Director
-from game.world.protocol import Backend, FrameChunk, WorldRequest
+from game.world.protocol import Backend, FrameChunk, WorldRequest, interrupt
 
 #: How many checkpoints rollback keeps.
 MAX_CHECKPOINTS = 200
@@ -133,9 +133,6 @@ class Session:
         save_dir: where saves go (default :func:`default_save_dir`).
         session_id: backend session id.
         policy: chunk policy (default :class:`ChunkPolicy`).
-        errorbank: an error-bank database path (or store): the backend is then
-            wrapped in :class:`game.errorbank.GuardedBackend` (``open_game`` does this for
-            a whole game; the argument stays for programs that build a bare session).
         steps: the turn's steps after the rules, in order (:class:`~game.session.steps.Step`).
         extensions: name -> what saves, loads and rolls back with the game under
             ``extra[name]`` (:class:`Extension`).
@@ -148,7 +145,7 @@ class Session:
 
     def __init__(self, story: Story, backend: Backend | str = "procedural", *, seed: int = 0,
                  save_dir: str | Path | None = None, session_id: str = "main",
-                 policy: ChunkPolicy | None = None, errorbank: str | Path | ErrorStore | None = None,
+                 policy: ChunkPolicy | None = None,
                  steps: Sequence[Step] = (), extensions: Mapping[str, Extension] | None = None,
                  cast: Mapping[str, CastView] | None = None, source: str | Path | None = None) -> None:
         self.story = story
@@ -157,10 +154,6 @@ class Session:
         self._lock = threading.RLock()
         self.notice = ""
         self.backend: Backend = make_backend(backend) if isinstance(backend, str) else backend
-        if errorbank is not None:
-            store = errorbank if isinstance(errorbank, ErrorStore) else ErrorStore(errorbank)
-            self.backend = GuardedBackend(self.backend, store=store, session=session_id, story=story.id,
-                                          scene_of=lambda _request: self.state.scene)
         self.caps = self.backend.capabilities()
         self.seed = seed
         self.save_dir = Path(save_dir) if save_dir else default_save_dir(story.id)
@@ -262,7 +255,8 @@ class Session:
         checkpoint is taken before every intent :func:`~game.state.takes_checkpoint` names,
         so :meth:`rollback` can undo it. ``audio`` is the path of the player's voice clip,
         sent with the request as its audio cue. Submitted while a chunk streams, the new
-        request pre-empts it (a step then switches ``plain``).
+        request pre-empts it: a backend that is :class:`~game.world.protocol.Interruptible`
+        abandons the block in flight, any other is cut short after it.
 
         Raises:
             game.errors.InputError: the intent is not possible here (nothing changes).
@@ -298,9 +292,11 @@ class Session:
             # a dropped image goes to the backend only when the world took it (not when refused)
             refs = tuple(str(e.data.get("image", "")) for e in events
                          if e.kind == "edit" and e.ids.get("edit") == "add_reference")
-            request = self.director.build(self.state, events, cause, references=refs, audio=audio,
-                                          preempt=self._streaming is not None)
+            preempt = self._streaming is not None
+            request = self.director.build(self.state, events, cause, references=refs, audio=audio, preempt=preempt)
             self._pending = request
+            if preempt:  # the block in flight is abandoned where the backend can (else cut after it)
+                interrupt(self.backend, self.director.session_id)
             return TurnResult(events, request, turn.checkpoint)
 
     def _prepare(self, intent: AnyIntent, progress: Progress | None) -> None:

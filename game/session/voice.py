@@ -11,7 +11,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from game.cast.castroom import Castroom
-from game.world.protocol import Backend, Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart, WorldRequest
+from game.world.protocol import (
+    Backend,
+    Capabilities,
+    FrameChunk,
+    MemoryOp,
+    MemoryResult,
+    SessionStart,
+    WorldRequest,
+    interrupt,
+)
 
 
 class VoiceLayer:
@@ -46,6 +55,10 @@ class VoiceLayer:
             n = round(chunk.n_frames * chunk.audio_rate / chunk.fps)
             mixed = voice.mix(chunk.audio, chunk.audio_rate, n)
             yield chunk if mixed is None else replace(chunk, audio=mixed)
+
+    def interrupt(self, session_id: str = "") -> None:
+        """Forward :meth:`~game.world.protocol.Interruptible.interrupt` to the inner layer."""
+        interrupt(self.inner, session_id)
 
     def memory(self, op: MemoryOp) -> MemoryResult:
         """The inner layer's memory operation."""

@@ -15,7 +15,9 @@ action, chosen by, in order:
 
 Everything an agent does is an ``agent`` event (and the lines, gifts and effects its
 action causes) applied to the same :class:`GameState` as the player's intents, so it
-is saved, rolled back and replayed with them. This module keeps no state.
+is saved, rolled back and replayed with them; the event's ``data`` names ``kind``,
+``by`` (what chose it), ``from``, ``to``, ``item`` and ``turn`` (so a replay can give
+back a model's pick). This module keeps no state.
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ def init_agents(story: Story, state: GameState) -> None:
         state.agents[cid] = row
         for item in a.carries:
             state.holders[item] = cid
+
+
+def model_agents(story: Story) -> list[str]:
+    """The agents whose ``fallback`` is ``model`` (they need an :class:`AgentPolicy` to do more than wait)."""
+    return [cid for cid, a in story.model.agents.items() if a.fallback == "model"]
 
 
 def location_of(state: GameState, agent: str) -> str:
@@ -205,7 +212,7 @@ def act(host: AgentHost, state: GameState, agent: str, action_id: str, by: str) 
         return []
     a = host.story.model.agents[agent].actions[action_id]
     here = location_of(state, agent)
-    data: dict[str, Any] = {"kind": a.kind, "by": by, "from": here}
+    data: dict[str, Any] = {"kind": a.kind, "by": by, "from": here, "turn": state.turn}
     if a.to:
         data["to"] = a.to
     if a.item:

@@ -129,6 +129,12 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
                        "cast: {fox: {name: Fox, sheet: {image: fox.png, frame: [0, 96], cells: {smile: [0, 0]}}}}\n")
          + "scenes:\n  a: {location: here, ending: e, present: [fox]}\n"),
+    Code("WL031", "warning", "{name}",
+         "a thing the text says is gone is not drawn there: take it out of the scene's items:/present: "
+         "(or make the line conditional on it being gone)",
+         _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
+                       "items: {kite: {name: red kite}}\n")
+         + "scenes:\n  a: {location: here, ending: e, items: {kite: 0.5}, lines: ['The kite is gone, over the trees.']}\n"),
     Code("WL021", "info", "no translation of string {name}", "translate it in the catalogue (worldloom strings extract)",
          _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n", (("locale/fr.po", _PO),)),
     Code("WL022", "warning", "the translation of string {name} is stale: its source text changed",

@@ -85,15 +85,24 @@ class Target:
     axis: str = ""
 
 
-def _check_ast(tree: ast.AST, src: str, where: str, functions: dict[str, int]) -> None:
-    allowed = (
-        ast.Expression, ast.Expr, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call,
-        ast.Name, ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.Add, ast.Sub, ast.Mult,
-        ast.Div, ast.Mod, ast.FloorDiv, ast.USub, ast.UAdd, ast.Eq, ast.NotEq, ast.Lt, ast.LtE,
-        ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.IfExp,
-    )
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed):
+#: The node types an expression may contain (anything else is refused by :func:`_check_ast`).
+_ALLOWED = frozenset((
+    ast.Expression, ast.Expr, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call,
+    ast.Name, ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.Add, ast.Sub, ast.Mult,
+    ast.Div, ast.Mod, ast.FloorDiv, ast.USub, ast.UAdd, ast.Eq, ast.NotEq, ast.Lt, ast.LtE,
+    ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.IfExp,
+))
+
+
+def _nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` (``ast.walk``'s order), listed once for the checks below to share."""
+    return list(ast.walk(tree))
+
+
+def _check_ast(tree: ast.AST | list[ast.AST], src: str, where: str, functions: dict[str, int]) -> None:
+    """Refuse what the expression language does not have (``tree``: a tree or its :func:`_nodes`)."""
+    for node in (tree if isinstance(tree, list) else ast.walk(tree)):
+        if type(node) not in _ALLOWED:
             raise ExpressionError(f"{type(node).__name__} is not allowed in {src!r}", where=where)
         if isinstance(node, ast.Constant):
             limits.check_number(node.value, where, ExpressionError, f"the number in {src!r}")
@@ -131,18 +140,19 @@ class Condition:
         return bool(_evaluate(self.tree, env))
 
 
-def _const_calls(tree: ast.AST) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def _const_calls(tree: ast.AST | list[ast.AST]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     out = []
-    for node in ast.walk(tree):
+    for node in (tree if isinstance(tree, list) else ast.walk(tree)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             args = tuple(a.value if isinstance(a, ast.Constant) else None for a in node.args)
             out.append((node.func.id, args))
     return tuple(out)
 
 
-def _names(tree: ast.AST) -> frozenset[str]:
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called)
+def _names(tree: ast.AST | list[ast.AST]) -> frozenset[str]:
+    nodes = tree if isinstance(tree, list) else _nodes(tree)
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and id(n) not in called)
 
 
 def compile_condition(src: str, where: str = "") -> Condition:
@@ -153,8 +163,9 @@ def compile_condition(src: str, where: str = "") -> Condition:
             unknown function, naming ``where``.
     """
     tree = _parse(src, "eval", where)
-    _check_ast(tree, src, where, CONDITION_FUNCTIONS)
-    return Condition(src, tree, _names(tree), _const_calls(tree))
+    nodes = _nodes(tree)
+    _check_ast(nodes, src, where, CONDITION_FUNCTIONS)
+    return Condition(src, tree, _names(nodes), _const_calls(nodes))
 
 
 @dataclass(frozen=True)
@@ -267,13 +278,14 @@ def compile_effect(src: str, where: str = "") -> Effect:
             _check_ast(ast.Expression(arg), src, where, CONDITION_FUNCTIONS)
         return Effect(src, "call", None, call.func.id, None, tuple(call.args),
                       frozenset().union(*(_names(a) for a in call.args)), _const_calls(call))
-    _check_ast(ast.Expression(value), src, where, CONDITION_FUNCTIONS)  # type: ignore[arg-type]
-    calls = _const_calls(value)
+    nodes = _nodes(ast.Expression(value))  # type: ignore[arg-type]
+    _check_ast(nodes, src, where, CONDITION_FUNCTIONS)
+    calls = _const_calls(nodes)
     if target.kind == "relation":
         calls = ((("rel", (target.name, target.axis)),) + calls)
     elif target.kind == "need":
         calls = ((("need", (target.name, target.axis)),) + calls)
-    return Effect(src, "assign", target, op, value, (), _names(value), calls)
+    return Effect(src, "assign", target, op, value, (), _names(nodes), calls)
 
 
 def _whole(x: Any) -> bool:

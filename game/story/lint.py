@@ -9,6 +9,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import sys
 import tomllib
 from collections import deque
@@ -29,7 +30,7 @@ from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.strings import check_catalogue
-from game.story.yamlio import Path_
+from game.story.yamlio import Path_, gc_paused
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
 GIFT_NAMES = ("item", "character")
@@ -77,6 +78,24 @@ def severity_overrides(folder: Path) -> dict[str, Severity]:
     return out
 
 
+#: Words that say a thing is not there any more.
+GONE = r"(?:is|was|has)\s+(?:gone|lost|missing|vanished)|got away|gone|blew away|flew off|flew away|no longer here"
+
+
+def gone_in(text: str, ident: str, name: str) -> bool:
+    """Whether ``text`` says the thing called ``ident`` / ``name`` (its last word too: "red kite" ->
+    "kite") is gone: "the kite is gone", "the kite got away", "you lost the kite", "no kite"."""
+    low = text.lower()
+    words = {ident.replace("_", " ").lower(), name.lower().removeprefix("the ").strip()}
+    words |= {w.split()[-1] for w in words if w.split()}
+    for w in sorted(words, key=len, reverse=True):
+        n = re.escape(w)
+        if re.search(rf"\b{n}\b[^.;!?]{{0,24}}?\b(?:{GONE})\b", low) or \
+                re.search(rf"\b(?:lost|without|no)\s+(?:the\s+|your\s+|its\s+)?{n}\b", low):
+            return True
+    return False
+
+
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     """Scenes reachable from ``start`` in ``graph`` (scene -> scenes it leads to), start included.
 
@@ -101,6 +120,7 @@ class Linter:
         self.overrides = overrides or {}
         self.out: list[Diagnostic] = []
         self.obtainable = set(self.m.inventory)
+        self._effect_list: list[tuple[Path_, str]] | None = None
 
     def add(self, code: str, path: Path_, name: object) -> None:
         c = CODES[code]
@@ -112,6 +132,12 @@ class Linter:
 
     # -- helpers -------------------------------------------------------------
     def _effects(self) -> list[tuple[Path_, str]]:
+        """Every effect source with its path (listed once per lint)."""
+        if self._effect_list is None:
+            self._effect_list = self._list_effects()
+        return self._effect_list
+
+    def _list_effects(self) -> list[tuple[Path_, str]]:
         out: list[tuple[Path_, str]] = []
         for path, r in self.story.reactions():
             out += [((*path, "do", i), e) for i, e in enumerate(r.do)]
@@ -153,6 +179,7 @@ class Linter:
         self.check_expressions()
         self.check_graph()
         self.check_lines()
+        self.check_gone()
         self.check_assets()
         self.check_ids()
         self.check_actions()
@@ -350,7 +377,7 @@ class Linter:
                     self.add("WL011", path, args[0])
             if not cond.names and not cond.calls:
                 try:
-                    always_false = not cond(_NoEnv())
+                    always_false = not cond(_FrozenEnv({}))
                 except ExpressionError:
                     always_false = False
                 if always_false and path[-2:-1] != ("say",):
@@ -414,6 +441,24 @@ class Linter:
         for path, line in self.story.lines():
             if len(line.text) > MAX_LINE_CHARS:
                 self.add("WL008", (*path, "text"), len(line.text))
+
+    def check_gone(self) -> None:
+        """WL031: a scene lists an item (``items:``) or a character (``present:``) that its own
+        unconditional text (a line without ``if:``, or its prompt) says is gone; the world
+        would draw what the player is told is not there."""
+        m = self.m
+        for sid, scene in m.scenes.items():
+            texts: list[tuple[Path_, str]] = [(("scenes", sid, "lines", k, "text"), ln.text)
+                                              for k, ln in enumerate(scene.lines) if not ln.if_]
+            texts += [(("scenes", sid, "prompt"), scene.prompt)] if scene.prompt else []
+            listed = [("items", i, m.items[i].name) for i in scene.items if i in m.items]
+            listed += [("present", c, m.cast[c].name) for c in scene.present if c in m.cast]
+            for field, ident, name in listed:
+                for path, text in texts:
+                    if gone_in(text, ident, name):
+                        self.add("WL031", path, f"scene {sid} lists {ident} under {field}:, but its text says "
+                                 f"it is gone: {text!r}")
+                        break
 
     def assets(self) -> list[tuple[Path_, str]]:
         """Every asset the story names, with its source path (relative to the story folder)."""
@@ -540,7 +585,8 @@ class Linter:
 
 
 class _FrozenEnv:
-    """Variables nothing assigns, at their defaults; any other read is not constant."""
+    """Variables nothing assigns, at their defaults; any other read is not constant (with no
+    values: an environment for constant conditions, where any lookup means not constant)."""
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.values = values
@@ -548,22 +594,6 @@ class _FrozenEnv:
     def name(self, key: str) -> Any:
         if key in self.values:
             return self.values[key]
-        raise ExpressionError("not constant")
-
-    def call(self, fn: str, args: tuple[Any, ...]) -> Any:
-        raise ExpressionError("not constant")
-
-    def assign(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-    def effect_call(self, *a: Any) -> None:
-        raise ExpressionError("not constant")
-
-
-class _NoEnv:
-    """An environment for constant conditions: any lookup means it is not constant."""
-
-    def name(self, key: str) -> Any:
         raise ExpressionError("not constant")
 
     def call(self, fn: str, args: tuple[Any, ...]) -> Any:
@@ -607,7 +637,8 @@ def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
         return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
                            c.message.format(name=exc.why), exc.hint or c.hint)]
     linter = Linter(story, overrides)
-    diags = linter.run()
+    with gc_paused():  # the checks make many small objects and no cycles
+        diags = linter.run()
     if use_cache and not ink:
         _write_memo(_memo_file(story.digest, overrides, root), root.parent, [rel for _, rel in linter.assets()], diags)
     return diags

@@ -23,7 +23,7 @@ from game import limits
 from game.errors import StoryError
 from game.story.schema import StoryModel
 from game.story.story import Story
-from game.story.yamlio import Marked, compose_marked, read_text
+from game.story.yamlio import Marked, compose_marked, gc_paused, read_text
 
 MERGEABLE = ("scenes", "items", "cast", "locations", "variables", "on_give")
 #: Most include files one story may pull in (a guard against include loops; see :mod:`game.limits`).
@@ -244,16 +244,17 @@ def load_story(path: str | Path, use_cache: bool = True, compile_now: bool = Tru
         cached = _from_cache(root, read_text(root))
         if cached is not None:
             return cached
-    texts, order, parsed = read_sources(root)
-    docs = [parsed[name] for name in order]
-    story = validate(merge(docs), root.parent, _digest(texts, order), compile_now)
-    if use_cache:
-        try:
-            if not compile_now:
-                story.compile_all()  # the cache holds only stories whose expressions compile
-        except StoryError:
-            return story
-        _to_cache(root, texts, order, story)
+    with gc_paused():  # a large story is many long-lived objects and no cycles
+        texts, order, parsed = read_sources(root)
+        docs = [parsed[name] for name in order]
+        story = validate(merge(docs), root.parent, _digest(texts, order), compile_now)
+        if use_cache:
+            try:
+                if not compile_now:
+                    story.compile_all()  # the cache holds only stories whose expressions compile
+            except StoryError:
+                return story
+            _to_cache(root, texts, order, story)
     return story
 
 

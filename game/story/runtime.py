@@ -20,7 +20,7 @@ from game.story.agents import AgentPolicy, clamp
 from game.story.expr import WORLD_KEYS, Target, combine
 from game.story.schema import Choice, Line, Reaction, RecipeDef
 from game.story.story import Story
-from game.story.strings import BUILTINS, Translation, translation_for
+from game.story.strings import BUILTINS, Translation, reaction_base, translation_for
 from game.story.yamlio import Path_
 
 #: ``{name}`` in a line or choice text (:meth:`StoryRuntime.interpolate`).
@@ -667,7 +667,7 @@ class StoryRuntime:
             self.set_reaction(state, character_id, "tilt", events)
             return events
         r, path = found
-        return events + self.react(state, r, path, f"give.{character_id}.{path[-1]}", extra)
+        return events + self.react(state, r, path, reaction_base(path, ""), extra)
 
     def recipe(self, state: GameState, a: str, b: str) -> tuple[str, RecipeDef] | None:
         """The recipe combining items ``a`` and ``b`` (either order) open to the player now, or ``None``."""

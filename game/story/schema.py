@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 FORMAT_VERSION = 1
 
@@ -137,6 +137,17 @@ class Line(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+def _one_or_many(v: Any) -> Any:
+    """``do:`` / ``on_enter:`` shorthand: one effect, or a list of them."""
+    return (v,) if isinstance(v, str) else v
+
+
+#: Effects, in order (``do:``, ``on_enter:``): one expression or a list of them.
+Effects = Annotated[tuple[str, ...], BeforeValidator(_one_or_many)]
+#: Lines, in order (``say:``, ``lines:``): see :func:`_as_lines`.
+Lines = Annotated[tuple[Line, ...], BeforeValidator(_as_lines)]
+
+
 class Reaction(_Model):
     """What happens after a choice, action, gift or exit.
 
@@ -153,24 +164,14 @@ class Reaction(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     if_: str = Field("", alias="if")
-    do: tuple[str, ...] = ()
+    do: Effects = ()
     react: dict[str, str] = Field(default_factory=dict)
-    say: tuple[Line, ...] = ()
+    say: Lines = ()
     goto: str = ""
     chunk: ChunkHint | None = None
     keep: bool = True
     #: Player roles this is open to (``[]``: every role); see ``roles:``.
     roles: tuple[Id, ...] = ()
-
-    @field_validator("do", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: Any) -> Any:
-        return (v,) if isinstance(v, str) else v
-
-    @field_validator("say", mode="before")
-    @classmethod
-    def _lines(cls, v: Any) -> Any:
-        return _as_lines(v)
 
 
 class Choice(Reaction):
@@ -226,8 +227,8 @@ class Scene(_Model):
     prompt: str = ""
     present: dict[str, float] = Field(default_factory=dict)
     items: dict[str, float] = Field(default_factory=dict)
-    on_enter: tuple[str, ...] = ()
-    lines: tuple[Line, ...] = ()
+    on_enter: Effects = ()
+    lines: Lines = ()
     choices: tuple[Choice, ...] = ()
     actions: tuple[Action, ...] = ()
     exits: dict[Direction, Exit] = Field(default_factory=dict)
@@ -244,16 +245,6 @@ class Scene(_Model):
             n = len(v)
             return {str(x): round(0.35 + 0.3 * (i + 1) / (n + 1), 3) for i, x in enumerate(v)}
         return v
-
-    @field_validator("lines", mode="before")
-    @classmethod
-    def _lines(cls, v: Any) -> Any:
-        return _as_lines(v)
-
-    @field_validator("on_enter", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: Any) -> Any:
-        return (v,) if isinstance(v, str) else v
 
     @field_validator("exits", mode="before")
     @classmethod
@@ -278,13 +269,8 @@ class RoleDef(_Model):
 
     name: str
     text: str = ""
-    do: tuple[str, ...] = ()
+    do: Effects = ()
     treat: dict[str, dict[str, float]] = Field(default_factory=dict)
-
-    @field_validator("do", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: Any) -> Any:
-        return (v,) if isinstance(v, str) else v
 
 
 class TimerDef(Reaction):
@@ -309,20 +295,8 @@ class StageDef(_Model):
 
     text: str = ""
     done: str = ""
-    do: tuple[str, ...] = ()
-    say: tuple[Line, ...] = ()
-
-    @field_validator("do", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: Any) -> Any:
-        return (v,) if isinstance(v, str) else v
-
-    @field_validator("say", mode="before")
-    @classmethod
-    def _lines(cls, v: Any) -> Any:
-        if isinstance(v, str | dict):
-            v = [v]
-        return [{"text": x} if isinstance(x, str) else x for x in v]
+    do: Effects = ()
+    say: Lines = ()
 
 
 class QuestDef(_Model):

@@ -20,6 +20,9 @@ class Story:
         marked: the YAML with line marks, or ``None`` when loaded from the cache.
     """
 
+    _reactions: list[tuple[Path_, Reaction]] | None
+    _lines: list[tuple[Path_, Line]] | None
+
     def __init__(self, model: StoryModel, folder: Path, digest: str, marked: Marked | None,
                  compile_now: bool = True, marks: Callable[[], Marked] | None = None) -> None:
         self.model = model
@@ -66,8 +69,24 @@ class Story:
             e = self._effects[src] = compile_effect(src, where)
         return e
 
+    @property
+    def model(self) -> StoryModel:
+        """The validated story model (setting another drops what was derived from the old one)."""
+        return self._model
+
+    @model.setter
+    def model(self, model: StoryModel) -> None:
+        self._model = model
+        self._reactions = None
+        self._lines = None
+
     def reactions(self) -> Iterator[tuple[Path_, Reaction]]:
-        """Every choice, action, exit and gift reaction with its source path."""
+        """Every choice, action, exit and gift reaction with its source path (listed once, then reused)."""
+        if self._reactions is None:
+            self._reactions = list(self._walk_reactions())
+        return iter(self._reactions)
+
+    def _walk_reactions(self) -> Iterator[tuple[Path_, Reaction]]:
         for sid, scene in self.model.scenes.items():
             for i, c in enumerate(scene.choices):
                 yield ("scenes", sid, "choices", i), c
@@ -83,7 +102,12 @@ class Story:
                 yield ("on_give", cid, tag), r
 
     def lines(self) -> Iterator[tuple[Path_, Line]]:
-        """Every line (scene entry lines and reaction lines) with its source path."""
+        """Every line (scene entry lines and reaction lines) with its source path (listed once, then reused)."""
+        if self._lines is None:
+            self._lines = list(self._walk_lines())
+        return iter(self._lines)
+
+    def _walk_lines(self) -> Iterator[tuple[Path_, Line]]:
         for sid, scene in self.model.scenes.items():
             for i, line in enumerate(scene.lines):
                 yield ("scenes", sid, "lines", i), line

@@ -3,9 +3,12 @@
 Ids (``msgctxt`` in the catalogue; the source text is the ``msgid``):
 
 * scene lines ``<scene>.l<n>`` or their own ``id``; reaction lines ``<base>.say<n>`` (the
-  runtime's line ids: ``<choice id>.say0``, ``give.<who>.<key>.say0``...);
+  runtime's line ids: ``<choice id>.say0``, ``give.<who>.<key>.say0``, a scene's own gift
+  answer ``<scene>.give.<who>.<key>.say0``...: :func:`reaction_base`), a quest stage's lines
+  ``quest.<id>.<stage>.say<n>``;
 * ``choice.<id>`` choice texts, ``exit.<scene>.<dir>`` exit labels, ``scene.<id>.title``
-  scene titles, ``item.<id>`` and ``cast.<id>`` names;
+  scene titles, ``story.title``, ``item.<id>``, ``cast.<id>``, ``location.<id>``, ``role.<id>``
+  and ``quest.<id>`` names, ``role.<id>.text`` and ``quest.<id>.<stage>`` texts;
 * ``builtin.*``: the runtime's own refusals and its default gift line.
 
 :func:`write_catalogue` writes (or updates) a PO file with ``polib``: translations of
@@ -13,21 +16,34 @@ unchanged strings are kept; a string whose source changed keeps its old translat
 marked ``fuzzy`` with the old source as ``previous msgid`` (stale); entries the story no
 longer has become obsolete (``#~``). :class:`Translation` reads one back for play:
 :meth:`Translation.get` by id, :meth:`Translation.text` by source text; an untranslated,
-fuzzy or missing string falls back to the source. Catalogues live in
+fuzzy or missing string falls back to the source. :func:`localised` gives the story the
+names and titles of its catalogue (what the window and the events show). Catalogues live in
 ``<story folder>/locale/<lang>.po``; :func:`language` is the language play uses
 (``$WORLDLOOM_LANG``, which ``worldloom play --lang`` sets).
 """
 
 from __future__ import annotations
 
+import copy
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import polib
 
 from game.errors import StoryError
 from game.story.story import Story
+
+
+class _Named(Protocol):
+    """A model with a display ``name`` (an item, a cast member, a location)."""
+
+    name: str
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any: ...
+
 
 #: Environment variable naming the language to play (``fr``); ``worldloom play --lang`` sets it.
 LANG_ENV = "WORLDLOOM_LANG"
@@ -42,7 +58,7 @@ BUILTINS = {
 def string_table(story: Story) -> dict[str, str]:
     """Every player-visible string of ``story``: id -> source text, in story order."""
     m = story.model
-    out: dict[str, str] = {}
+    out: dict[str, str] = {"story.title": m.title}
     for sid, sc in m.scenes.items():
         if sc.title:
             out[f"scene.{sid}.title"] = sc.title
@@ -61,16 +77,29 @@ def string_table(story: Story) -> dict[str, str]:
         out[f"item.{iid}"] = item.name
     for cid, who in m.cast.items():
         out[f"cast.{cid}"] = who.name
+    for lid, loc in m.locations.items():
+        out[f"location.{lid}"] = loc.name
+    for rid, role in m.roles.items():
+        out[f"role.{rid}"] = role.name
+        out[f"role.{rid}.text"] = role.text
+    for qid, quest in m.quests.items():
+        out[f"quest.{qid}"] = quest.name
+        for stage_id, stage in quest.stages.items():
+            out[f"quest.{qid}.{stage_id}"] = stage.text
+            for i, line in enumerate(stage.say):
+                out[line.id or f"quest.{qid}.{stage_id}.say{i}"] = line.text
     out.update(BUILTINS)
     return {k: v for k, v in out.items() if v}
 
 
 def reaction_base(path: tuple[str | int, ...], own_id: str) -> str:
-    """The prefix the runtime gives a reaction's lines (see :meth:`StoryRuntime.react`)."""
+    """The prefix the runtime gives a reaction's lines (see :meth:`StoryRuntime.react`): a gift's
+    ``give.<who>.<key>`` (story-wide) or ``<scene>.give.<who>.<key>`` (a scene's own), an exit's
+    ``<scene>.exit_<dir>``, else the reaction's own id (``own_id``)."""
     if path[0] == "scenes" and path[2] == "exits":
         return f"{path[1]}.exit_{path[3]}"
-    if path[0] == "scenes" and path[2] == "on_give":
-        return f"give.{path[3]}.{path[4]}"
+    if path[0] == "scenes" and path[2] == "on_give":  # a scene's own answer to a gift
+        return f"{path[1]}.give.{path[3]}.{path[4]}"
     if path[0] == "on_give":
         return f"give.{path[1]}.{path[2]}"
     return own_id
@@ -184,6 +213,45 @@ class Translation:
         return self.by_text.get(source, source)
 
 
+def localised(story: Story, translation: Translation | None) -> Story:
+    """``story`` with the names and titles ``translation`` has: the story title, scene titles,
+    choice texts, exit labels, item, character, location, role and quest names, role and quest
+    stage texts (each by its id, so two equal source texts may translate apart).
+
+    Lines keep their source text (the runtime translates each as it shows it, by id: a line
+    shown by the runtime may be one of several that share a text). Conditions, effects, ids
+    and the digest are unchanged, so saves and transcripts fit either language.
+    Returns ``story`` itself without a translation; else a shallow copy (the compiled
+    expressions are shared) with a new model.
+    """
+    if translation is None:
+        return story
+    m = story.model
+    get = translation.get
+
+    def named(table: Mapping[str, _Named], prefix: str) -> dict[str, Any]:
+        return {k: v.model_copy(update={"name": get(f"{prefix}.{k}", v.name)}) for k, v in table.items()}
+
+    scenes = {}
+    for sid, sc in m.scenes.items():
+        exits = {d: x.model_copy(update={"label": get(f"exit.{sid}.{d}", x.label)}) if x.label else x
+                 for d, x in sc.exits.items()}
+        choices = tuple(c.model_copy(update={"text": get(f"choice.{c.id}", c.text)}) for c in sc.choices)
+        scenes[sid] = sc.model_copy(update={"title": get(f"scene.{sid}.title", sc.title) if sc.title else "",
+                                            "exits": exits, "choices": choices})
+    roles = {k: r.model_copy(update={"name": get(f"role.{k}", r.name), "text": get(f"role.{k}.text", r.text)})
+             for k, r in m.roles.items()}
+    quests = {k: q.model_copy(update={"name": get(f"quest.{k}", q.name), "stages": {
+        s: st.model_copy(update={"text": get(f"quest.{k}.{s}", st.text)}) for s, st in q.stages.items()}})
+        for k, q in m.quests.items()}
+    out = copy.copy(story)
+    out.model = m.model_copy(update={
+        "title": get("story.title", m.title), "scenes": scenes, "items": named(m.items, "item"),
+        "cast": named(m.cast, "cast"), "locations": named(m.locations, "location"), "roles": roles,
+        "quests": quests})
+    return out
+
+
 def language() -> str:
     """The language to play: ``$WORLDLOOM_LANG`` (``""``: the story's own)."""
     return os.environ.get(LANG_ENV, "").strip()
@@ -203,4 +271,4 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
 
 
 __all__ = ["BUILTINS", "LANG_ENV", "CatalogueCheck", "Translation", "catalogue_path", "check_catalogue",
-           "language", "reaction_base", "string_table", "translation_for", "write_catalogue"]
+           "language", "localised", "reaction_base", "string_table", "translation_for", "write_catalogue"]

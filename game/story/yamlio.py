@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$"
                     r"|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
 _T = "tag:yaml.org,2002:"
+_STR = _T + "str"
 
 
 class _Loader(_Base):  # type: ignore[misc]
@@ -109,6 +112,7 @@ class _Open:
     logged: int  # the length of the mark log before it
     anchor: str | None
     key: Any = _NO_KEY
+    key_path: Path_ = ()  # the path of ``key``'s value (built once, for its mark and its value)
 
 
 @dataclass(frozen=True)
@@ -121,13 +125,19 @@ class _Anchor:
     marks: tuple[tuple[Path_, tuple[str, int, int]], ...] = ()
 
 
-def _scalar(loader: Any, ev: Any, where: str) -> Any:
+def _at(pos: tuple[str, int, int]) -> str:
+    """``file:line:col`` of a mark (built only for an error: most values never need it)."""
+    return f"{pos[0]}:{pos[1]}:{pos[2]}"
+
+
+def _scalar(loader: Any, ev: Any, pos: tuple[str, int, int]) -> Any:
     tag = ev.tag
     if tag is None or tag == "!":
         tag = loader.resolve(yaml.ScalarNode, ev.value, ev.implicit)
     value: str = ev.value
-    if tag == _T + "str":
+    if tag == _STR:
         return value
+    where = _at(pos)
     if tag == _T + "int":
         try:
             number = int(value.replace("_", ""))
@@ -162,20 +172,26 @@ def _compose(loader: Any, fname: str) -> Marked:
     copied = 0
     docs = 0
     root: Any = None
-    events = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    # event classes by identity (``type(ev) is``): this loop runs once per value of the file
+    scalar_ev, alias_ev = yaml.ScalarEvent, yaml.AliasEvent
+    map_ev, seq_ev = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    values = (scalar_ev, alias_ev, map_ev, seq_ev)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    get_event = loader.get_event
     while True:
-        ev = loader.get_event()
-        mark = ev.start_mark
-        pos = (fname, mark.line + 1, mark.column + 1) if mark is not None else (fname, 1, 1)
-        where = f"{fname}:{pos[1]}:{pos[2]}"
-        if isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+        ev = get_event()
+        kind = type(ev)
+        if kind in ends:
             done = stack.pop()
             if done.anchor is not None:
                 cut = len(done.path)
                 anchors[done.anchor] = _Anchor(done.value, count - done.start, done.pos,
                                                tuple((p[cut:], m) for p, m in log[done.logged:]))
             continue
-        if not isinstance(ev, events):
+        mark = ev.start_mark
+        pos = (fname, mark.line + 1, mark.column + 1) if mark is not None else (fname, 1, 1)
+        if kind not in values:
+            where = _at(pos)
             if isinstance(ev, yaml.DocumentStartEvent):
                 docs += 1
                 if docs > 1:
@@ -184,41 +200,43 @@ def _compose(loader: Any, fname: str) -> Marked:
                 break
             continue
         top = stack[-1] if stack else None
-        if top is not None and isinstance(top.value, dict) and top.key is _NO_KEY:  # a mapping key
-            if not isinstance(ev, yaml.ScalarEvent):
+        if top is not None and top.key is _NO_KEY and type(top.value) is dict:  # a mapping key
+            if kind is not scalar_ev:
                 raise StoryError("mapping keys must be plain values", where=f"{fname}:{pos[1]}")
-            key = _scalar(loader, ev, where)
+            key = _scalar(loader, ev, pos)
             if isinstance(key, bool | float) or key is None:
                 key = str(ev.value)
             if key == "<<":
                 raise StoryError("YAML merge keys ('<<') are not supported in stories", where=f"{fname}:{pos[1]}")
             if key in top.value:
-                raise StoryError(f"duplicate key {key!r}", where=where)
+                raise StoryError(f"duplicate key {key!r}", where=_at(pos))
             top.key = key
-            marks[(*top.path, key)] = pos
-            log.append(((*top.path, key), pos))
+            top.key_path = key_path = (*top.path, key)
+            marks[key_path] = pos
+            log.append((key_path, pos))
             count += 1
             continue
         anchored = None
-        if isinstance(ev, yaml.AliasEvent):
+        if kind is scalar_ev:
+            value, size = _scalar(loader, ev, pos), 1
+        elif kind is alias_ev:
             anchored = anchors.get(ev.anchor)
             if anchored is None:
-                raise StoryError(f"found undefined alias {ev.anchor!r}", where=where)
-            value, size, pos = anchored.value, anchored.size, anchored.pos
+                raise StoryError(f"found undefined alias {ev.anchor!r}", where=_at(pos))
+            value, size, alias_pos = anchored.value, anchored.size, anchored.pos
             aliased += size
             if aliased > MAX_ALIAS_VALUES:
-                raise StoryError(f"aliases expand to more than {MAX_ALIAS_VALUES:,} values", where=where,
+                raise StoryError(f"aliases expand to more than {MAX_ALIAS_VALUES:,} values", where=_at(pos),
                                  hint="YAML aliases that expand exponentially (an alias bomb) are refused")
-        elif isinstance(ev, yaml.ScalarEvent):
-            value, size = _scalar(loader, ev, where), 1
+            pos = alias_pos
         else:
             tag = ev.tag
             if tag is not None and tag != "!" and tag not in _COLLECTION_TAGS:
                 raise StoryError(f"YAML tag {tag!r} is not allowed in story data", where=f"{fname}:{pos[1]}")
             if len(stack) >= MAX_DEPTH:
-                raise StoryError(f"nested more than {MAX_DEPTH} levels deep", where=where,
+                raise StoryError(f"nested more than {MAX_DEPTH} levels deep", where=_at(pos),
                                  hint="a story nests a handful of levels; flatten it")
-            value, size = ({} if isinstance(ev, yaml.MappingStartEvent) else []), 1
+            value, size = ({} if kind is map_ev else []), 1
         count += size
         if count > MAX_VALUES:
             raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
@@ -228,7 +246,7 @@ def _compose(loader: Any, fname: str) -> Marked:
             root = value
             marks[()] = pos
         elif isinstance(top.value, dict):
-            path = (*top.path, top.key)
+            path = top.key_path
             top.value[top.key] = value
             top.key = _NO_KEY
         else:
@@ -241,13 +259,31 @@ def _compose(loader: Any, fname: str) -> Marked:
             for rel, m in anchored.marks:
                 marks[(*path, *rel)] = m
                 log.append(((*path, *rel), m))
-        elif isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+        elif kind is map_ev or kind is seq_ev:
             stack.append(_Open(value, path, pos, count - 1, len(log), ev.anchor))
         elif ev.anchor is not None:
             anchors[ev.anchor] = _Anchor(value, 1, pos)
     if docs == 0:
         return Marked({}, {(): (fname, 1, 1)})
     return Marked(root, marks)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (restored after it, even on error).
+
+    For work that makes many long-lived objects and no reference cycles (composing a
+    story, validating it, linting it): each collection would rescan every object made
+    so far, so a large story costs quadratically more. Reference counting still frees
+    everything the block drops.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def read_text(path: Path) -> str:
@@ -283,10 +319,9 @@ def compose_marked(text: str, fname: str) -> Marked:
             past :data:`game.limits.MAX_INT` or not finite; each with its line and column.
     """
     loader = _Loader(text)
-    paused = gc.isenabled()
-    gc.disable()  # many new, long-lived objects: the collector would rescan them over and over
     try:
-        return _compose(loader, fname)
+        with gc_paused():
+            return _compose(loader, fname)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{fname}:{mark.line + 1}:{mark.column + 1}" if mark else fname
@@ -294,6 +329,4 @@ def compose_marked(text: str, fname: str) -> Marked:
     except yaml.YAMLError as exc:
         raise StoryError(f"YAML error: {exc}", where=fname) from exc
     finally:
-        if paused:
-            gc.enable()
         loader.dispose()

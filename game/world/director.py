@@ -285,23 +285,40 @@ class Director:
 
     def ahead(self, state: GameState) -> tuple[Scene, ...]:
         """The scenes one choice or exit away from the current one (without their entities)."""
-        m = self.story.model
-        scene = m.scenes.get(state.scene)
-        if scene is None:
+        return tuple(self.outline(state, sid) for sid in self._next(state.scene))
+
+    def opening(self, state: GameState) -> tuple[Scene, ...]:
+        """The start scene and the scenes one choice or exit away from it, as they will look
+        from ``state`` (a fresh state, before the story began): what a backend may prepare while
+        the game loads (see :class:`game.world.protocol.PaintsAhead`)."""
+        start = self.story.model.start
+        if start not in self.story.model.scenes:
             return ()
+        return (self.outline(state, start), *(self.outline(state, sid) for sid in self._next(start)))
+
+    def _next(self, scene_id: str) -> list[str]:
+        """The scenes a choice or exit of ``scene_id`` goes to (once each, not itself)."""
+        m = self.story.model
+        scene = m.scenes.get(scene_id)
+        if scene is None:
+            return []
         targets = [c.goto for c in scene.choices if c.goto] + [e.goto for e in scene.exits.values() if e.goto]
-        out: list[Scene] = []
-        for sid in dict.fromkeys(t for t in targets if t in m.scenes and t != state.scene):
-            loc_id = m.scenes[sid].location
-            loc = m.locations.get(loc_id)
-            sets = {k: v for e in m.scenes[sid].on_enter for k, v in SETS_WORLD.findall(str(e))}
-            if sets.get("light") in MOON_LIGHTS and "time_of_day" not in state.world:
-                sets.setdefault("time_of_day", "night")
-            out.append(Scene(location=loc_id, palette=loc.palette if loc else loc_id,
-                             time_of_day=sets.get("time_of_day") or self.world_value(state, "time_of_day", sid),
-                             weather=sets.get("weather") or self.world_value(state, "weather", sid),
-                             setting=self.setting(sid), light=sets.get("light") or str(state.world.get("light", ""))))
-        return tuple(out)
+        return list(dict.fromkeys(t for t in targets if t in m.scenes and t != scene_id))
+
+    def outline(self, state: GameState, scene_id: str) -> Scene:
+        """Scene ``scene_id`` as it will look once entered from ``state`` (place, palette, time,
+        weather, setting, light; without its entities): its ``on_enter`` effects that set a
+        world key to a literal count."""
+        m = self.story.model
+        loc_id = m.scenes[scene_id].location
+        loc = m.locations.get(loc_id)
+        sets = {k: v for e in m.scenes[scene_id].on_enter for k, v in SETS_WORLD.findall(str(e))}
+        if sets.get("light") in MOON_LIGHTS and "time_of_day" not in state.world:
+            sets.setdefault("time_of_day", "night")
+        return Scene(location=loc_id, palette=loc.palette if loc else loc_id,
+                     time_of_day=sets.get("time_of_day") or self.world_value(state, "time_of_day", scene_id),
+                     weather=sets.get("weather") or self.world_value(state, "weather", scene_id),
+                     setting=self.setting(scene_id), light=sets.get("light") or str(state.world.get("light", "")))
 
     def in_view(self, state: GameState) -> dict[str, float]:
         """Who the chunk shows: those in the scene now (agents come and go, see

@@ -40,6 +40,7 @@ from game.story.host import TurnHost
 from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
+from game.story.strings import reaction_base
 
 #: Every world edit a scene may allow.
 ALL_EDITS = ("weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look")
@@ -435,7 +436,7 @@ def add_reference(host: EditHost, intent: AddReference,
         intent: ``path`` of the image; ``entity_id`` the character it was dropped on
             (it becomes a gift), or ``""`` to place it in view.
         validate: ``path -> absolute path``, raising ``InputError`` for a bad image
-            (``game.inputs.images.validate_image`` in a session); ``None`` checks only
+            (``game.images.validate_image`` in a session); ``None`` checks only
             that the file exists.
 
     Returns:
@@ -501,4 +502,4 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
         host.runtime.set_reaction(st, who, "tilt", events)
         return events
     r, path = found
-    return events + host.runtime.react(st, r, path, f"give.{who}.{path[-1]}", extra)
+    return events + host.runtime.react(st, r, path, reaction_base(path, ""), extra)

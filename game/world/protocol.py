@@ -429,6 +429,45 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class Interruptible(Protocol):
+    """A backend that can abandon the block it is making (optional).
+
+    ``interrupt(session_id)`` asks the block in flight in that session (``""``: the
+    current one) to stop at its next step; the stream of that request then ends
+    without it, and nothing of the abandoned block is kept. A block-causal model takes
+    ~0.1–1 s a block, so a player's new input waits at most one denoising step instead
+    of a whole block. The wrapping layers (guard, voice) forward it; a backend without
+    it is simply cut short after its current block.
+    """
+
+    def interrupt(self, session_id: str = "") -> None: ...
+
+
+def interrupt(backend: Backend, session_id: str = "") -> bool:
+    """Call ``backend.interrupt(session_id)`` if it has one; whether it did."""
+    if isinstance(backend, Interruptible):
+        backend.interrupt(session_id)
+        return True
+    return False
+
+
+@runtime_checkable
+class PaintsAhead(Protocol):
+    """A backend that can prepare scenes before a request names them (optional).
+
+    :func:`game.session.assembly.open_game` gives it the opening scene and the scenes one
+    choice away from it (:meth:`game.world.director.Director.opening`) while the game is
+    still loading, so the first block of play costs what a warm block costs. Requests
+    name their own scenes ahead in :attr:`WorldRequest.ahead`.
+    """
+
+    def prepare(self, scenes: tuple[Scene, ...], seed: int) -> None:
+        """Start preparing ``scenes`` for sessions of ``seed`` (returns at once; work runs
+        in the background and a request that needs it waits for it)."""
+        ...
+
+
 def ignored_inputs(caps: Capabilities, request: WorldRequest) -> tuple[str, ...]:
     """The inputs of ``request`` that a backend with ``caps`` cannot use, with why.
 

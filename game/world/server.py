@@ -47,21 +47,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import hashlib
 import hmac
 import json
 import logging
 import os
-import queue
 import re
 import socket
 import sys
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import orjson
@@ -70,6 +67,7 @@ from game import limits
 from game.errors import BackendError, WorldloomError
 from game.world.backends import make_backend
 from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
+from game.world.slots import END, Current, Slot, Worker, settle
 from game.world.wire import (
     ENCODINGS,
     MAX_JSON_BYTES,
@@ -101,7 +99,6 @@ CLOSE_INTERNAL = 1011
 #: Seconds a new connection has to send ``hello``.
 HELLO_TIMEOUT_S = 10.0
 _CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-_END = object()
 
 #: Builds one session's backend from the client's options (``width``, ``height``).
 BackendFactory = Callable[[dict[str, Any]], Backend]
@@ -146,79 +143,7 @@ class ServerConfig:
     insecure_token: bool = False
 
 
-@dataclass
-class _Current:
-    seq: int
-    fp: str
-    it: Iterator[FrameChunk]
-    next_block: int
-
-
-class _Worker:
-    """One session's own thread for its backend calls, in order (the slot's lock already serialises them).
-
-    A hop to it and back costs a quarter of ``asyncio.to_thread``'s CPU (no executor, no
-    chained futures; measured ~27 vs ~108 us here), paid on every block.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._jobs: queue.SimpleQueue[tuple[asyncio.Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name=f"worldloom-session-{name}", daemon=True)
-        self._thread.start()
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` on this thread; its result, or its exception raised here."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._jobs.put((future, functools.partial(fn, *args)))
-        return await future
-
-    def stop(self) -> None:
-        """End the thread after the jobs already given (idempotent)."""
-        self._jobs.put(None)
-
-    def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            future, call = job
-            try:
-                ok, value = True, call()
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-                ok, value = False, exc
-            with contextlib.suppress(RuntimeError):  # the loop is gone (the server stopped)
-                future.get_loop().call_soon_threadsafe(_settle_future, future, ok, value)
-
-
-def _settle_future(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if not future.done():  # not cancelled meanwhile (the client went away)
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
-
-
-@dataclass
-class _Slot:
-    """One client's session: its own backend, its worker thread, the request in flight and a small
-    replay buffer."""
-
-    key: str
-    backend: Backend
-    caps: Capabilities
-    encoding: Encoding
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    ws: Any = None
-    detached_at: float = 0.0
-    started: bool = False
-    cur: _Current | None = None
-    sent: OrderedDict[tuple[int, int], bytes] = field(default_factory=OrderedDict)
-    sent_bytes: int = 0
-    fps: OrderedDict[int, str] = field(default_factory=OrderedDict)
-    memory_results: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
-    blocks_served: int = 0
-    finished: Iterator[FrameChunk] | None = None  # the request that sent its last block, not yet run to its end
-    worker: _Worker = field(default_factory=lambda: _Worker("slot"))
-
-
-class _Closed(Exception):
+class Closed(Exception):
     """The peer went away (or was closed by us)."""
 
 
@@ -281,7 +206,7 @@ class WorldServer:
             raise BackendError(problem, hint="set WORLDLOOM_TOKEN to a long random secret")
         self.factory = factory
         self.config = config
-        self.slots: dict[str, _Slot] = {}
+        self.slots: dict[str, Slot] = {}
         self._reaper: asyncio.Task[None] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -294,7 +219,7 @@ class WorldServer:
         finally:
             self._reaper.cancel()
             for key in list(self.slots):
-                await self._drop_slot(key)
+                await self.drop_slot(key)
 
     async def _reap_forever(self) -> None:
         period = max(0.05, min(1.0, self.config.grace_s / 4))
@@ -307,7 +232,7 @@ class WorldServer:
         now = time.monotonic()
         expired = [k for k, s in self.slots.items() if s.ws is None and now - s.detached_at > self.config.grace_s]
         for key in expired:
-            await self._drop_slot(key)
+            await self.drop_slot(key)
         return len(expired)
 
     async def make_room(self) -> bool:
@@ -322,16 +247,17 @@ class WorldServer:
         oldest = min(detached, key=lambda s: s.detached_at)
         log.info("session %s evicted for a new client (vanished %.1f s ago)", oldest.key,
                  time.monotonic() - oldest.detached_at)
-        await self._drop_slot(oldest.key)
+        await self.drop_slot(oldest.key)
         return True
 
-    async def _drop_slot(self, key: str) -> None:
+    async def drop_slot(self, key: str) -> None:
+        """Close a session's backend and forget it (nothing if there is no such session)."""
         slot = self.slots.pop(key, None)
         if slot is None:
             return
 
         def close() -> None:
-            _settle(slot)
+            settle(slot)
             if slot.cur is not None:
                 with contextlib.suppress(Exception):
                     close_it = getattr(slot.cur.it, "close", None)
@@ -349,25 +275,25 @@ class WorldServer:
     async def serve(self, ws: Any) -> None:
         """Handle one WebSocket connection until it closes (never raises)."""
         await ws.accept()
-        slot: _Slot | None = None
+        slot: Slot | None = None
         try:
             if not self.authorized(ws.headers.get("authorization", "")):
-                await self._close(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
+                await self.close_with(ws, CLOSE_UNAUTHORIZED, "unauthorized: wrong or missing WORLDLOOM_TOKEN")
                 return
-            hello = await self._recv(ws, timeout=HELLO_TIMEOUT_S)
-            slot = await self._hello(ws, hello)
+            hello = await self.receive(ws, timeout=HELLO_TIMEOUT_S)
+            slot = await self.hello(ws, hello)
             if slot is None:
                 return
             while True:
-                msg = await self._recv(ws)
-                if not await self._dispatch(ws, slot, msg):
+                msg = await self.receive(ws)
+                if not await self.dispatch(ws, slot, msg):
                     return
-        except _Closed:
+        except Closed:
             pass
         except Exception:  # a bug here must not take the server down
             log.exception("connection failed")
             with contextlib.suppress(Exception):
-                await self._close(ws, CLOSE_INTERNAL, "internal server error")
+                await self.close_with(ws, CLOSE_INTERNAL, "internal server error")
         finally:
             if slot is not None and slot.ws is ws:
                 slot.ws = None
@@ -379,59 +305,77 @@ class WorldServer:
         given = token.strip().encode("utf-8") if scheme.lower() == "bearer" else b""
         return hmac.compare_digest(given, self.config.token.encode("utf-8"))
 
-    async def _close(self, ws: Any, code: int, reason: str) -> NoReturn:
+    async def close_with(self, ws: Any, code: int, reason: str) -> NoReturn:
+        """Close ``ws`` with ``code`` and ``reason`` (cut to what WebSocket allows), then raise :class:`Closed`."""
         with contextlib.suppress(Exception):
             await ws.close(code=code, reason=_reason(reason))
-        raise _Closed(reason)
+        raise Closed(reason)
 
-    async def _recv(self, ws: Any, timeout: float | None = None) -> dict[str, Any]:
+    async def receive(self, ws: Any, timeout: float | None = None) -> dict[str, Any]:
+        """The next control message of ``ws``, within the size and nesting limits (else ``ws`` is closed).
+
+        Raises:
+            Closed: the peer went away, or sent something refused (1009 too big, 4400 binary or bad JSON,
+                no hello within ``timeout``).
+        """
         try:
             msg = await asyncio.wait_for(ws.receive(), timeout) if timeout else await ws.receive()
         except TimeoutError:
-            await self._close(ws, CLOSE_BAD_MESSAGE, f"no hello within {timeout:g} s")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, f"no hello within {timeout:g} s")
         except Exception as exc:  # the transport broke
-            raise _Closed(str(exc)) from exc
+            raise Closed(str(exc)) from exc
         if msg.get("type") == "websocket.disconnect":
-            raise _Closed("client went away")
+            raise Closed("client went away")
         text, data = msg.get("text"), msg.get("bytes")
         limit = self.config.max_message_bytes
         size = len(text.encode("utf-8")) if text is not None else len(data or b"")
         if size > limit:
-            await self._close(ws, CLOSE_TOO_BIG, f"message too big: {size} bytes, limit {limit}")
+            await self.close_with(ws, CLOSE_TOO_BIG, f"message too big: {size} bytes, limit {limit}")
         if text is None:
-            await self._close(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, "clients send JSON text messages only")
         try:
             return loads(text, limit, self.config.max_depth)
         except WireError as exc:
-            await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, exc.why)
 
-    async def _hello(self, ws: Any, msg: dict[str, Any]) -> _Slot | None:
+    async def check_hello(self, ws: Any, msg: dict[str, Any]) -> str:
+        """The client key of a ``hello`` of this wire version; anything else closes ``ws`` with 4400
+        (raises :class:`Closed`)."""
         if msg.get("op") != "hello" or msg.get("v") != WIRE_VERSION:
-            await self._close(ws, CLOSE_BAD_MESSAGE, f"expected hello, wire version {WIRE_VERSION}")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, f"expected hello, wire version {WIRE_VERSION}")
         key = str(msg.get("client", ""))
         if not _CLIENT_KEY.match(key):
-            await self._close(ws, CLOSE_BAD_MESSAGE, "hello needs a client key of 8-64 letters, digits, - or _")
+            await self.close_with(ws, CLOSE_BAD_MESSAGE, "hello needs a client key of 8-64 letters, digits, - or _")
+        return key
+
+    async def hello(self, ws: Any, msg: dict[str, Any]) -> Slot | None:
+        """Open or resume the session a ``hello`` names and answer it; ``None`` if its backend failed to start.
+
+        Raises:
+            Closed: the hello was refused (bad version or key, server busy, bad size) and ``ws`` closed.
+        """
+        key = await self.check_hello(ws, msg)
         slot = self.slots.get(key)
         resumed = slot is not None
         if slot is None:
             if not await self.make_room():
-                await self._close(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
+                await self.close_with(ws, CLOSE_BUSY, f"server busy: {len(self.slots)} sessions open, "
                                                   f"limit {self.config.max_sessions}")
             try:
-                options = self._options(msg)
+                options = self.options(msg)
             except WireError as exc:
-                await self._close(ws, CLOSE_BAD_MESSAGE, exc.why)
+                await self.close_with(ws, CLOSE_BAD_MESSAGE, exc.why)
             try:
                 backend = await asyncio.to_thread(self.factory, options)
                 caps = backend.capabilities()
             except Exception as exc:
                 await _send(ws, dumps(_error(exc)))
-                await self._close(ws, CLOSE_INTERNAL, f"cannot start the backend: {exc}")
+                await self.close_with(ws, CLOSE_INTERNAL, f"cannot start the backend: {exc}")
                 return None
             wanted = str(msg.get("encoding", "auto"))
             peer = getattr(getattr(ws, "client", None), "host", "") or ""
             enc = choose_encoding(wanted, peer, self.config.encoding)
-            slot = _Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=_Worker(key[:16]))
+            slot = Slot(key=key, backend=backend, caps=caps, encoding=enc, worker=Worker(key[:16]))
             self.slots[key] = slot
         elif slot.ws is not None and slot.ws is not ws:
             old = slot.ws
@@ -444,7 +388,12 @@ class WorldServer:
                                   "max_message_bytes": self.config.max_message_bytes}))
         return slot
 
-    def _options(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def options(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The backend options a ``hello`` asks for (``width``, ``height``), within the server's limits.
+
+        Raises:
+            WireError: a size that is not ``[width, height]`` or past ``max_side`` / ``max_pixels``.
+        """
         size = msg.get("size")
         if not self.config.allow_client_size or size is None:
             return {}
@@ -481,7 +430,12 @@ class WorldServer:
             raise WireError(f"generate: from_block must be a block of the request, 0-{blocks}")
         return from_block
 
-    async def _dispatch(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> bool:
+    async def dispatch(self, ws: Any, slot: Slot, msg: dict[str, Any]) -> bool:
+        """Answer one message of a session's client (errors of the backend go back as ``error``).
+
+        Raises:
+            Closed: the client closed the session, or ``ws`` went away.
+        """
         op = msg["op"]
         async with slot.lock:
             try:
@@ -509,18 +463,18 @@ class WorldServer:
                     await _send(ws, dumps({"op": "pong", "t": msg.get("t")}))
                 elif op == "close":
                     slot.ws = None
-                    await self._drop_slot(slot.key)
-                    await self._close(ws, 1000, "closed by the client")
+                    await self.drop_slot(slot.key)
+                    await self.close_with(ws, 1000, "closed by the client")
                 else:
                     await _send(ws, dumps({"op": "error", "message": f"unknown op {op!r}", "why": "", "where": "",
                                               "hint": ""}))
-            except _Closed:
+            except Closed:
                 raise
             except Exception as exc:  # a backend or request error goes back to the client
                 await _send(ws, dumps(_error(exc)))
         return True
 
-    def _forget_requests(self, slot: _Slot) -> None:
+    def _forget_requests(self, slot: Slot) -> None:
         if slot.cur is not None:
             with contextlib.suppress(Exception):
                 getattr(slot.cur.it, "close", lambda: None)()
@@ -529,7 +483,7 @@ class WorldServer:
         slot.sent_bytes = 0
         slot.fps.clear()
 
-    async def _memory(self, ws: Any, slot: _Slot, msg: dict[str, Any]) -> None:
+    async def _memory(self, ws: Any, slot: Slot, msg: dict[str, Any]) -> None:
         mseq = int(msg.get("mseq", -1))
         cached = slot.memory_results.get(mseq)
         if cached is None:
@@ -541,7 +495,7 @@ class WorldServer:
                 slot.memory_results.popitem(last=False)
         await _send(ws, dumps({"op": "memory", "mseq": mseq, "result": cached}))
 
-    async def _block(self, ws: Any, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> None:
+    async def _block(self, ws: Any, slot: Slot, seq: int, fp: str, block: int, request: Any) -> None:
         """Send block ``block`` of request ``seq``: from the replay buffer, the request in flight,
         or a fresh (deterministic) run of the request that skips the blocks already delivered."""
         if request is not None:
@@ -566,7 +520,7 @@ class WorldServer:
         slot.blocks_served += 1
         await _send(ws, message)
 
-    def _produce(self, slot: _Slot, seq: int, fp: str, block: int, request: Any) -> bytes | None:
+    def _produce(self, slot: Slot, seq: int, fp: str, block: int, request: Any) -> bytes | None:
         """In one worker thread (one hop off the event loop per block): finish the previous request,
         start or resume this one, take block ``block`` and encode it as one binary message
         (:func:`~game.world.wire.encode_block`); ``None`` past the end.
@@ -574,7 +528,7 @@ class WorldServer:
         Raises:
             BackendError: no request ``seq`` in progress at ``block`` and none given.
         """
-        _settle(slot)
+        settle(slot)
         cur = slot.cur
         if cur is None or cur.seq != seq or cur.fp != fp or cur.next_block != block:
             if request is None:
@@ -583,14 +537,14 @@ class WorldServer:
                 with contextlib.suppress(Exception):
                     getattr(cur.it, "close", lambda: None)()
             slot.cur = None
-            cur = _Current(seq, fp, iter(slot.backend.generate(request)), 0)
+            cur = Current(seq, fp, iter(slot.backend.generate(request)), 0)
             slot.cur = cur
             while cur.next_block < block:  # the client has these already (a regenerated replay)
-                if next(cur.it, _END) is _END:
+                if next(cur.it, END) is END:
                     break
                 cur.next_block += 1
-        chunk = next(cur.it, _END)
-        if chunk is _END:
+        chunk = next(cur.it, END)
+        if chunk is END:
             slot.cur = None
             return None
         assert isinstance(chunk, FrameChunk)
@@ -601,36 +555,21 @@ class WorldServer:
         return encode_block(chunk, slot.encoding, self.config.quality, block=block)
 
 
-def _settle(slot: _Slot) -> None:
-    """Let the request that yielded its last block finish (its trailing code) before the backend's next call."""
-    it, slot.finished = slot.finished, None
-    if it is not None:
-        _drain(it)
-
-
 async def _send(ws: Any, data: str | bytes) -> None:
-    """Send one message; a peer that is gone becomes :class:`_Closed` (not an error to log)."""
+    """Send one message; a peer that is gone becomes :class:`Closed` (not an error to log)."""
     try:
         if isinstance(data, str):
             await ws.send_text(data)
         else:
             await ws.send_bytes(data)
     except Exception as exc:
-        raise _Closed(f"send failed: {exc}") from exc
+        raise Closed(f"send failed: {exc}") from exc
 
 
-def _settled(slot: _Slot, call: Callable[..., Any], *args: Any) -> Any:
+def _settled(slot: Slot, call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)`` once the slot's finished request has run to its end (in a worker thread)."""
-    _settle(slot)
+    settle(slot)
     return call(*args)
-
-
-def _drain(it: Iterator[FrameChunk]) -> None:
-    """Let a generator that yielded its last block finish (runs its trailing code), then close it."""
-    with contextlib.suppress(Exception):
-        next(it, None)
-    with contextlib.suppress(Exception):
-        getattr(it, "close", lambda: None)()
 
 
 def create_app(factory: BackendFactory, config: ServerConfig) -> Any:
@@ -762,6 +701,22 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="most frames one request may ask for")
     p.add_argument("--insecure-token", action="store_true",
                    help=f"accept a WORLDLOOM_TOKEN shorter than {limits.MIN_TOKEN_BYTES} bytes")
+    ray = p.add_argument_group("--engine ray (Ray Serve: a gateway and world replicas; see docs/backends.md)")
+    ray.add_argument("--engine", choices=("process", "ray"), default="process",
+                     help="process: this one process holds every session (default); ray: Ray Serve")
+    ray.add_argument("--ray-address", default="", help="Ray cluster to join (auto: the one `ray start` made here); "
+                     "default: start a local one")
+    ray.add_argument("--replicas", type=int, default=1, help="world replicas (fixed; see --max-replicas)")
+    ray.add_argument("--min-replicas", type=int, default=1, help="autoscale from this many world replicas ...")
+    ray.add_argument("--max-replicas", type=int, default=0, help="... to this many, by sessions per replica")
+    ray.add_argument("--target-sessions", type=float, default=0.0,
+                     help="busy sessions per replica the autoscaler aims at (default: half of --max-sessions)")
+    ray.add_argument("--gpus-per-replica", type=float, default=-1.0, help="GPUs per world replica (default: 1 "
+                     "when the cluster has a GPU, else 0)")
+    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs per world replica")
+    ray.add_argument("--gateways", type=int, default=1, help="gateway replicas (stateless)")
+    ray.add_argument("--snapshot-dir", default="", help="also keep session journals in this folder "
+                     "(shared by the nodes) so they outlive the cluster's snapshot book")
     p.set_defaults(handler=cmd_serve)
     return p
 
@@ -809,8 +764,20 @@ def check_tls(cert: str, key: str) -> str:
     return ""
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the server until interrupted; returns the exit code (2 for a configuration error)."""
+@dataclass(frozen=True)
+class ServePlan:
+    """What ``worldloom serve`` checked before it runs: the token and limits, the backend and its caps."""
+
+    config: ServerConfig
+    backend: str
+    backend_kwargs: dict[str, Any]
+    caps: Capabilities
+    tls: bool
+
+
+def prepare_serve(args: argparse.Namespace) -> ServePlan | int:
+    """Check the token, TLS, binding and limits of ``worldloom serve`` and load the backend once;
+    the plan, or the exit code 2 after printing why not (to stderr)."""
     out = sys.stderr
     token = os.environ.get("WORLDLOOM_TOKEN", "")
     if not token:
@@ -855,7 +822,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           grace_s=args.grace, encoding=args.encoding, quality=args.quality,
                           allow_client_size=not args.fixed_size, max_side=args.max_side, max_pixels=args.max_pixels,
                           max_request_frames=args.max_request_frames, insecure_token=args.insecure_token)
-    app = create_app(factory, config)
+    return ServePlan(config, args.backend, kwargs, caps, tls)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the single-process server until interrupted; returns the exit code (2 for a configuration error)."""
+    plan = prepare_serve(args)
+    if isinstance(plan, int):
+        return plan
+    config, caps, tls, out = plan.config, plan.caps, plan.tls, sys.stderr
+    app = create_app(backend_factory(plan.backend, **plan.backend_kwargs), config)
     reuse_block_memory()  # a block is a fresh half-megabyte or more: keep its pages for the next one
     import uvicorn
 

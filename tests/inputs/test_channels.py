@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from game import images
 from game.errors import InputError
 from game.headless import play_headless
-from game.inputs import images
 from game.inputs.channels import Channels
 from game.inputs.meaning import Resolver
 from game.inputs.script import parse_script

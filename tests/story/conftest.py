@@ -1,13 +1,18 @@
-"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories."""
+"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories, and a function that
+compiles with it (``ink_compile(source, out) -> out``)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+#: The test data of Ink stories (and ``compile.js``, the node script that runs inkjs's compiler).
+INK_DATA = Path(__file__).parents[1] / "data" / "ink"
 
 
 def npm_cache() -> Path:
@@ -28,3 +33,17 @@ def inkjs() -> Path:
         if done.returncode != 0:
             pytest.fail(f"npm install inkjs@2 failed:\n{done.stdout}\n{done.stderr}")
     return folder
+
+
+@pytest.fixture(scope="session")
+def ink_compile(inkjs: Path) -> Callable[[Path, Path], Path]:
+    """``compile(source, out) -> out``: compile an ``.ink`` file to ``out`` with inkjs (node, list
+    arguments); the test fails with the compiler's message when it does not compile."""
+
+    def compile_(source: Path, out: Path) -> Path:
+        done = subprocess.run(["node", str(INK_DATA / "compile.js"), str(inkjs), str(source), str(out)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return out
+
+    return compile_

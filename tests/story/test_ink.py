@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,19 +24,12 @@ from game.story.loader import load_story
 from game.world.chunking import ChunkPolicy
 
 INK = Path(__file__).parents[1] / "data" / "ink"
-
-
-def compile_ink(inkjs: Path, source: Path, out: Path) -> Path:
-    """Compile ``source`` to ``out`` with inkjs's compiler (node, list arguments)."""
-    done = subprocess.run(["node", str(INK / "compile.js"), str(inkjs), str(source), str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return out
+InkCompile = Callable[[Path, Path], Path]
 
 
 @pytest.fixture(scope="session")
-def kite_json(inkjs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return compile_ink(inkjs, INK / "kite.ink", tmp_path_factory.mktemp("ink") / "kite.ink.json")
+def kite_json(ink_compile: InkCompile, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ink_compile(INK / "kite.ink", tmp_path_factory.mktemp("ink") / "kite.ink.json")
 
 
 def session(path: Path, tmp: Path, seed: int = 5) -> Session:
@@ -233,7 +226,7 @@ def test_headless_cli_plays_an_ink_story(kite_json: Path, tmp_path: Path) -> Non
 
 
 # -- hot reload of an Ink story ---------------------------------------------------------
-def test_reload_recompiled_ink_keeps_state(inkjs: Path, kite_json: Path, tmp_path: Path) -> None:
+def test_reload_recompiled_ink_keeps_state(ink_compile: InkCompile, kite_json: Path, tmp_path: Path) -> None:
     path = tmp_path / "kite.ink.json"
     shutil.copy(kite_json, path)
     s = session(path, tmp_path)
@@ -241,7 +234,7 @@ def test_reload_recompiled_ink_keeps_state(inkjs: Path, kite_json: Path, tmp_pat
     choose(s, "Offer the kite")
     edited = tmp_path / "kite.ink"
     edited.write_text((INK / "kite.ink").read_text().replace("You go home with", "You walk home carrying"))
-    compile_ink(inkjs, edited, path)
+    ink_compile(edited, path)
     result = s.reload()
     assert result.ok, result.diagnostics
     assert result.events[0].kind == "reload" and s.story.digest != load_ink(kite_json).digest
@@ -256,7 +249,7 @@ def test_reload_recompiled_ink_keeps_state(inkjs: Path, kite_json: Path, tmp_pat
     assert s.runtime.is_ending(s.state)  # the old story is still the one playing
 
 
-def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(inkjs: Path, tmp_path: Path) -> None:
+def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(ink_compile: InkCompile, tmp_path: Path) -> None:
     src = tmp_path / "bells.ink"
     src.write_text("-> yard\n=== yard ===\n# scene: yard at dusk\nThe bells hang still.\n"
                    "* [Ring the bells #camera: low]\n  -> bells\n"
@@ -264,7 +257,7 @@ def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(inkjs: Path, t
                    "The second, and a hymn. # sound: gong # music: hymn # mood: bright\n-> END\n", encoding="utf-8")
     from game.world.backends import make_backend
 
-    s = Session(load_story(compile_ink(inkjs, src, tmp_path / "bells.ink.json")),
+    s = Session(load_story(ink_compile(src, tmp_path / "bells.ink.json")),
                 make_backend("procedural", width=64, height=36), save_dir=tmp_path / "saves")
     s.start()
     list(s.stream())
@@ -280,7 +273,8 @@ def test_every_sound_and_custom_tag_of_a_turn_reaches_the_request(inkjs: Path, t
     assert any("sound music:hymn" in i for i in ignored)
 
 
-def test_old_save_into_a_recompiled_story_then_rollback(inkjs: Path, kite_json: Path, tmp_path: Path) -> None:
+def test_old_save_into_a_recompiled_story_then_rollback(ink_compile: InkCompile, kite_json: Path,
+                                                         tmp_path: Path) -> None:
     """A save of the old story loads into the recompiled one (a new VAR read by a line),
     and rolling back after the load works: the checkpoints were fitted too."""
     path = tmp_path / "kite.ink.json"
@@ -292,7 +286,7 @@ def test_old_save_into_a_recompiled_story_then_rollback(inkjs: Path, kite_json: 
     edited = tmp_path / "kite.ink"
     source = (INK / "kite.ink").read_text().replace('VAR mood = "calm"', 'VAR mood = "calm"\nVAR gold = 5')
     edited.write_text(source.replace("The forest is dark.", "The forest is dark. {gold > 3: Coins clink.}"))
-    compile_ink(inkjs, edited, path)
+    ink_compile(edited, path)
     fresh = session(path, tmp_path)
     events = fresh.load("old")
     assert any(e.kind == "warning" for e in events)

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,18 +32,12 @@ INK = Path(__file__).parents[1] / "data" / "ink"
 #: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
 INTERCEPT_PLACES = [os.environ.get("WORLDLOOM_INTERCEPT", ""), "/work/.mirror/inkle+the-intercept/repo"]
 INTERCEPT_INK = "Assets/Ink/TheIntercept.ink"
-
-
-def compile_to(inkjs: Path, source: Path, out: Path) -> Path:
-    done = subprocess.run(["node", str(INK / "compile.js"), str(inkjs), str(source), str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return out
+InkCompile = Callable[[Path, Path], Path]
 
 
 @pytest.fixture(scope="module")
-def crossing(inkjs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return compile_to(inkjs, INK / "crossing.ink", tmp_path_factory.mktemp("crossing") / "crossing.ink.json")
+def crossing(ink_compile: InkCompile, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ink_compile(INK / "crossing.ink", tmp_path_factory.mktemp("crossing") / "crossing.ink.json")
 
 
 def start(path: Path) -> tuple[InkRuntime, GameState, list[Event]]:
@@ -90,8 +85,8 @@ def test_id_tags_pin_choice_ids_through_interpolated_text(crossing: Path) -> Non
     assert rt.is_ending(state)
 
 
-def test_a_save_whose_ink_position_moved_restarts_the_knot(inkjs: Path, tmp_path: Path) -> None:
-    path = compile_to(inkjs, INK / "crossing.ink", tmp_path / "crossing.ink.json")
+def test_a_save_whose_ink_position_moved_restarts_the_knot(ink_compile: InkCompile, tmp_path: Path) -> None:
+    path = ink_compile(INK / "crossing.ink", tmp_path / "crossing.ink.json")
     s = Session(load_story(path), "null", seed=1, save_dir=tmp_path / "saves")
     s.start()
     assert "dock.wait_for_the_tide" in [c.id for c in s.choices()]
@@ -101,7 +96,7 @@ def test_a_save_whose_ink_position_moved_restarts_the_knot(inkjs: Path, tmp_path
         "* [Row into the whirlpool] -> whirlpool",
         "* [Jump in the river] -> crossing\n* [Row into the whirlpool] -> whirlpool")
     (tmp_path / "edited.ink").write_text(source)
-    compile_to(inkjs, tmp_path / "edited.ink", path)
+    ink_compile(tmp_path / "edited.ink", path)
     fresh = Session(load_story(path), "null", seed=1, save_dir=tmp_path / "saves")
     loaded = fresh.load("before")  # the load fits the state to the story: the player is told there
     assert any(e.kind == "warning" and "knot 'dock' changed" in e.text for e in loaded), loaded
@@ -114,14 +109,14 @@ def test_a_save_whose_ink_position_moved_restarts_the_knot(inkjs: Path, tmp_path
     assert fresh.runtime.is_ending(fresh.state)
 
 
-def test_an_unchanged_knot_loads_in_place(inkjs: Path, tmp_path: Path) -> None:
-    path = compile_to(inkjs, INK / "crossing.ink", tmp_path / "crossing.ink.json")
+def test_an_unchanged_knot_loads_in_place(ink_compile: InkCompile, tmp_path: Path) -> None:
+    path = ink_compile(INK / "crossing.ink", tmp_path / "crossing.ink.json")
     s = Session(load_story(path), "null", seed=1, save_dir=tmp_path / "saves")
     s.start()
     s.save("before")
     (tmp_path / "edited.ink").write_text((INK / "crossing.ink").read_text().replace("The tide turns.",
                                                                                    "The tide turns at last."))
-    compile_to(inkjs, tmp_path / "edited.ink", path)
+    ink_compile(tmp_path / "edited.ink", path)
     fresh = Session(load_story(path), "null", seed=1, save_dir=tmp_path / "saves")
     fresh.load("before")
     result = fresh.submit(Choose(choice_id="dock.wait_for_the_tide"))
@@ -166,12 +161,12 @@ def _intercept_source(tmp: Path) -> Path | None:
     return None
 
 
-def test_the_intercept_lints_without_false_errors(inkjs: Path, tmp_path: Path) -> None:
+def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_path: Path) -> None:
     source = _intercept_source(tmp_path)
     if source is None:
         pytest.skip("inkle's The Intercept is not on this machine (set WORLDLOOM_INTERCEPT to TheIntercept.ink "
                     "or a clone of github.com/inkle/the-intercept); it is their work, so it is not committed")
-    path = compile_to(inkjs, source, tmp_path / "intercept.ink.json")
+    path = ink_compile(source, tmp_path / "intercept.ink.json")
     diags = lint_story(path)
     assert [d.format() for d in diags if d.severity in ("error", "warning")] == []
     story = load_story(path)

@@ -5,6 +5,8 @@ lint reports missing, stale and unused entries."""
 from __future__ import annotations
 
 import json
+import random
+import re
 import shutil
 from pathlib import Path
 
@@ -12,9 +14,13 @@ import polib
 import pytest
 
 from game.cli import main
+from game.session import open_game
+from game.state import Choose, Move
+from game.story.explorer import Explorer
 from game.story.lint import lint_story
 from game.story.loader import load_story
-from game.story.strings import LANG_ENV, string_table
+from game.story.runtime import INTERPOLATION
+from game.story.strings import LANG_ENV, catalogue_path, check_catalogue, localised, string_table, translation_for
 
 MINI = Path(__file__).parents[1] / "data" / "mini"
 FRENCH = {"meadow.l0": "Bonjour {name}.", "choice.offer_kite": "Offrir le cerf-volant",
@@ -102,3 +108,96 @@ def test_the_demos_open_in_french(demo: str, script: str, opening: str, chosen: 
     rows = play(root, tmp_path, script, "--lang", "fr", *extra)
     assert [r["text"] for r in rows if r.get("type") == "line"][0] == opening
     assert [r["text"] for r in rows if r.get("type") == "choice"] == [chosen]
+
+
+DEMOS = Path(__file__).parents[2] / "stories"
+
+
+@pytest.mark.parametrize("demo", ["zero_mark", "eve"])
+def test_the_demo_catalogues_translate_every_string(demo: str) -> None:
+    """Both demos are wholly in French: nothing missing, stale or unused, and lint agrees."""
+    story = load_story(DEMOS / demo)
+    found = check_catalogue(story, catalogue_path(story, "fr"))
+    assert (found.missing, found.stale, found.unused) == ([], [], [])
+    assert not [d for d in lint_story(DEMOS / demo) if d.code in ("WL021", "WL022", "WL023")]
+
+
+def test_names_and_titles_are_translated_where_the_player_sees_them(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LANG_ENV, "fr")
+    game = open_game(DEMOS / "zero_mark", backend="null", dialogue=None, voice=False, save_dir=tmp_path)
+    try:
+        game.session.start()
+        view = game.session.view()
+        assert (view.title, view.scene_title, view.location) == ("La Marque du zéro", "Crépuscule",
+                                                                 "La clairière du crépuscule")
+        assert dict(view.inventory)["kite"] == "le cerf-volant rouge"
+        assert dict(view.characters)["creature"] == "la créature"
+        game.session.submit(Choose(choice_id="offer_kite"))
+        scenes = [e.text for e in game.session.log.since(0) if e.kind == "scene"]
+        assert scenes[-1] == "Le cerf-volant"
+        game.session.submit(Move(direction="d"))
+        assert [e.text for e in game.session.log.since(0) if e.kind == "exit"] == ["Le suivre jusqu'au ruisseau"]
+    finally:
+        game.close()
+    monkeypatch.setenv(LANG_ENV, "")
+    english = open_game(DEMOS / "zero_mark", backend="null", dialogue=None, voice=False, save_dir=tmp_path)
+    try:
+        english.session.start()
+        assert english.session.view().scene_title == "Dusk"
+    finally:
+        english.close()
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    """A translation as a pattern: each ``{name}`` may have become any value."""
+    return re.compile(".*".join(re.escape(part) for part in INTERPOLATION.split(text)[::2]), re.S)
+
+
+@pytest.mark.parametrize("demo", ["zero_mark", "eve"])
+def test_every_line_to_every_ending_plays_in_french(demo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded random walks over every kind of move until each ending is reached: every line,
+    choice and exit shown is its French translation (interpolated), none is the English."""
+    monkeypatch.setenv(LANG_ENV, "fr")
+    story = localised(load_story(DEMOS / demo), translation_for(load_story(DEMOS / demo)))  # as open_game does
+    french = {e.msgctxt: e.msgstr for e in polib.pofile(str(catalogue_path(story, "fr"))) if e.msgctxt}
+    table = string_table(load_story(DEMOS / demo))
+    ex = Explorer(story)
+    endings: set[str] = set()
+    shown = 0
+    rng = random.Random(3)
+    for _ in range(400):
+        state, events = ex.start()
+        for _ in range(60):
+            for e in events:
+                if e.kind == "line" and e.ids.get("line") in table:
+                    assert _pattern(french[e.ids["line"]]).fullmatch(e.text), (e.ids, e.text)
+                    shown += 1
+                elif e.kind == "scene":
+                    assert e.text == french[f"scene.{e.ids['scene']}.title"]
+            if ex.ending_name(state):
+                endings.add(ex.ending_name(state))
+                break
+            for c in ex.rt.available_choices(state):
+                assert c.text == french[f"choice.{c.id}"]
+            moves = ex.moves(state)
+            if not moves:
+                break
+            done = ex.step(state, rng.choice(moves))
+            if done is not None:
+                state, events, _ = done
+        if endings == set(ex.declared_endings()):
+            break
+    assert endings == set(ex.declared_endings()) and shown > 100
+
+
+def test_a_localised_story_lists_its_own_reactions_not_the_sources() -> None:
+    """The story lists its reactions and lines once; a localised copy must list the translated ones."""
+    story = load_story(DEMOS / "zero_mark")
+    english = {str(p): r for p, r in story.reactions()}  # listed (and kept) before the copy is made
+    french = localised(story, translation_for(story, "fr"))
+    assert french is not story and french.digest == story.digest
+    texts = {str(p): getattr(r, "text", "") for p, r in french.reactions()}
+    key = str(("scenes", "clearing", "choices", 0))
+    assert getattr(english[key], "text", "") == "Hold out the kite" and texts[key] == "Tendre le cerf-volant"
+    assert [ln.text for _, ln in story.lines()] == [ln.text for _, ln in french.lines()]  # lines: by id, at play

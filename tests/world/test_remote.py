@@ -476,9 +476,8 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     import socket
 
     from game.errors import BackendError
-    from game.session import Session
+    from game.session import open_game
     from game.state import Choose
-    from game.story import load_story
     from game.world.backends.remote import RemoteBackend
 
     with socket.socket() as sock:  # a free port nobody listens on
@@ -489,8 +488,8 @@ def test_a_server_down_at_start_falls_back_to_the_procedural_world(tmp_path: Pat
     assert "unreachable" in remote.notice
     with pytest.raises(BackendError, match="unreachable"):
         remote.capabilities()
-    s = Session(load_story(Path(__file__).parents[1] / "data" / "mini"), remote, save_dir=tmp_path,
-                errorbank=tmp_path / "bank.db")
+    s = open_game(Path(__file__).parents[1] / "data" / "mini", backend=remote, save_dir=tmp_path,
+                  errorbank=tmp_path / "bank.db").session
     s.start()
     frames = sum(c.n_frames for c in s.stream())
     s.submit(Choose(choice_id="offer_kite"))

@@ -111,3 +111,23 @@ def test_the_scenes_ahead_are_prepared_as_they_will_look_once_entered(tmp_path: 
     ahead = {sc.location + "/" + sc.time_of_day for sc in s.director.ahead(s.state)}
     assert "clearing/night" in ahead  # clearing_night sets the night on entry
     assert "hollow/night" in ahead
+
+
+def test_the_opening_scenes_are_painted_while_the_game_opens(tmp_path: Path) -> None:
+    from game.session.assembly import open_game
+
+    game = open_game(ROOT / "stories" / "zero_mark", size=(96, 54), dialogue=None, voice=False,
+                     save_dir=tmp_path, backend_options={"embed": None})
+    try:
+        b = game.session.backend
+        assert isinstance(b, ProceduralBackend)
+        b.settle()  # the window opens, the title shows
+        painted = b._painter.backdrops_built
+        opening = game.session.director.opening(game.session.state)
+        assert 2 <= painted <= len(opening)  # the clearing, and the scenes one choice away (some share it)
+        game.session.start()
+        chunk = first_block(game.session)
+        assert chunk.memory["backdrops_built"] == painted  # the first block painted no stage itself
+        assert b.layout is not None and "stump" in b.layout.visible()
+    finally:
+        game.close()

@@ -43,7 +43,7 @@ PLACES: dict[str, Place] = {
     "reeds": Place(0.86, 0.2, sink=0.1),
     "stepping_stones": Place(0.28, 0.05, sink=0.075),
     "lighthouse": Place(0.7, 0.3, layer="far"),
-    "causeway": Place(0.3, 0.4, sink=0.2),
+    "causeway": Place(0.7, 0.36, layer="far"),
     "railing": Place(0.5, 0.3, sink=0.14),
 }
 
@@ -187,23 +187,43 @@ def lighthouse(height: int, look: Look, lit: bool) -> Sprite:
 
 
 def causeway(height: int, look: Look) -> Sprite:
-    """A causeway of black stones and bladderwrack running away to the island. Box 2.2 x 1.0."""
-    pen = Pen(height, 2.2, 1.0)
-    rock = _grade(look, (34, 36, 42))
-    wet = _grade(look, (76, 82, 96))
-    wrack = _grade(look, (118, 102, 52))
-    pen.polygon(((0.1, 1.0), (2.1, 1.0), (1.4, 0.02), (1.24, 0.02)), rock)
-    for k in range(16):
-        t = k / 15
-        y = 1.0 - 0.96 * t ** 0.8
-        half = 0.95 * (1 - t) + 0.08
-        cx = 1.1 + 0.22 * t
-        w = 0.1 + 0.16 * (1 - t)
-        for j in range(3):
-            x = cx - half * 0.7 + j * half * 0.7
-            pen.ellipse((x - w, y - w * 0.35, x + w, y + w * 0.3), wet if (k + j) % 2 else rock)
-        pen.line(((cx - half * 0.9, y), (cx - half * 0.6, y + 0.02)), wrack, 0.015)
-    return pen.finish(foot=(1.1, 1.0), hold=(1.32, 0.02))
+    """A causeway of flat black stones and weed lying on the water, from the shore in front
+    out to the island at the horizon, seen in perspective: a strip that narrows to its far
+    end, its rows of stones closer together the farther they are. Box 3.0 x 1.0; its foot is
+    its far end (it hangs below the horizon it starts on)."""
+    pen = Pen(height, 3.0, 1.0)
+    rock = _grade(look, (26, 28, 34))
+    wet = _grade(look, (52, 56, 66))
+    shine = lerp_rgb(wet, look.sky.horizon, 0.25)
+    wrack = _grade(look, (78, 74, 42))
+    far, near_l, near_r = (2.2, 0.0), (0.25, 1.0), (1.95, 1.0)
+
+    def edge(t: float) -> tuple[float, float, float]:
+        """Left x, right x and y of the strip at depth ``t`` (0 far, 1 near)."""
+        y = t
+        return (far[0] + (near_l[0] - far[0]) * t, far[0] + (near_r[0] - far[0]) * t, y)
+
+    pen.polygon((far, near_r, near_l), rock)
+    rows = 14
+    for k in range(1, rows + 1):
+        t0, t1 = ((k - 1) / rows) ** 1.6, (k / rows) ** 1.6
+        l0, r0, y0 = edge(t0)
+        l1, r1, y1 = edge(t1)
+        n = 2 + k // 3
+        for j in range(n):
+            a, b = j / n, (j + 0.86) / n
+            top_l, top_r = l0 + (r0 - l0) * a, l0 + (r0 - l0) * b
+            bot_l, bot_r = l1 + (r1 - l1) * a, l1 + (r1 - l1) * b
+            fill = wet if (k + j) % 3 else rock
+            pen.polygon(((top_l, y0 + 0.1 * (y1 - y0)), (top_r, y0 + 0.1 * (y1 - y0)), (bot_r, y1 - 0.12 * (y1 - y0)),
+                         (bot_l, y1 - 0.12 * (y1 - y0))), fill)
+            if (k * 7 + j * 3) % 5 == 0:  # weed over a stone's near edge
+                pen.polygon(((bot_l, y1 - 0.3 * (y1 - y0)), (bot_r, y1 - 0.3 * (y1 - y0)), (bot_r, y1),
+                             (bot_l, y1)), wrack)
+            elif (k + j) % 4 == 1:  # the wet top of a stone catches the sky
+                pen.polygon(((top_l, y0 + 0.12 * (y1 - y0)), (top_r, y0 + 0.12 * (y1 - y0)),
+                             (top_r, y0 + 0.3 * (y1 - y0)), (top_l, y0 + 0.3 * (y1 - y0))), shine)
+    return pen.finish(foot=far, hold=far)
 
 
 def railing(height: int, look: Look, width_units: float) -> Sprite:

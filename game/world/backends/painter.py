@@ -45,6 +45,7 @@ from game.world.backends.sprites import (
     leaf,
     scarf,
     shade,
+    thing,
     transform,
     trinket,
 )
@@ -61,6 +62,12 @@ ITEM_H = 0.09
 #: Held items, as fractions of the holder's height.
 HELD_H = 0.42
 HELD_KITE_H = 0.62
+#: How tall a held thing is beside a person holding it, as a share of her height (about its
+#: real size over a person's 1.7 m, at least 0.05 so that it shows); a creature (about 0.5 m)
+#: holds things at :data:`CREATURE_HOLDS` times that share, up to :data:`HELD_H`.
+HELD_SIZE = {"stone": 0.06, "leaf": 0.08, "lemon": 0.05, "tin": 0.09, "key": 0.07, "bottle": 0.14,
+             "book": 0.1, "gem": 0.05, "box": 0.12, "lantern": 0.18, "campfire": 0.3}
+CREATURE_HOLDS = 3.0
 #: Squash-and-stretch and head-tilt steps between cached pose variants.
 SCALE_STEP = 0.02
 TILT_STEP = 4.0
@@ -78,7 +85,11 @@ FLYING = re.compile(r"\bkite\b[^;.]*\b(climb\w*|fl(?:y|ies|ying)|soar\w*|aloft|u
 #: Entity kinds a prop noun can be drawn as (vocabulary name -> sprite kind).
 PROP_KINDS = {"kite": "kite", "leaf": "leaf", "leaf_bed": "leaf", "lantern": "lantern", "scarf": "scarf",
               "gem": "gem", "stone": "gem", "box": "box", "campfire": "campfire", "plants": "leaf",
-              "desk": "lantern", "stove": "box", "table": "box", "chart": "box"}
+              "desk": "lantern", "stove": "box", "table": "box", "chart": "box", "lemon": "lemon",
+              "tin": "tin", "key": "key", "bottle": "bottle", "book": "book"}
+#: Things drawn by :func:`~game.world.backends.sprites.thing`, with their colour when the look names none.
+THINGS: dict[str, RGB] = {"lemon": (238.0, 204.0, 64.0), "tin": (172.0, 50.0, 42.0), "key": (74.0, 72.0, 78.0),
+                          "bottle": (58.0, 118.0, 72.0), "book": (118.0, 62.0, 46.0)}
 
 
 @dataclass(frozen=True)
@@ -185,7 +196,7 @@ class Painter:
         self._sheet_specs: dict[str, str] = {}
         self._sheet_images: dict[str, Image.Image | None] = {}
         self._lock = threading.Lock()
-        self._pending: dict[tuple[object, ...], Future[Backdrop | Plate]] = {}
+        self._pending: dict[tuple[object, ...], Future[None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self.sprites_built = 0
         self.backdrops_built = 0
@@ -221,7 +232,8 @@ class Painter:
         scene = request.scene
         notes: list[str] = []
         tint = self._reference_tint(request.references, notes)
-        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint)
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, request.prompt, tint, scene.light)
+        self._await(scene.location, look, scene.setting, seed)
         setting = self.vocab.read(scene.setting)
         notes += setting.notes
         art = self._art(scene.location, anchors)
@@ -302,17 +314,44 @@ class Painter:
         return (location, still, setting.interior, setting.things, self.width, self.height, seed)
 
     def prepare(self, scene: Scene, seed: int) -> None:
-        """Paint ``scene``'s stage in the background (one worker thread), so that the first block
-        there costs what a warm block costs; :meth:`stage` waits for it if it is still painting."""
-        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting)
-        setting = self.vocab.read(scene.setting)
-        key = self.stage_key(scene.location, look, setting, seed)
+        """Read ``scene``'s setting and paint its stage in the background (one worker thread), so
+        that the first block there costs what a warm block costs. Returns at once: even the
+        reading (which may load the sentence embedder) happens on the worker; :meth:`plan` waits
+        for a scene still being prepared rather than doing the work twice."""
+        look = resolve_look(scene.palette, scene.time_of_day, scene.weather, scene.setting, None, scene.light)
+        key = self._text_key(scene.location, look, scene.setting, seed)
         with self._lock:
-            if key in self._backdrops or key in self._pending:
+            if key in self._pending and not self._pending[key].done():
                 return
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead")
-            self._pending[key] = self._pool.submit(self.build_stage, scene.location, look, setting, seed)
+            for done in [k for k, f in self._pending.items() if f.done()]:
+                del self._pending[done]  # prepared and never entered (a choice not taken)
+            self._pending[key] = self._pool.submit(self._prepare, scene.location, look, scene.setting, seed)
+
+    def _text_key(self, location: str, look: Look, text: str, seed: int) -> tuple[object, ...]:
+        """What a scene to prepare is before its setting is read (the stage key's words)."""
+        still = replace(look, fireflies=False, petals=None)
+        return (location, still, text, self.width, self.height, seed)
+
+    def _prepare(self, location: str, look: Look, text: str, seed: int) -> None:
+        setting = self.vocab.read(text)
+        key = self.stage_key(location, look, setting, seed)
+        with self._lock:
+            if key in self._backdrops:
+                return
+        built = self.build_stage(location, look, setting, seed)
+        with self._lock:
+            if key not in self._backdrops:
+                self.keep(key, built)
+
+    def _await(self, location: str, look: Look, text: str, seed: int) -> None:
+        """Wait for the preparation of this scene if it is under way (see :meth:`prepare`); one
+        still queued behind others is taken back and done now instead."""
+        with self._lock:
+            pending = self._pending.pop(self._text_key(location, look, text, seed), None)
+        if pending is not None and not pending.cancel():
+            pending.result()
 
     def settle(self) -> None:
         """Wait until every stage being painted ahead is done (benchmarks: "the player has read")."""
@@ -320,6 +359,9 @@ class Painter:
             futures = list(self._pending.values())
         for f in futures:
             f.result()
+        with self._lock:
+            for key in [k for k, f in self._pending.items() if f.done()]:
+                del self._pending[key]
 
     def close(self) -> None:
         """Stop painting ahead (waits for the stage being painted)."""
@@ -341,8 +383,7 @@ class Painter:
             if found is not None:
                 self._backdrops.move_to_end(key)
                 return found
-            pending = self._pending.pop(key, None)
-        built = pending.result() if pending is not None else self.build_stage(location, look, setting, seed)
+        built = self.build_stage(location, look, setting, seed)
         with self._lock:
             self.keep(key, built)
         return built
@@ -423,10 +464,14 @@ class Painter:
                                  f"(best {sim:.2f}); drew a {kind}")
             if holder is None:
                 height = ITEM_H * self.height * (1.4 if noun == "kite" else 1.0)
-            else:
+            elif noun in ("kite", "scarf") or kind == "image":
                 height = holder.height * (HELD_KITE_H if noun == "kite" else HELD_H)
+            else:
+                share = HELD_SIZE.get(kind, 0.12) * (CREATURE_HOLDS if holder.kind == "creature" else 1.0)
+                height = holder.height * min(HELD_H, share)
+            height *= _size_of(e.look)
         default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
-                   "lantern": (246.0, 196.0, 92.0), "campfire": (250.0, 150.0, 60.0)}.get(kind)
+                   "lantern": (246.0, 196.0, 92.0), "campfire": (250.0, 150.0, 60.0), **THINGS}.get(kind)
         colour = colour_word(f"{e.look} {e.name}") or default or colour_from_text("", e.id)
         return Actor(
             entity=e,
@@ -489,6 +534,8 @@ class Painter:
             return campfire(h, actor.colour, int(eyes or 0))
         if actor.kind == "scarf":
             return scarf(h, actor.colour)
+        if actor.kind in THINGS:
+            return thing(actor.kind, h, actor.colour)
         return trinket(h, actor.colour, box=actor.kind == "box")
 
     def _sheet(self, spec: str) -> Image.Image | None:
@@ -635,16 +682,23 @@ class Painter:
                  opacity=int(255 * min(1.0, ef.alpha)))
 
     def _beam(self, out: U8, frame: int, layout: Layout) -> None:
-        """The lighthouse beam wheeling out over the water from the lamp above the frame: it
-        sweeps across, foreshortened as it turns toward you (one turn in :data:`BEAM_TURN_S`)."""
+        """The lighthouse beam wheeling out over the water from its lamp: the lighthouse's in
+        view, else the lamp above the frame (you stand on the gallery); it sweeps across,
+        foreshortened as it turns toward you (one turn in :data:`BEAM_TURN_S`)."""
         turn = (frame / (BEAM_TURN_S * self.fps)) % 1.0
         reach = math.sin(2.0 * math.pi * turn)
         q = round(abs(reach) * 8) / 8
         if q < 0.125:
             return
-        spr = self.cache.get(("beam", self.width, self.height, q, reach < 0),
-                             lambda: _beam_sprite(self.width, self.height, q, reach < 0))
-        ox, oy = 0.5 * self.width, 0.04 * self.height
+        tower = next((b for name, _, b in layout.drawn() if name == "lighthouse"), None)
+        scale = 0.5 if tower is not None else 1.0
+        spr = self.cache.get(("beam", self.width, self.height, q, reach < 0, scale),
+                             lambda: _beam_sprite(self.width, self.height, q * scale, reach < 0))
+        if tower is not None:  # the lamp of the lighthouse sprite (see landmarks.lighthouse)
+            x0, y0, x1, y1 = tower
+            ox, oy = x0 + (x1 - x0) * 0.47 / 0.9, y0 + (y1 - y0) * 0.17
+        else:
+            ox, oy = 0.5 * self.width, 0.04 * self.height
         x0, y0 = int(round(ox - spr.foot[0])), int(round(oy - spr.foot[1]))
         blit(out, spr.rgb, spr.alpha, x0, y0)
         layout.add("beam", "prop", _box(spr, x0, y0))
@@ -708,6 +762,18 @@ def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
 def _edited_colour(look: str) -> RGB | None:
     """The colour a look edit gave ("now blue: ..." -> blue), or ``None``."""
     return colour_word(look.split(":")[0]) if look.startswith("now ") else None
+
+
+#: How much larger a thing a world edit made ``big`` (or ``small``) is drawn.
+SIZE_WORDS = {"big": 1.6, "small": 0.6}
+
+
+def _size_of(look: str) -> float:
+    """The scale a size word gives a thing: an object's look ("a big lantern") or an item's edited
+    look ("now big blue: ..."); 1.0 without one."""
+    head = look.split(":")[0] if look.startswith("now ") else " ".join(look.split()[:3])
+    words = head.lower().split()
+    return next((SIZE_WORDS[w] for w in words if w in SIZE_WORDS), 1.0)
 
 
 def _is_portrait(pic: Image.Image) -> bool:

@@ -151,41 +151,41 @@ SKIES: dict[str, Sky] = {
         ambient=0.05,
         rim=0.25,
     ),
-    "dawn": Sky(
-        top=(82, 98, 162),
-        mid=(204, 152, 172),
-        horizon=(255, 206, 172),
-        light=(255, 232, 196),
-        light_pos=(0.3, 0.5),
-        light_r=0.05,
-        glow=0.75,
+    "dawn": Sky(  # pale dawn light: a washed blue sky, the sun just up over a pale gold horizon
+        top=(112, 140, 196),
+        mid=(196, 196, 214),
+        horizon=(252, 228, 200),
+        light=(255, 240, 210),
+        light_pos=(0.3, 0.48),
+        light_r=0.04,
+        glow=0.6,
         moon=False,
-        stars=0.05,
-        cloud_lit=(255, 196, 176),
-        cloud_shade=(150, 120, 156),
-        clouds=0.5,
+        stars=0.0,
+        cloud_lit=(255, 222, 204),
+        cloud_shade=(170, 160, 186),
+        clouds=0.45,
         streaks=True,
-        grade=(0.9, 0.84, 0.88),
-        ambient=0.1,
+        grade=(0.94, 0.9, 0.92),
+        ambient=0.12,
         rim=0.45,
     ),
-    "dusk": Sky(
-        top=(46, 42, 104),
-        mid=(176, 98, 132),
-        horizon=(255, 172, 110),
-        light=(255, 216, 152),
-        light_pos=(0.68, 0.45),
-        light_r=0.055,
-        glow=0.9,
+    "dusk": Sky(  # the blue hour: the sun just under the hills, a warm band low in a blue sky
+        top=(24, 34, 86),
+        mid=(62, 86, 152),
+        horizon=(226, 160, 132),
+        light=(255, 190, 140),
+        light_pos=(0.68, 0.6),
+        light_r=0.0,
+        glow=0.55,
         moon=False,
-        stars=0.12,
-        cloud_lit=(255, 168, 138),
-        cloud_shade=(118, 78, 128),
-        clouds=0.55,
+        stars=0.2,
+        cloud_lit=(214, 150, 156),
+        cloud_shade=(64, 72, 126),
+        clouds=0.5,
         streaks=True,
-        grade=(0.8, 0.68, 0.78),
-        ambient=0.12,
-        rim=0.6,
+        grade=(0.62, 0.68, 0.86),
+        ambient=0.14,
+        rim=0.45,
     ),
     "night": Sky(
         top=(6, 8, 26),
@@ -299,12 +299,23 @@ def resolve_time(time_of_day: str, palette: Palette) -> str:
     return time
 
 
+#: The light a story (or a world edit) lit: its colour, and how far it pulls the land, the
+#: rim light and the grade of what stands in it (characters) toward that colour.
+LIGHTS: dict[str, tuple[RGB, float]] = {
+    "lantern": ((255.0, 190.0, 110.0), 0.24), "firelight": ((255.0, 146.0, 76.0), 0.3),
+    "candle": ((255.0, 200.0, 130.0), 0.18), "glow": ((255.0, 208.0, 150.0), 0.16),
+    "bright": ((255.0, 252.0, 240.0), 0.22), "dim": ((36.0, 38.0, 48.0), 0.25),
+    "moonlight": ((172.0, 194.0, 238.0), 0.24), "moonrise": ((172.0, 194.0, 238.0), 0.12),
+}
+
+
 def resolve_look(
     palette_name: str,
     time_of_day: str,
     weather: str,
     prompt: str = "",
     tint: RGB | None = None,
+    light: str = "",
 ) -> Look:
     """Resolve a scene's palette, time and weather into a :class:`Look`.
 
@@ -315,6 +326,7 @@ def resolve_look(
         prompt: the text prompt; ``fireflies``, ``petals``/``blossom`` and
             ``leaves``/``autumn`` add drifting particles.
         tint: mean colour of the reference images, pulled into the land and sky.
+        light: the light lit (``lantern``, ``moonlight``...; see :data:`LIGHTS`; others none).
     """
     pal = palette_for(palette_name)
     time = resolve_time(time_of_day, pal)
@@ -364,6 +376,7 @@ def resolve_look(
         fog = 1.0
         sky = replace(
             sky,
+            top=lerp_rgb(sky.top, fog_colour, 0.4),
             mid=lerp_rgb(sky.mid, fog_colour, 0.55),
             horizon=lerp_rgb(sky.horizon, fog_colour, 0.75),
             glow=sky.glow * 0.6,
@@ -384,6 +397,14 @@ def resolve_look(
             streaks=False,
         )
         haze = sky.horizon
+    lit = LIGHTS.get(light.lower())
+    if lit is not None:
+        colour, share = lit
+        near, ground, grass, tree = (lerp_rgb(c, mul_rgb(colour, (luma(c) / 255.0 + 0.25,) * 3), share)
+                                     for c in (near, ground, grass, tree))
+        rim = lerp_rgb(rim, colour, 0.6)
+        sky = replace(sky, grade=lerp_rgb(sky.grade, (colour[0] / 255.0, colour[1] / 255.0, colour[2] / 255.0),
+                                          share))
     fireflies = "firefl" in words or (time in ("dusk", "night") and wx in ("clear", "fog"))
     petals: RGB | None = None
     if "petal" in words or "blossom" in words:

@@ -412,6 +412,13 @@ class ProceduralBackend:
             return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} anchors")
         return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
+    def prepare(self, scenes: tuple[Scene, ...], seed: int) -> None:
+        """Paint the static stages of ``scenes`` for sessions of ``seed`` in a background thread
+        (see :class:`game.world.protocol.PaintsAhead`); the first request there then finds them."""
+        self._check_open()
+        for scene in scenes:
+            self._painter.prepare(scene, seed)
+
     def settle(self) -> None:
         """Wait for the scenes being painted ahead (see :meth:`generate`); for benchmarks and tests."""
         self._painter.settle()

@@ -146,6 +146,8 @@ class RemoteBackend:
         #: Times this client reconnected; whether the last reconnect found its session.
         self.reconnects = 0
         self.resumed = True
+        #: The server replica holding this session, as its last ``hello`` said (``--engine ray``; else "").
+        self.replica = ""
         #: A sentence for the player when something about the world changed (server restarted).
         self.notice = ""
         try:
@@ -159,6 +161,11 @@ class RemoteBackend:
             # Down at start: the error bank's guard shows the procedural world meanwhile and
             # connects when the server answers (capabilities() and start() try again).
             self.notice = f"world server unreachable ({self.url}): showing the procedural world"
+
+    @property
+    def client_key(self) -> str:
+        """The random key naming this client's session to the server (its ``hello``)."""
+        return self._client
 
     # -- protocol ------------------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -334,6 +341,7 @@ class RemoteBackend:
             if reply["op"] != "hello":
                 raise BackendError(f"world server answered {reply['op']} to hello", where=self.url)
             caps = caps_from_json(reply.get("caps"))
+            self.replica = str(reply.get("replica", ""))
         except _Lost as exc:
             self._drop()
             if not reconnect:

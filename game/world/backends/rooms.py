@@ -179,20 +179,27 @@ def _lantern_room(r: _Room, names: frozenset[str]) -> None:
         r.window(x0, 0.04, x0 + 0.15, 0.62, trim, panes=1)
     r.marks = [m for m in r.marks if m.name != "window"]
     r.mark("window", 0.02, 0.04, 0.98, 0.62)
-    # The great lens: a beehive of glass rings on a brass pedestal.
+    # The great lens: a beehive of glass prism rings in a brass cage round a bright lamp.
     cx = 0.5
     r.rect(cx - 0.1, 0.7, cx + 0.1, 0.84, trim, (90, 70, 40), 3)
+    lit = "beam" in names or r.look.time != "day"
     for k in range(9):
         y0 = 0.1 + k * 0.065
         half = 0.11 + 0.05 * math.sin(math.pi * (k + 0.5) / 9)
-        glass = lerp_rgb((170, 200, 210), (230, 244, 250), (k % 2) * 0.6)
+        glass = (92, 128, 138) if k % 2 else (124, 160, 166)
+        prism = (236, 206, 132) if lit else (150, 170, 176)
         r.poly([(cx - half, y0), (cx + half, y0), (cx + half * 0.96, y0 + 0.06), (cx - half * 0.96, y0 + 0.06)],
-               glass, raw=True)
+               glass)
+        r.poly([(cx - half * 0.5, y0 + 0.012), (cx + half * 0.5, y0 + 0.012), (cx + half * 0.46, y0 + 0.03),
+                (cx - half * 0.46, y0 + 0.03)], prism, raw=lit)
         r.rect(cx - half, y0 + 0.056, cx + half, y0 + 0.065, trim)
-    r.ellipse(cx - 0.05, 0.33, cx + 0.05, 0.45, (255, 248, 210), raw=True)
-    r.glow(cx, 0.39, 0.3, (255, 246, 210), 0.35)
+    for dx in (-0.1, -0.035, 0.035, 0.1):  # the brass cage
+        r.rect(cx + dx - 0.004, 0.1, cx + dx + 0.004, 0.69, trim)
+    if lit:
+        r.ellipse(cx - 0.035, 0.35, cx + 0.035, 0.43, (255, 248, 210), raw=True)
+        r.glow(cx, 0.39, 0.22, (255, 236, 190), 0.3)
     box = r.mark("lens", cx - 0.16, 0.1, cx + 0.16, 0.84)
-    r.shines.append(Shine(box, 48.0, 0.35, width=0.2))
+    r.shines.append(Shine(box, 48.0, 0.2, width=0.12))
     for x in (0.12, 0.86):  # brass clockwork
         r.ellipse(x - 0.03, 0.7, x + 0.03, 0.8, trim)
 
@@ -224,15 +231,34 @@ def _watch_room(r: _Room, names: frozenset[str]) -> None:
 
 
 def _hut(r: _Room, names: frozenset[str]) -> None:
+    """A small wooden room (a hut, a net shed, an inn): plank walls and rafters, a window and a
+    table (a workbench), and, when the place names them, a hearth with its fire and nets hung up."""
     wall, floor, trim = ROOMS["hut"]
     r.walls(wall, floor, trim)
     for k in range(9):
         r.rect(0.0, k * 0.083, 1.0, k * 0.083 + 0.004, mul_rgb(wall, (0.7,) * 3))
+    for x in (0.1, 0.4, 0.7):  # the rafters
+        r.rect(x - 0.3, 0.0, x + 0.3, 0.035, mul_rgb(trim, (0.6,) * 3))
     r.window(0.62, 0.16, 0.8, 0.44, trim)
     r.rect(0.2, 0.6, 0.5, 0.64, (130, 94, 62), (80, 56, 36), 2)
     for x in (0.22, 0.47):
         r.rect(x, 0.64, x + 0.02, 0.84, (100, 72, 48))
     r.mark("table", 0.2, 0.6, 0.5, 0.84)
+    if "campfire" in names:  # a stone hearth with its fire
+        r.rect(0.02, 0.4, 0.17, 0.76, (96, 90, 86), (50, 46, 44), 3)
+        r.rect(0.05, 0.55, 0.14, 0.74, (30, 24, 22))
+        r.poly([(0.055, 0.74), (0.08, 0.6), (0.095, 0.68), (0.11, 0.58), (0.135, 0.74)], (240, 140, 50), raw=True)
+        r.glow(0.095, 0.68, 0.3, (255, 160, 80), 0.5)
+        r.mark("campfire", 0.02, 0.4, 0.17, 0.76)
+        r.shines.append(Shine(r.marks[-1].box, 1.0, 0.12, flicker=True))
+    if "nets" in names:  # nets hung from the rafters like grey weed
+        net = mul_rgb(wall, (0.55, 0.58, 0.6))
+        for x in (0.05, 0.28, 0.52):
+            r.poly([(x, 0.03), (x + 0.1, 0.03), (x + 0.085, 0.36), (x + 0.05, 0.44), (x + 0.015, 0.34)], net)
+            for k in range(5):
+                y = 0.08 + k * 0.06
+                r.rect(x + 0.01, y, x + 0.09, y + 0.004, mul_rgb(net, (0.7,) * 3))
+        r.mark("nets", 0.05, 0.03, 0.62, 0.44)
 
 
 def _glasshouse(r: _Room, names: frozenset[str]) -> None:

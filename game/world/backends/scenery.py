@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 
+from game.errors import WorldloomError
+
 #: ``texts -> (N, D)`` unit vectors (e.g. ``get_embedder().encode``).
 Embed = Callable[[Sequence[str]], np.ndarray]
 #: Least cosine similarity at which a phrase is taken to mean a vocabulary entry. Measured with
@@ -65,7 +67,8 @@ VOCAB: tuple[Thing, ...] = (
     Thing("watch_room", "interior", ("watch room", "watchroom"),
           "a round watch room under the lighthouse lamp with a chart and a logbook",
           ("chart", "desk", "window")),
-    Thing("hut", "interior", ("hut", "cabin", "shack", "cottage"), "the inside of a small wooden hut",
+    Thing("hut", "interior", ("hut", "cabin", "shack", "cottage", "shed", "net shed", "inn", "tavern", "pub"),
+          "the inside of a small wooden hut",
           ("table", "window")),
     Thing("glasshouse", "interior", ("glasshouse", "greenhouse", "oil store glazed"),
           "a glasshouse full of plants, tomato vines and a lemon tree in a tub", ("plants",)),
@@ -78,13 +81,14 @@ VOCAB: tuple[Thing, ...] = (
     Thing("stump", "landmark", ("stump",), "an old mossy tree stump"),
     Thing("bracken", "landmark", ("bracken", "fern", "ferns", "undergrowth"), "a fringe of bracken ferns"),
     Thing("creek", "landmark", ("creek", "stream", "brook", "river"), "a shallow creek of running water"),
-    Thing("stepping_stones", "landmark", ("stepping stones", "flat stones"), "flat stepping stones in a creek",
+    Thing("stepping_stones", "landmark", ("stepping stones",), "flat stepping stones in a creek",
           ("creek",)),
     Thing("reeds", "landmark", ("reeds", "rushes", "bulrushes"), "tall reeds at the water's edge"),
     Thing("lighthouse", "landmark", ("lighthouse", "light tower"), "a white lighthouse tower on an island"),
     Thing("causeway", "landmark", ("causeway", "spine", "black stones"),
           "a causeway of black stones across the sea at low water", ("sea",)),
-    Thing("sea", "landmark", ("sea", "sound", "ocean", "tide", "water at low water", "black water", "waves"),
+    Thing("sea", "landmark", ("sea", "sound", "ocean", "tide", "water at low water", "black water", "waves",
+                              "quay", "harbour", "harbor", "slipway"),
           "the open sea with its waves and tide"),
     Thing("railing", "landmark", ("gallery", "iron rail", "railing", "balcony"),
           "an iron railing of a lighthouse gallery high above the sea", ("sea",)),
@@ -105,6 +109,12 @@ VOCAB: tuple[Thing, ...] = (
     Thing("leaf", "prop", ("leaf",), "a single green leaf"),
     Thing("scarf", "prop", ("scarf",), "a knitted scarf"),
     Thing("stone", "prop", ("stone", "pebble", "rock"), "a small grey stone"),
+    Thing("nets", "prop", ("nets", "net", "fishing nets"), "fishing nets hung up to dry"),
+    Thing("lemon", "prop", ("lemon", "orange", "fruit", "apple"), "a yellow lemon"),
+    Thing("tin", "prop", ("tin", "can", "flask", "paraffin", "oil can", "jar"), "a metal tin or flask of oil"),
+    Thing("key", "prop", ("key",), "an iron key"),
+    Thing("bottle", "prop", ("bottle", "rum", "wine"), "a glass bottle with a cork"),
+    Thing("book", "prop", ("book", "almanac", "journal"), "a small book"),
     Thing("box", "prop", ("box", "gift", "present", "parcel", "crate"), "a small box"),
     Thing("gem", "prop", ("gem", "crystal", "jewel", "glass"), "a shining gem"),
 )
@@ -167,6 +177,8 @@ class Vocabulary:
 
     def __init__(self, embed: Embed | None = None) -> None:
         self.embed = embed
+        #: Why the embedder could not be used (it failed to load), or ``""``.
+        self.unavailable = ""
         self._about: np.ndarray | None = None
         self._settings: dict[str, Setting] = {}
         self._nouns: dict[str, tuple[str, float]] = {}
@@ -182,9 +194,13 @@ class Vocabulary:
         """The nearest entry of ``kinds`` to ``phrase`` by meaning and its cosine (``("", 0)`` without an embedder)."""
         if self.embed is None:
             return "", 0.0
-        if self._about is None:
-            self._about = self._vectors([f"{t.name.replace('_', ' ')}: {t.about}" for t in VOCAB])
-        q = self._vectors([phrase])[0]
+        try:
+            if self._about is None:
+                self._about = self._vectors([f"{t.name.replace('_', ' ')}: {t.about}" for t in VOCAB])
+            q = self._vectors([phrase])[0]
+        except WorldloomError as exc:  # the model would not load: match by words from now on
+            self.embed, self.unavailable = None, str(exc)
+            return "", 0.0
         sims = self._about @ q
         allowed = np.array([t.kind in kinds and t.by_meaning for t in VOCAB])
         sims = np.where(allowed, sims, -1.0)
@@ -212,7 +228,8 @@ class Vocabulary:
                 names.append(name)
                 mapped.append((phrase, name))
             else:
-                why = f"nearest is {name} at {sim:.2f}" if name else "no embedder to match by meaning"
+                why = (f"nearest is {name} at {sim:.2f}" if name else
+                       f"no embedder to match by meaning{': ' + self.unavailable if self.unavailable else ''}")
                 notes.append(f"scenery: nothing in the vocabulary is near {phrase!r} ({why}); not drawn")
         interior = next((n for n in names if BY_NAME[n].kind == "interior"), "")
         full = _with_needs(names)

@@ -437,6 +437,49 @@ def trinket(height: int, colour: RGB, box: bool) -> Sprite:
     return pen.finish(foot=(0.45, 1.0), hold=(0.45, 0.98), light=0.1)
 
 
+def thing(kind: str, height: int, colour: RGB) -> Sprite:
+    """An everyday thing ``height`` px tall, in ``colour``: ``lemon``, ``tin`` (a can or flask
+    with a brass cap), ``key``, ``bottle`` or ``book``; ``hold`` is where a hand takes it."""
+    light, dark = _mix(colour, (255, 255, 255), 0.4), _mix(colour, (10, 10, 20), 0.45)
+    outline = _mix(colour, (10, 10, 20), 0.65)
+    brass = (196, 158, 74)
+    if kind == "lemon":
+        pen = Pen(height, 1.3, 1.0)
+        pen.ellipse((0.1, 0.12, 1.2, 0.96), colour, outline, 0.03)
+        pen.ellipse((0.0, 0.44, 0.16, 0.64), colour, outline, 0.02)
+        pen.ellipse((1.14, 0.44, 1.3, 0.64), colour, outline, 0.02)
+        pen.ellipse((0.34, 0.24, 0.7, 0.46), light)
+        return pen.finish(foot=(0.65, 1.0), hold=(0.65, 0.5), light=0.1)
+    if kind == "tin":
+        pen = Pen(height, 0.7, 1.0)
+        pen.polygon(((0.06, 0.2), (0.64, 0.2), (0.64, 0.98), (0.06, 0.98)), colour, outline, 0.025)
+        pen.polygon(((0.12, 0.26), (0.22, 0.26), (0.22, 0.92), (0.12, 0.92)), light)
+        pen.polygon(((0.06, 0.5), (0.64, 0.5), (0.64, 0.56), (0.06, 0.56)), dark)
+        pen.polygon(((0.24, 0.04), (0.46, 0.04), (0.46, 0.2), (0.24, 0.2)), brass, outline, 0.02)
+        return pen.finish(foot=(0.35, 1.0), hold=(0.35, 0.1), light=0.1)
+    if kind == "key":
+        pen = Pen(height, 0.5, 1.0)
+        pen.circle(0.25, 0.16, 0.14, colour)
+        pen.circle(0.25, 0.16, 0.07, (0, 0, 0), alpha=0)
+        pen.line(((0.25, 0.28), (0.25, 0.98)), colour, 0.07)
+        pen.line(((0.25, 0.8), (0.42, 0.8)), colour, 0.07)
+        pen.line(((0.25, 0.92), (0.4, 0.92)), colour, 0.07)
+        return pen.finish(foot=(0.25, 1.0), hold=(0.25, 0.16), light=0.1)
+    if kind == "bottle":
+        pen = Pen(height, 0.5, 1.0)
+        pen.polygon(((0.04, 0.42), (0.14, 0.32), (0.36, 0.32), (0.46, 0.42), (0.46, 0.98), (0.04, 0.98)),
+                    colour, outline, 0.02)
+        pen.polygon(((0.18, 0.06), (0.32, 0.06), (0.32, 0.34), (0.18, 0.34)), colour, outline, 0.02)
+        pen.polygon(((0.16, 0.0), (0.34, 0.0), (0.34, 0.08), (0.16, 0.08)), (150, 40, 36))
+        pen.polygon(((0.1, 0.46), (0.16, 0.46), (0.16, 0.9), (0.1, 0.9)), light)
+        return pen.finish(foot=(0.25, 1.0), hold=(0.25, 0.2), light=0.1)
+    pen = Pen(height, 1.2, 1.0)  # a book, lying closed
+    pen.polygon(((0.04, 0.14), (1.16, 0.14), (1.16, 0.92), (0.04, 0.92)), colour, outline, 0.03)
+    pen.polygon(((0.12, 0.92), (1.16, 0.92), (1.16, 0.98), (0.12, 0.98)), (236, 228, 206))
+    pen.polygon(((0.04, 0.14), (0.16, 0.14), (0.16, 0.92), (0.04, 0.92)), dark)
+    return pen.finish(foot=(0.6, 1.0), hold=(0.6, 0.5), light=0.1)
+
+
 def from_image(
     image: Image.Image, height: int, tint: str = "", angle: float = 0.0, recolour: RGB | None = None
 ) -> Sprite:
