@@ -31,6 +31,7 @@ import base64
 import binascii
 import contextlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,8 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{path}.{key}", "must be a number")
+        if isinstance(value, float) and not math.isfinite(value):  # JSON's 1e999 reads as infinity
+            raise self.fail(f"{path}.{key}", f"must be a finite number, not {value}")
         return value
 
     def flag(self, d: dict[str, Any], key: str, path: str, default: bool) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,20 @@ def test_the_property_catches_what_it_should() -> None:
 
     with pytest.raises(fuzz.Failure, match="failure: KeyError"):
         fuzz.check(crash, None)
-    old = fuzz.HANG_S
+    def stuck(_: Any) -> None:
+        threading.Event().wait(30)  # waits, using no CPU
+
+    def waits_briefly(_: Any) -> None:
+        threading.Event().wait(0.3)  # as a descheduled process on a busy machine would: no CPU spent
+
+    old = fuzz.HANG_S, fuzz.HANG_WALL_S
     fuzz.HANG_S = 0.2
     try:
-        with pytest.raises(fuzz.Failure, match="hang"):
+        with pytest.raises(fuzz.Failure, match="hang"):  # past the CPU bound
             fuzz.check(spin, None)
+        assert fuzz.check(waits_briefly, None) == "accepted"  # wall time alone is not the input's work
+        fuzz.HANG_WALL_S = 0.5
+        with pytest.raises(fuzz.Failure, match="hang"):  # past the real-time bound
+            fuzz.check(stuck, None)
     finally:
-        fuzz.HANG_S = old
+        fuzz.HANG_S, fuzz.HANG_WALL_S = old
