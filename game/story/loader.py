@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from game import limits
 from game.errors import StoryError
+from game.story.ink import is_ink_path, load_ink
 from game.story.schema import StoryModel
 from game.story.story import Story
 from game.story.yamlio import Marked, compose_marked, gc_paused, read_text
