@@ -443,11 +443,12 @@ class Painter:
         if sheet:
             pic, path = None, sheet
         if e.kind == "character":
-            if sheet:
-                kind, frac = "sheet", FIGURE_H
+            beast = any(w in text for w in ("creature", "horned", "horn"))
+            if sheet:  # as tall as the drawn figure (or creature) would be
+                kind, frac = "sheet", CREATURE_H if beast else FIGURE_H
             elif pic is not None:
                 kind, frac = "image", IMAGE_H
-            elif any(w in text for w in ("creature", "horned", "horn")):
+            elif beast:
                 kind, frac = "creature", CREATURE_H
             else:
                 kind, frac = "figure", FIGURE_H
