@@ -26,7 +26,7 @@ from game.headless import HeadlessRunner
 from game.inputs.script import read_script
 from game.models.embedder import shared_encode
 from game.session import open_game
-from game.state import Event, GameState
+from game.state import AnyIntent, Choose, Event, GameState, Move
 from game.story import load_story
 from game.story.runtime import StoryRuntime
 from game.world.backends.null import NullBackend
@@ -73,17 +73,23 @@ def played(story_dir: Path, scripts: list[Path], seed: int) -> dict[str, WorldRe
 
 
 def first_visits(runtime: StoryRuntime, seed: int, limit: int = 20_000) -> dict[str, tuple[GameState, list[Event]]]:
-    """Scene id -> (state on first entering it, the events of that turn), breadth first."""
+    """Scene id -> (state on first entering it, the events of that turn), breadth first over
+    choices and exits (up to ``limit`` turns tried)."""
     state = runtime.new_state(seed)
     events = runtime.begin(state)
     seen = {state.scene: (state.copy_state(), events)}
     todo = deque([state])
     steps = 0
-    while todo and steps < limit and len(seen) < len(runtime.story.model.scenes):
+    model = runtime.story.model
+    while todo and steps < limit and len(seen) < len(model.scenes):
         here = todo.popleft()
-        for choice in runtime.available_choices(here):
+        if runtime.is_ending(here):
+            continue
+        intents: list[AnyIntent] = [Choose(choice_id=c.id) for c in runtime.available_choices(here)]
+        intents += [Move(direction=d, seconds=0.5) for d in model.scenes[here.scene].exits]
+        for intent in intents:
             nxt = here.copy_state()
-            evs = runtime.choose(nxt, choice.id)
+            evs = runtime.apply(nxt, intent)
             steps += 1
             if nxt.scene not in seen:
                 seen[nxt.scene] = (nxt.copy_state(), evs)

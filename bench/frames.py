@@ -189,9 +189,11 @@ def big_story(folder: Path, n: int) -> Path:
     return folder
 
 
-def _scene_request(director: Director, runtime: StoryRuntime, scene_id: str) -> WorldRequest:
-    """The request entering ``scene_id`` from a fresh state (what the Director sends there)."""
-    state = runtime.new_state(1)
+def _scene_request(director: Director, runtime: StoryRuntime, scene_id: str,
+                   state: GameState | None = None) -> WorldRequest:
+    """The request entering ``scene_id`` from ``state`` (default a fresh one; it is entered in
+    place), as the Director sends it there."""
+    state = state if state is not None else runtime.new_state(1)
     events = runtime.enter(state, scene_id, "goto")
     return director.build(state, events, director.cause(events))
 
@@ -238,9 +240,8 @@ def scene_costs(story_dir: Path, width: int, height: int, limit: int) -> list[Sc
     story = load_story(story_dir)
     runtime = StoryRuntime(story)
     m = story.model
-    parents = {sid: next((p for p, sc in m.scenes.items() if p != sid and sid in
-                          {c.goto for c in sc.choices} | {e.goto for e in sc.exits.values()}), "")
-               for sid in m.scenes}
+    probe = Director(story, ProceduralBackend(width=16, height=16).capabilities(), "bench")
+    parents = {sid: next((p for p in m.scenes if sid in probe.next_scenes(p)), "") for sid in m.scenes}
     out = []
     for sid in list(m.scenes)[:limit]:
         cold_b = ProceduralBackend(width=width, height=height)
@@ -254,12 +255,13 @@ def scene_costs(story_dir: Path, width: int, height: int, limit: int) -> list[Sc
         if start:
             b.prepare(director.opening(GameState(seed=1)), 1)  # open_game, before the cast loads
         b.start(director.session_start(runtime.new_state(1), 1))
-        if not start:
-            list(b.generate(_scene_request(director, runtime, parents[sid])))
+        state = runtime.new_state(1)
+        if not start:  # the player is in the scene before it (the world as that scene left it)
+            list(b.generate(_scene_request(director, runtime, parents[sid], state)))
         b.settle()  # the title shows / the player reads the parent scene's lines
-        ahead_wall, ahead = _first_block_ms(b, _scene_request(director, runtime, sid))
+        ahead_wall, ahead = _first_block_ms(b, _scene_request(director, runtime, sid, state.copy_state()))
         b.settle()
-        warm_wall, warm = _first_block_ms(b, _scene_request(director, runtime, sid))
+        warm_wall, warm = _first_block_ms(b, _scene_request(director, runtime, sid, state.copy_state()))
         rates, walls = [0.0, 0.0], [0.0, 0.0]
         for bare in (False, True, False, True):  # bare: without its setting (no rooms, landmarks); best of 2
             if bare:

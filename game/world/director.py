@@ -284,8 +284,9 @@ class Director:
         return "; ".join(p.strip() for p in parts if p.strip())
 
     def ahead(self, state: GameState) -> tuple[Scene, ...]:
-        """The scenes one choice or exit away from the current one (without their entities)."""
-        return tuple(self.outline(state, sid) for sid in self._next(state.scene))
+        """The scenes one choice, exit, outcome or timer away from the current one (without their
+        entities)."""
+        return tuple(self.outline(state, sid) for sid in self.next_scenes(state.scene))
 
     def opening(self, state: GameState) -> tuple[Scene, ...]:
         """The start scene and the scenes one choice or exit away from it, as they will look
@@ -294,15 +295,18 @@ class Director:
         start = self.story.model.start
         if start not in self.story.model.scenes:
             return ()
-        return (self.outline(state, start), *(self.outline(state, sid) for sid in self._next(start)))
+        return (self.outline(state, start), *(self.outline(state, sid) for sid in self.next_scenes(start)))
 
-    def _next(self, scene_id: str) -> list[str]:
-        """The scenes a choice or exit of ``scene_id`` goes to (once each, not itself)."""
+    def next_scenes(self, scene_id: str) -> list[str]:
+        """The scenes one turn may lead to from ``scene_id`` (once each, not itself): where its
+        choices and exits go, then the endings the story's outcomes and timers go to from anywhere."""
         m = self.story.model
         scene = m.scenes.get(scene_id)
         if scene is None:
             return []
         targets = [c.goto for c in scene.choices if c.goto] + [e.goto for e in scene.exits.values() if e.goto]
+        if not scene.ending:
+            targets += [o.goto for o in m.outcomes.values()] + [t.goto for t in m.timers.values() if t.goto]
         return list(dict.fromkeys(t for t in targets if t in m.scenes and t != scene_id))
 
     def outline(self, state: GameState, scene_id: str) -> Scene:

@@ -1,6 +1,6 @@
 """Every demo scene draws what its text names: the painter's layout record of its first block.
 
-Each scene of The Zero Mark and The Keeper of Skerrow is reached by playing its
+Each scene of The Zero Mark, The Keeper of Skerrow and Gullhaven is reached by playing its
 story (breadth-first over choices and exits), its first request is built by the
 Director and drawn by the procedural backend at a small size, and the layout
 record of the first frame must hold every landmark, prop and character the
@@ -51,6 +51,19 @@ NAMED: dict[str, dict[str, set[str]]] = {
         "letter": {"lantern_room", "lens", "eve"},
         "dawn": {"causeway", "sea", "eve"},
     },
+    "gullhaven": {
+        "slipway": {"sea"},
+        "quay": {"sea", "ysolde", "brann"},
+        "net_shed": {"hut", "nets", "table"},
+        "inn": {"hut", "campfire"},
+        "causeway": {"causeway", "sea"},
+        "tower_base": {"lighthouse"},
+        "lamp_room": {"lantern_room", "lens", "window"},
+        "the_light_holds": {"lighthouse", "beam", "sea"},
+        "the_wreck": {"causeway", "sea"},
+        "brann_s_share": {"sea"},
+        "cut_off": {"causeway", "sea"},
+    },
 }
 
 
@@ -58,6 +71,10 @@ NAMED: dict[str, dict[str, set[str]]] = {
 #: the relationship that opens them, and the choice.
 DEEP: dict[str, dict[str, tuple[str, dict[str, dict[str, float]], str]]] = {
     "eve": {"letter": ("lantern", {"eve": {"trust": 6.0, "affinity": 4.0}}, "open_bottle")},
+}
+#: Endings the clock or an outcome opens (not a choice): entered from the scene they end in.
+ENDED: dict[str, dict[str, str]] = {
+    "gullhaven": {"the_wreck": "causeway", "brann_s_share": "quay", "cut_off": "causeway"},
 }
 
 
@@ -98,6 +115,10 @@ def reached(story_id: str) -> dict[str, tuple[GameState, tuple[Event, ...]]]:
         for who, axes in rel.items():
             state.relationships[who].update(axes)
         found[scene_id] = (state, tuple(rt.apply(state, Choose(choice_id=choice))))
+    for scene_id, door in ENDED.get(story_id, {}).items():
+        if scene_id not in found:
+            state = found[door][0].copy_state()
+            found[scene_id] = (state, tuple(rt.enter(state, scene_id, "goto")))
     return found
 
 

@@ -131,3 +131,12 @@ def test_the_opening_scenes_are_painted_while_the_game_opens(tmp_path: Path) -> 
         assert b.layout is not None and "stump" in b.layout.visible()
     finally:
         game.close()
+
+
+def test_the_endings_outcomes_lead_to_are_painted_ahead_too(tmp_path: Path) -> None:
+    s = Session(load_story(ROOT / "stories" / "gullhaven"), ProceduralBackend(width=96, height=54), seed=2,
+                save_dir=tmp_path)
+    s.start()
+    ahead = s.director.next_scenes(s.state.scene)
+    assert {"the_light_holds", "the_wreck", "brann_s_share", "cut_off"} <= set(ahead)  # by rule, from anywhere
+    assert not s.director.next_scenes("cut_off")  # an ending leads nowhere

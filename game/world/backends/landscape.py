@@ -65,11 +65,14 @@ class Flow:
         top: first layer row of the water; ``mask``: ``(rows, P + W, 3)`` bool, the water's
             pixels from ``top`` (three channels, as :class:`Layer` masks).
         speed: columns per frame the water's texture moves.
+        image: ``(rows, P + W, 3)`` uint8, the water alone from ``top`` (painted before the
+            landmarks, so that what stands in the water does not slide with it).
     """
 
     top: int
     mask: Bool
     speed: float
+    image: U8 | None = None
 
 
 @dataclass(frozen=True)
@@ -214,8 +217,8 @@ class Backdrop:
             return
         src = (off + int(frame * flow.speed)) % self.period
         m0 = r0 - dy - flow.top
-        np.copyto(out[r0:r1], layer.image[r0 - dy : r1 - dy, src : src + width],
-                  where=flow.mask[m0 : m0 + r1 - r0, off : off + width])
+        texture = flow.image[m0 : m0 + r1 - r0] if flow.image is not None else layer.image[r0 - dy : r1 - dy]
+        np.copyto(out[r0:r1], texture[:, src : src + width], where=flow.mask[m0 : m0 + r1 - r0, off : off + width])
 
 
 def build_backdrop(
@@ -253,6 +256,7 @@ def build_backdrop(
         covered = (canvas.alpha > 0.04).any(axis=1)
         base_top = int(np.argmax(covered)) if covered.any() else rows
         first_mark = len(marks)
+        bare = canvas.colour.copy() if canvas.water.any() else None  # the water before landmarks stand in it
         for name, spr, place in stamps:
             if place.layer != layer_name:
                 continue
@@ -261,6 +265,7 @@ def build_backdrop(
         colour, alpha = canvas.colour, canvas.alpha
         a3 = alpha[:, :, None]
         baked = colour * a3 + behind[:, None, :] * (1.0 - a3)
+        water = bare * a3 + behind[:, None, :] * (1.0 - a3) if bare is not None else None
         cover = alpha.mean(axis=1)[:, None]
         weight = np.maximum(alpha.sum(axis=1), 1e-3)[:, None]
         layer_mean = (colour * a3).sum(axis=1) / weight
@@ -282,7 +287,11 @@ def build_backdrop(
             f0, f1 = int(wet[0]), int(wet[-1]) + 1
             fm = np.concatenate([flow_mask[f0:f1], flow_mask[f0:f1, :width]], axis=1)
             speed = FLOW_SPEED["sea" if k == 0 else "creek"] * width
-            flow = Flow(f0, np.ascontiguousarray(np.repeat(fm[:, :, None], 3, axis=2)), speed)
+            texture = None
+            if water is not None and len(marks) > first_mark:
+                wu8 = to_u8(water[f0:f1], rng("dither-water", location, seed, k))
+                texture = np.ascontiguousarray(np.concatenate([wu8, wu8[:, :width]], axis=1))
+            flow = Flow(f0, np.ascontiguousarray(np.repeat(fm[:, :, None], 3, axis=2)), speed, texture)
         layers.append(Layer(image, band, RATES[k], top, solid, flow, spans))
     if creek:
         water_top = int(layers[2].flow.top) if layers[2].flow is not None else int(0.8 * height)

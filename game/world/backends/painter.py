@@ -443,11 +443,12 @@ class Painter:
         if sheet:
             pic, path = None, sheet
         if e.kind == "character":
-            if sheet:
-                kind, frac = "sheet", FIGURE_H
+            beast = any(w in text for w in ("creature", "horned", "horn"))
+            if sheet:  # as tall as the drawn figure (or creature) would be
+                kind, frac = "sheet", CREATURE_H if beast else FIGURE_H
             elif pic is not None:
                 kind, frac = "image", IMAGE_H
-            elif any(w in text for w in ("creature", "horned", "horn")):
+            elif beast:
                 kind, frac = "creature", CREATURE_H
             else:
                 kind, frac = "figure", FIGURE_H
@@ -671,8 +672,10 @@ class Painter:
         # A picture has no hand: things it wears go round its middle, under the head.
         neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
         for j, item in enumerate(actor.held):
-            self._draw_held(out, item, j, neck if item.noun == "scarf" else hand, face, h, frame, light,
-                            layout, flown, ground)
+            # a person holds the first thing in her hand (a small thing does not hide her face)
+            in_hand = actor.kind == "figure" and j == 0 and item.noun not in ("kite", "scarf")
+            self._draw_held(out, item, -1 if in_hand else j, neck if item.noun == "scarf" else hand, face, h,
+                            frame, light, layout, flown, ground)
         for ef in p.effects:
             if ef.alpha <= 0.02:
                 continue
@@ -735,6 +738,8 @@ class Painter:
                 draw_line(out, hand, (x0 + spr.hold[0], y0 + spr.hold[1]), np.array((236, 232, 220), dtype=np.uint8))
         elif item.noun == "scarf":  # worn: looped under the head
             x0, y0 = int(round(hand[0] - spr.hold[0])), int(round(hand[1] + 0.02 * holder_h - spr.hold[1]))
+        elif index < 0:  # in the hand
+            x0, y0 = int(round(hand[0] - spr.hold[0])), int(round(hand[1] - spr.hold[1]))
         else:  # other gifts rest beside the holder, low and to the side, so they never hide its face
             dx = (0.42 + index * 0.22) * holder_h * face
             dy = 0.38 * holder_h

@@ -245,11 +245,11 @@ def _hut(r: _Room, names: frozenset[str]) -> None:
         r.rect(x, 0.64, x + 0.02, 0.84, (100, 72, 48))
     r.mark("table", 0.2, 0.6, 0.5, 0.84)
     if "campfire" in names:  # a stone hearth with its fire
-        r.rect(0.02, 0.4, 0.17, 0.76, (96, 90, 86), (50, 46, 44), 3)
-        r.rect(0.05, 0.55, 0.14, 0.74, (30, 24, 22))
-        r.poly([(0.055, 0.74), (0.08, 0.6), (0.095, 0.68), (0.11, 0.58), (0.135, 0.74)], (240, 140, 50), raw=True)
-        r.glow(0.095, 0.68, 0.3, (255, 160, 80), 0.5)
-        r.mark("campfire", 0.02, 0.4, 0.17, 0.76)
+        r.rect(0.53, 0.47, 0.67, 0.76, (96, 90, 86), (50, 46, 44), 3)
+        r.rect(0.56, 0.58, 0.64, 0.74, (30, 24, 22))
+        r.poly([(0.565, 0.74), (0.585, 0.62), (0.6, 0.69), (0.615, 0.6), (0.635, 0.74)], (240, 140, 50), raw=True)
+        r.glow(0.6, 0.69, 0.3, (255, 160, 80), 0.5)
+        r.mark("campfire", 0.53, 0.47, 0.67, 0.76)
         r.shines.append(Shine(r.marks[-1].box, 1.0, 0.12, flicker=True))
     if "nets" in names:  # nets hung from the rafters like grey weed
         net = mul_rgb(wall, (0.55, 0.58, 0.6))

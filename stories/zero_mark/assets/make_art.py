@@ -7,6 +7,8 @@ Run from anywhere::
 It (re)writes, next to this script:
 
 - ``creature.png`` (128x128 RGBA): the small horned creature with the pale ring on its brow;
+- ``creature_sheet.png`` (768x128 RGBA): the same creature with each face of ``FACES``, a sprite
+  sheet (``cast.creature.sheet`` in the story), so its face follows its reactions;
 - ``kite.png``, ``leaf.png``, ``stone.png`` (96x96 RGBA): the three things the player carries;
 - ``anchor_clearing.png`` (320x180 RGB): a painterly dusk clearing, the world's style anchor.
 
@@ -80,8 +82,24 @@ HORN: RGBA = (232, 218, 188, 255)
 RING: RGBA = (246, 240, 226, 255)
 
 
+#: The creature's faces in ``creature_sheet.png``, one 128x128 cell each, left to right (the
+#: expressions the painter draws; ``creature.png`` is the ``neutral`` cell on its own).
+FACES = ("neutral", "smile", "frown", "surprised", "sad", "sleeping")
+
+
 def creature() -> None:
-    """A small horned creature sitting, facing us, ears drooping, a pale ring on its brow."""
+    """``creature.png`` (neutral) and ``creature_sheet.png`` (a cell per face of :data:`FACES`)."""
+    size = 128
+    _creature("neutral").resize((size, size), Image.Resampling.LANCZOS).save(HERE / "creature.png", optimize=True)
+    sheet = Image.new("RGBA", (size * len(FACES), size), (0, 0, 0, 0))
+    for k, face in enumerate(FACES):
+        sheet.paste(_creature(face).resize((size, size), Image.Resampling.LANCZOS), (k * size, 0))
+    sheet.save(HERE / "creature_sheet.png", optimize=True)
+
+
+def _creature(face: str) -> Image.Image:
+    """A small horned creature sitting, facing us, ears drooping, a pale ring on its brow, with
+    ``face`` (one of :data:`FACES`), drawn at ``SS`` times 128 px."""
     size = 128
     im, d = _canvas(size)
     # tail tuft, behind the body
@@ -122,16 +140,34 @@ def creature() -> None:
     _ellipse(d, 64, 63, 14, 10, FUR_LIGHT)  # muzzle
     # the mark: a pale ring on the brow
     _ellipse(d, 64, 40, 6.4, 6.4, None, RING, 2)
-    # eyes: big, dark, wet
+    # eyes: big, dark, wet (closed when it sleeps, wide when surprised)
     for x in (53, 75):
-        _ellipse(d, x, 53, 6.8, 7.8, INK)
-        _ellipse(d, x, 53, 5.8, 6.8, (24, 18, 24, 255))
+        if face == "sleeping":
+            _line(d, [(x - 6, 53), (x - 3, 55.5), (x + 3, 55.5), (x + 6, 53)], INK, 1.6)
+            continue
+        grow = 1.18 if face == "surprised" else 1.0
+        _ellipse(d, x, 53, 6.8 * grow, 7.8 * grow, INK)
+        _ellipse(d, x, 53, 5.8 * grow, 6.8 * grow, (24, 18, 24, 255))
         _ellipse(d, x - 1.8, 50.2, 2.0, 2.2, (255, 255, 255, 255))
         _ellipse(d, x + 2.0, 56, 0.9, 0.9, (220, 220, 235, 255))
+        if face == "smile":  # the lower lids pushed up
+            _ellipse(d, x, 61.5, 6.6, 2.6, FUR)
+        inner = 1 if x < 64 else -1  # brows: down at the middle in a frown, up in sorrow
+        if face == "frown":
+            _line(d, [(x - inner * 7, 42), (x + inner * 5, 45.5)], INK, 1.6)
+        elif face == "sad":
+            _line(d, [(x - inner * 7, 45.5), (x + inner * 5, 42)], INK, 1.6)
     # nose and mouth
     _poly(d, [(60.5, 61), (67.5, 61), (64, 65)], INK)
     _line(d, [(64, 65), (64, 67.5)], INK, 1)
-    _line(d, [(60, 68), (64, 67.5), (68, 68)], INK, 1)
+    if face == "smile":
+        _line(d, [(58, 66.5), (61, 69.5), (64, 67.5), (67, 69.5), (70, 66.5)], INK, 1.2)
+    elif face == "surprised":
+        _ellipse(d, 64, 70, 2.6, 3.0, INK)
+    elif face in ("frown", "sad"):
+        _line(d, [(59.5, 70), (64, 67.8), (68.5, 70)], INK, 1.1)
+    else:
+        _line(d, [(60, 68), (64, 67.5), (68, 68)], INK, 1)
     # a little shade under the head on the body
     shade = Image.new("RGBA", im.size, (0, 0, 0, 0))
     sd = ImageDraw.Draw(shade)
@@ -140,8 +176,7 @@ def creature() -> None:
     body_mask = Image.new("L", im.size, 0)
     _ellipse(ImageDraw.Draw(body_mask), 64, 92, 29, 26, 255)
     shade.putalpha(ImageChops.multiply(shade.getchannel("A"), body_mask))
-    im = Image.alpha_composite(im, shade)
-    _finish(im, size, "creature.png")
+    return Image.alpha_composite(im, shade)
 
 
 # -- the kite ------------------------------------------------------------------------------
@@ -380,7 +415,7 @@ def main() -> None:
     leaf()
     stone()
     anchor_clearing()
-    for name in ("creature.png", "kite.png", "leaf.png", "stone.png", "anchor_clearing.png"):
+    for name in ("creature.png", "creature_sheet.png", "kite.png", "leaf.png", "stone.png", "anchor_clearing.png"):
         with Image.open(HERE / name) as im:
             print(f"{name}: {im.size[0]}x{im.size[1]} {im.mode}, {(HERE / name).stat().st_size} bytes")
 
