@@ -24,8 +24,11 @@ from game.session import open_game
 DEFAULT_WINDOW = (1280, 720)
 #: About how often the window draws, Hz (rounded to a multiple of the world's rate).
 DRAW_HZ = 60
-#: With ``max_frames``, give up after this many seconds without a new frame.
+#: With ``max_frames``, give up after this many seconds of this process's CPU without a new
+#: frame (the work stopped getting anywhere), whatever the machine's load...
 STALL_GIVE_UP = 60.0
+#: ...or after this many seconds of wall time (a backend that waits forever uses no CPU).
+STALL_GIVE_UP_WALL = 600.0
 
 
 def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 0,
@@ -83,19 +86,21 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         clock = pygame.time.Clock()
         # draw at a whole multiple of the world's rate, so every frame stays up equally long
         hz = app.fps * max(1, round(DRAW_HZ / app.fps))
-        last_new = time.monotonic()
+        last_new, last_cpu = time.monotonic(), time.process_time()
         while app.running:
             dt = clock.tick(hz) / 1000.0
             for event in pygame.event.get():
                 app.handle_event(event)
             if app.tick(dt):
-                last_new = time.monotonic()
+                last_new, last_cpu = time.monotonic(), time.process_time()
             app.draw()
             pygame.display.flip()
             if max_frames and app.frames_shown >= max_frames:
                 break
-            if max_frames and time.monotonic() - last_new > STALL_GIVE_UP:
-                print(f"worldloom: no frame for {STALL_GIVE_UP:.0f} s; giving up", file=sys.stderr)
+            waited_cpu, waited = time.process_time() - last_cpu, time.monotonic() - last_new
+            if max_frames and (waited_cpu > STALL_GIVE_UP or waited > STALL_GIVE_UP_WALL):
+                print(f"worldloom: no frame for {waited:.0f} s ({waited_cpu:.0f} s of CPU); giving up",
+                      file=sys.stderr)
                 code = 1
                 break
         if screenshot:
