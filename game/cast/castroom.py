@@ -600,7 +600,8 @@ class Castroom:
         macros expanded (``{{user}}``: the player's name once known, else "traveller"). None when
         the story already gave her a line this turn (an authored greeting wins), when she
         has spoken before (her memory holds a line of hers), or when her card has none.
-        Returns ``line`` events (speaker: her id; ``data.greeting``: the greeting's index).
+        Returns ``line`` events (speaker: her id; ``data.greeting``: the greeting's index); her
+        voice says it.
         """
         here = present(self.story, state)
         out: list[Event] = []
@@ -615,8 +616,11 @@ class Castroom:
             index = zlib.crc32(f"{self.settings.seed}:{cid}".encode()) % len(greetings)
             text = substitute(greetings[index], ch.card.display_name, user, card_fields(ch.card),
                               self.settings.seed)
+            text = " ".join(text.split())
+            if self.voice is not None:
+                self.voice.say(text, self._voice_settings(ch, ch.rel.voice_style(state)))
             out.append(Event(kind="line", turn=state.turn, frame=state.frame, scene=state.scene, speaker=cid,
-                             text=" ".join(text.split()), data={"greeting": index, "source": "card"}))
+                             text=text, data={"greeting": index, "source": "card"}))
         return out
 
     def prepares(self, intent: AnyIntent) -> bool:
@@ -826,7 +830,8 @@ def _passes_now(reply: Event, pipeline: DialoguePipeline | None) -> bool:
         return pipeline is None
     if pipeline.verifier is None or (reply.data.get("check") or {}).get("status") == "authored":
         return True
-    return pipeline.verifier.check(reply.text, pipeline.guard.facts)[0].ok
+    said = str(reply.data.get("player_text", ""))  # what the player said that turn may be echoed
+    return pipeline.verifier.check(reply.text, pipeline.guard.facts, said)[0].ok
 
 
 def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:

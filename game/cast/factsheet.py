@@ -30,7 +30,7 @@ _NOT_UNITS = frozenset(
     "a an the of and or but to in on at by for from with past to till until every each more less than times "
     "or so odd about and or is are was were o'clock am pm in its it his her their my your our this that these those "
     "before after ago since".split())
-_NUMBER = re.compile(rf"(?<![\w-])({NUMBER_WORD})(?![\w-])", re.I)
+_NUMBER = re.compile(rf"(?<![\w-])({NUMBER_WORD})(?:(?![\w-])|(?=-[A-Za-z]))", re.I)  # "21-year-old" too
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 #: Capitalised words any reply may use (calendar, the pronoun, interjections).
 COMMON_CAPITALS = frozenset(
@@ -72,7 +72,7 @@ def quantities(text: str) -> list[Quantity]:
         after = _WORD.match(text, m.end() + (1 if text[m.end():m.end() + 1] in " -" else 0))
         unit = ""
         if after and after.start() <= m.end() + 1:
-            w = after.group(0).lower()
+            w = after.group(0).lower().split("-")[0]  # "year-old" counts years
             if w not in _NOT_UNITS and len(w) > 2:
                 unit = singular(w)
         out.append(Quantity(value, unit, said))

@@ -19,8 +19,9 @@ this turn. What it knows is **allowed**; anything else fails:
 3. **the player's facts said back wrong**: "you live in X", "you're from X" against
    the home she believes; "you're N (years old)" against the age; "your <relation>
    (is called) X" against the name she believes (``contradiction``).
-4. **who she is**: "I'm a/an <occupation>" where the occupation is not a word of her
-   card ("I'm a guitarist", "I am a pirate captain") is an ``identity`` break; so is
+4. **who she is**: "I'm a/an <occupation>" (or "I was", "I used to be", "I've been",
+   "I became") where the occupation is not a word of her card ("I'm a guitarist", "I am a
+   pirate captain", "where I was a pirate captain") is an ``identity`` break; so is
    taking on what the player just called her ("You are a stupid, boring old woman" ->
    "I'm a stupid, boring old woman"): an "I'm/I am ..." that repeats two or more content
    words (not words of her card) of the player's "you are/you're ..." this turn.
@@ -39,7 +40,8 @@ from game.cast.factsheet import COMMON_CAPITALS, FactSheet, capitalised_names, q
 from game.cast.guard import PersonaFacts, Verdict
 from game.cast.told import NUMBER_WORD, parse_number
 
-_OCCUPATION = re.compile(r"(?i:\bi(?:'m|’m| am)(?: now| really| actually| just)? (?:a|an|the)\s+)"
+_OCCUPATION = re.compile(r"(?i:\bi(?:'m|’m| am| was| used to be|'ve been|’ve been| have been| became)"
+                         r"(?: now| really| actually| just| once)? (?:a|an|the)\s+)"
                          r"((?:[a-z-]+\s+){0,2}?[a-z-]*(?:er|or|ist|ian|ant|man|woman|ess|eer|smith|ster|"
                          r"bot|robot|program|assistant|model|machine|computer|pirate|wizard|witch|queen|king|"
                          r"prince|princess|knight|spy|ninja|god|goddess|vampire|alien|captain|chef|cook|nurse|"

@@ -55,7 +55,12 @@ BELIEFS = (("player", "name", "Tomas", "the player said so"), ("player", "home",
     ("Your dog Rex must miss you.", "contradiction"),
     ("I'm a guitarist, really.", "identity"),
     ("I am a pirate.", "identity"),
+    ("The worst storm hit the coast of Skerrow, where I was a pirate captain.", "identity"),
+    ("I used to be a guitarist in Harrowby.", "identity"),
+    ("I was a keeper's granddaughter before I was a keeper.", ""),
     ("I'm a keeper, not a poet.", ""),
+    ("I'm a 21-year-old male, and I've lived in the city for years.", "contradiction"),
+    ("A thirty-six-year-old keeper, that's me.", ""),
 ])
 def test_verifier_checks_names_numbers_dates_and_places(eve: Any, reply: str, kind: str) -> None:
     facts = PersonaFacts("Eve Solvang", ("Eve",), "Skerrow", "Tomas", beliefs=BELIEFS)
