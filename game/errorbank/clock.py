@@ -15,7 +15,9 @@ asks a :class:`Clock` to watch the thread that runs each backend call:
   (:meth:`Watch.spent`, for lateness) is the CPU seconds its thread used, which a busy
   machine does not inflate. CPU time is the thread's own clock
   (``pthread_getcpuclockid``, Linux and most Unixes), else the process's
-  (``time.process_time``).
+  (``time.process_time``). A call waiting for a helper thread of its own process (the
+  painter's paint-ahead worker, a model another thread loads) says so with
+  :func:`game.work.on_behalf`, and the helper's CPU then counts as the call's progress.
 * :class:`WallClock`: real seconds, for a backend in another process or on another
   machine (a remote world server): its load is not ours, and a network wait is real time.
 * :class:`FrameClock`: the game's frame clock (headless play). It does not move while
@@ -40,6 +42,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
+
+from game.work import helpers, thread_cpu
 
 #: Wall seconds between two looks at a call's progress while waiting on it (latency
 #: of noticing a timeout, never part of a decision).
@@ -79,6 +83,12 @@ class Worker:
         self._clk = _thread_cpu_clock()
         self._process = self._clk is None
         self.ident = threading.get_ident()
+
+    def helper_cpu(self) -> dict[int, float]:
+        """CPU seconds of each thread this one waits on now (:func:`game.work.on_behalf`)."""
+        if self.ident is None or self._process:
+            return {}
+        return {h: c for h in helpers(self.ident) if (c := thread_cpu(h)) >= 0}
 
     def cpu(self) -> float:
         """CPU seconds the thread has used (the process's where a thread clock is missing);
@@ -180,6 +190,7 @@ class _WorkWatch:
         self._last_cpu = -1.0
         self._last_progress = wall()
         self._used = 0.0
+        self._helpers: dict[int, float] = {}
         self.elapsed()
 
     def elapsed(self) -> float:
@@ -202,6 +213,10 @@ class _WorkWatch:
                 self._last_progress = now
                 self._last_cpu = cpu
             self._used = cpu - self._cpu0
+            helping = self._worker.helper_cpu()  # threads it waits on: their work is its progress
+            if any(c > self._helpers.get(h, c) for h, c in helping.items()):
+                self._last_progress = now
+            self._helpers = helping
         return now - self._last_progress
 
     def wait(self, done: threading.Event, until: float) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from game.errors import WorldloomError
+from game.work import on_behalf
 
 DIM = 384
 #: The shipped model's id in the :class:`VectorCache`.
@@ -140,6 +141,8 @@ class Embedder:
 
 
 _LOADING = threading.Lock()
+#: The thread loading in :func:`get_embedder` now, or ``None``.
+_loader: int | None = None
 
 
 def get_embedder(model: str | None = None) -> Embedder:
@@ -149,8 +152,13 @@ def get_embedder(model: str | None = None) -> Embedder:
     Raises:
         ModelError: the model cannot be loaded.
     """
-    with _LOADING:
-        return _load(model)
+    global _loader
+    with on_behalf(_loader), _LOADING:  # a thread waiting for another's load is not stuck
+        _loader = threading.get_ident()
+        try:
+            return _load(model)
+        finally:
+            _loader = None
 
 
 @cache

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from PIL import Image
 
+from game.work import on_behalf
 from game.world.backends.cache import ObjectCache
 from game.world.backends.figures import face_for, outfit, person, pose_for
 from game.world.backends.landscape import LOOK_MAX, Backdrop, build_backdrop
@@ -198,6 +199,7 @@ class Painter:
         self._lock = threading.Lock()
         self._pending: dict[tuple[object, ...], Future[None]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_thread: int | None = None  # the paint-ahead thread's ident (a request waits on it)
         self.sprites_built = 0
         self.backdrops_built = 0
         self._backdrops: OrderedDict[tuple[object, ...], Backdrop | Plate] = OrderedDict()
@@ -324,10 +326,14 @@ class Painter:
             if key in self._pending and not self._pending[key].done():
                 return
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead")
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paint-ahead",
+                                                initializer=self._note_thread)
             for done in [k for k, f in self._pending.items() if f.done()]:
                 del self._pending[done]  # prepared and never entered (a choice not taken)
             self._pending[key] = self._pool.submit(self._prepare, scene.location, look, scene.setting, seed)
+
+    def _note_thread(self) -> None:
+        self._pool_thread = threading.get_ident()
 
     def _text_key(self, location: str, look: Look, text: str, seed: int) -> tuple[object, ...]:
         """What a scene to prepare is before its setting is read (the stage key's words)."""
@@ -351,7 +357,8 @@ class Painter:
         with self._lock:
             pending = self._pending.pop(self._text_key(location, look, text, seed), None)
         if pending is not None and not pending.cancel():
-            pending.result()
+            with on_behalf(self._pool_thread):  # its work is this request's progress (the guard's clock)
+                pending.result()
 
     def settle(self) -> None:
         """Wait until every stage being painted ahead is done (benchmarks: "the player has read")."""
