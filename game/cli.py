@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--save-dir", help="where saves go")
     play.add_argument("--backend", default="procedural",
-                      help="world backend: procedural (default), null, diffusion, remote, drifting (a simulation)")
+                      help="world backend: procedural (default), null, diffusion, causal, action, remote, "
+                           "drifting (a simulation)")
     play.add_argument("--model", help="diffusion: model folder or hub id")
     play.add_argument("--checkpoint", help="causal / action: weights file (.safetensors, or shards with an index) "
                                            "for the architecture in --model")
