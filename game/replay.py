@@ -93,7 +93,7 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         got = mine[i] if i < len(mine) else None
         if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
             result.matched += 1
-            if rec.get("text") and rec["type"] in ("line", "say", "choice", "ending", "warning"):
+            if rec.get("text") and rec["type"] in ("line", "say", "reply", "choice", "ending", "warning"):
                 who = rec.get("speaker") or ""
                 line = f"[{rec['time']:7.2f}s] {who + ': ' if who and who != 'narrator' else ''}{rec['text']}"
                 result.lines.append(line)

@@ -253,6 +253,8 @@ def test_replay_uses_recorded_replies_and_never_builds_a_model(tmp_path: Path, e
     assert result.ok, result.mismatches
     assert result.matched == len([r for r in rows if r["type"] not in ("header", "input", "chunk", "save",
                                                                          "cast_summary")])
+    said = [r["text"] for r in rows if r["type"] == "reply"]
+    assert said and all(any(t in line for line in result.lines) for t in said)  # her replies are shown too
     # with a reply taken out of the transcript, the replay says so instead of inventing one
     cut = [r for r in rows if not (r["type"] == "reply" and "lemon" in r["text"].lower())]
     broken = tmp_path / "broken.jsonl"
