@@ -76,8 +76,6 @@ from game.world.protocol import (
     ignored_inputs,
 )
 
-#: Requests remembered per session for idempotent replays of the same ``seq``.
-SEQ_MEMORY = 8
 #: Conditioning contexts kept (prompt -> cross-attention keys / values).
 CONTEXTS = 16
 
@@ -250,7 +248,7 @@ class CausalBackend:
         """
         with self._lock:
             self._check_open()
-            work = self._table.admit(request, request, SEQ_MEMORY)
+            work = self._table.admit(request, request)
             self._stop.arm(work.session_id)
         return self._blocks(work, request)
 

@@ -78,8 +78,6 @@ from game.world.protocol import (
     ignored_inputs,
 )
 
-#: Requests remembered per session for idempotent replays of the same ``seq``.
-SEQ_MEMORY = 8
 #: Snapshots kept per backend (oldest dropped first).
 MAX_SNAPSHOTS = 64
 #: Pipeline calls remembered in :attr:`DiffusionBackend.calls` (tests, debugging).
@@ -323,7 +321,7 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            work = self._table.admit(request, _fingerprint(request), SEQ_MEMORY)
+            work = self._table.admit(request, _fingerprint(request))
             self._stop.arm(work.session_id)
         return self._blocks(work, request)
 
