@@ -40,7 +40,7 @@ from game.story.story import Story
 from game.story.strings import localised, translation_for
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import CastView, Director
+from game.world.director import CastView, opening
 from game.world.protocol import Backend, PaintsAhead, WorldRequest
 
 
@@ -138,7 +138,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     else:
         base = backend
     if isinstance(base, PaintsAhead):  # the opening is painted while the cast loads and the title shows
-        base.prepare(Director(loaded, base.capabilities(), session_id).opening(GameState(seed=seed)), seed)
+        base.prepare(opening(loaded, GameState(seed=seed)), seed)
     stack = [backend if isinstance(backend, str) else _layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None
