@@ -506,7 +506,8 @@ class Castroom:
 
     def __init__(self, story: Story, characters: dict[str, Character], *, model: DialogueModel | None,
                  worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
-                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings) -> None:
+                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings,
+                 warnings: Sequence[str] = ()) -> None:
         self.story = story
         self.characters = characters
         self.model = model
@@ -527,7 +528,7 @@ class Castroom:
                                       **{k: v.name for k, v in m.cast.items()}}
         self.path: list[tuple[int, dict[str, dict[str, float]]]] = []
         #: what a player would lose from a card over its budget (:func:`game.cast.cardcheck.check_card`)
-        self.warnings: list[str] = []
+        self.warnings: list[str] = list(warnings)
         self._closed = False
 
     # -- the extension ------------------------------------------------------------------
@@ -1029,11 +1030,10 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
                                         builder=PromptBuilder(memory),
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
+        over_budget = [f"{card.where or cid}: {p.field}: {p.why}" for cid, card in cards.items()
+                       for p in check_card(card, MemoryConfig(context_tokens=context)) if p.field in BUDGET_FIELDS]
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
-                        store=store, embedder=embedder, settings=settings)
-        room.warnings = [f"{card.where or cid}: {p.field}: {p.why}" for cid, card in cards.items()
-                         for p in check_card(card, MemoryConfig(context_tokens=context))
-                         if p.field in BUDGET_FIELDS]
+                        store=store, embedder=embedder, settings=settings, warnings=over_budget)
         for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder
