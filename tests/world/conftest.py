@@ -27,7 +27,7 @@ def one_torch_thread() -> Iterator[None]:
 def causal_comps(one_torch_thread: None) -> Any:
     """A tiny random ``causal`` (text) model: 2-layer Wan transformer and tiny Wan VAE (seed 0)."""
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import random_model
+    from game.models.causal_arch import random_model
 
     return random_model("causal")
 
@@ -36,7 +36,7 @@ def causal_comps(one_torch_thread: None) -> Any:
 def action_comps(one_torch_thread: None) -> Any:
     """A tiny random ``action`` (Matrix-Game 2.0 style) model: transformer, VAE and action modules (seed 0)."""
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import random_model
+    from game.models.causal_arch import random_model
 
     return random_model("action")
 

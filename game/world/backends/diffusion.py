@@ -63,6 +63,7 @@ from typing import Any, Literal
 import numpy as np
 
 from game.errors import BackendError, WorldloomError
+from game.models.diffusion_loader import load_diffusion_pipeline
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
 from game.world.backends.diffusion_timing import StageClock
 from game.world.backends.sessions import Interrupts, SessionTable, check_start_size
@@ -216,8 +217,6 @@ class DiffusionBackend:
                 raise BackendError("the diffusion backend needs a model",
                                    hint="--model PATH (a diffusers folder) or a hub id such as "
                                         "Skywork/SkyReels-V2-DF-1.3B-540P-Diffusers")
-            from game.models.diffusion_loader import load_diffusion_pipeline
-
             try:
                 pipeline = load_diffusion_pipeline(model, device=device, dtype=dtype,
                                                    text_encoder=load_text_encoder)
