@@ -111,6 +111,16 @@ class _Room:
         self.draw.line((ax, (ay + by) / 2, bx, (ay + by) / 2), fill=self.lit(frame), width=w)
         self.mark("window", x0, y0, x1, y1)
 
+    def glazing(self, n: int, step: float, width: float, bottom: float, frame: RGB, panes: int) -> None:
+        """A wall of glass: ``n`` windows from ``x = 0.02`` every ``step``, each ``width`` wide, from
+        ``y = 0.04`` down to ``bottom`` (fractions of the room's height), marked as one ``window``
+        across the whole glass instead of one a pane."""
+        for k in range(n):
+            x0 = 0.02 + k * step
+            self.window(x0, 0.04, x0 + width, bottom, frame, panes=panes)
+        self.marks = [m for m in self.marks if m.name != "window"]
+        self.mark("window", 0.02, 0.04, 0.98, bottom)
+
     def walls(self, wall: RGB, floor: RGB, trim: RGB, floor_y: float = 0.74) -> None:
         fh = self.h + 2 * self.margin
         for k in range(fh):
@@ -174,11 +184,7 @@ def _kitchen(r: _Room, names: frozenset[str]) -> None:
 def _lantern_room(r: _Room, names: frozenset[str]) -> None:
     wall, floor, trim = ROOMS["lantern_room"]
     r.walls(wall, floor, trim, floor_y=0.8)
-    for k in range(6):  # the glazing all round, showing the night
-        x0 = 0.02 + k * 0.165
-        r.window(x0, 0.04, x0 + 0.15, 0.62, trim, panes=1)
-    r.marks = [m for m in r.marks if m.name != "window"]
-    r.mark("window", 0.02, 0.04, 0.98, 0.62)
+    r.glazing(6, 0.165, 0.15, 0.62, trim, panes=1)  # all round, showing the night
     # The great lens: a beehive of glass prism rings in a brass cage round a bright lamp.
     cx = 0.5
     r.rect(cx - 0.1, 0.7, cx + 0.1, 0.84, trim, (90, 70, 40), 3)
@@ -264,11 +270,7 @@ def _hut(r: _Room, names: frozenset[str]) -> None:
 def _glasshouse(r: _Room, names: frozenset[str]) -> None:
     wall, floor, trim = ROOMS["glasshouse"]
     r.walls(wall, floor, trim, floor_y=0.78)
-    for k in range(5):
-        x0 = 0.02 + k * 0.196
-        r.window(x0, 0.04, x0 + 0.18, 0.7, trim, panes=3)
-    r.marks = [m for m in r.marks if m.name != "window"]
-    r.mark("window", 0.02, 0.04, 0.98, 0.7)
+    r.glazing(5, 0.196, 0.18, 0.7, trim, panes=3)
     gen = np.random.default_rng(5)
     for x in (0.08, 0.22, 0.78, 0.9):  # tomato vines on canes
         r.rect(x, 0.3, x + 0.006, 0.82, (120, 96, 60))
