@@ -41,9 +41,19 @@ _GEMMA = (
 TEMPLATES: dict[str, str] = {"gemma3": _GEMMA, "gemma3_text": _GEMMA, "gemma2": _GEMMA, "gemma": _GEMMA}
 
 
+#: ``config.model_type`` -> the tokens its template marks turns with: made special tokens
+#: (so a turn ends generation, and a player cannot type one into the prompt).
+TURN_TOKENS: dict[str, tuple[str, ...]] = {k: ("<start_of_turn>", "<end_of_turn>") for k in TEMPLATES}
+
+
 def chat_template(model_type: str) -> str | None:
     """The chat template for ``model_type`` (``None`` when there is none here)."""
     return TEMPLATES.get(model_type)
+
+
+def turn_tokens(model_type: str) -> list[str]:
+    """The turn-marking tokens of :func:`chat_template`'s template for ``model_type`` (``[]``: none)."""
+    return list(TURN_TOKENS.get(model_type, ()))
 
 
 def gemma3_270m_gguf() -> tuple[Path, str]:
@@ -77,4 +87,4 @@ def packaged(name: str) -> tuple[Path, str]:
     raise ModelError(f"no packaged model named {name!r}", hint="one of " + ", ".join(PACKAGED))
 
 
-__all__ = ["PACKAGED", "TEMPLATES", "chat_template", "gemma3_270m_gguf", "packaged"]
+__all__ = ["PACKAGED", "TEMPLATES", "TURN_TOKENS", "chat_template", "gemma3_270m_gguf", "packaged", "turn_tokens"]

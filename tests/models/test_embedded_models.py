@@ -46,3 +46,10 @@ def test_the_gemma_package_gives_one_gguf_file_when_installed() -> None:
     assert (folder / name).is_file() and name.endswith(".gguf")
     with open(folder / name, "rb") as f:
         assert f.read(4) == b"GGUF"
+
+
+def test_gemma_turn_markers_become_special_tokens() -> None:
+    from game.models.embedded import turn_tokens
+
+    assert turn_tokens("gemma3_text") == ["<start_of_turn>", "<end_of_turn>"]
+    assert turn_tokens("llama") == []
