@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from game.models.embedded import chat_template, turn_tokens
 from game.models.embedder import cache_root
 from game.models.llm import Message, ModelError, check_messages
 
@@ -178,6 +179,10 @@ class TransformersDialogueModel:
             self._load(self.source)
         self._model.eval()
         cfg = self._model.config
+        if not getattr(self._tokenizer, "chat_template", None):  # Gemma 3's GGUF carries none
+            self._tokenizer.chat_template = chat_template(str(getattr(cfg, "model_type", "")))
+            if turn_tokens(str(getattr(cfg, "model_type", ""))):  # a turn's end stops generation
+                self._tokenizer.add_special_tokens({"additional_special_tokens": turn_tokens(cfg.model_type)})
         self.context_size = int(getattr(cfg, "max_position_embeddings", 0) or 2048)
         self._stop_ids = self._find_stop_ids()
         params = inspect.signature(self._model.forward).parameters
