@@ -101,7 +101,8 @@ class GameState(BaseModel):
         Every field is a scalar, a list of scalars, or a dict whose values are scalars,
         lists of scalars or dicts of scalars, so copying two levels down is a deep copy;
         it is several times faster than ``model_copy(deep=True)`` (no ``deepcopy`` memo,
-        no validation). A value nested deeper than that is copied with ``deepcopy``.
+        no validation, no default resolved: a shallow ``model_copy`` with every field
+        replaced). A value nested deeper than that is copied with ``deepcopy``.
         """
         values: dict[str, Any] = {}
         flat = _FLAT_FIELDS
@@ -113,7 +114,7 @@ class GameState(BaseModel):
             elif isinstance(v, list):
                 v = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
             values[k] = v
-        return GameState.model_construct(_fields_set=set(self.model_fields_set), **values)
+        return self.model_copy(update=values)  # every field replaced: no default resolved, nothing validated
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
