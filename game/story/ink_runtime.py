@@ -43,6 +43,7 @@ from typing import Any
 
 from game.errors import InputError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
+from game.story.bink_calls import step_calls
 from game.story.ink import (
     DIRECTIVES,
     HOOK,
@@ -149,7 +150,9 @@ class InkRuntime(StoryRuntime):
         self._choices: list[InkChoice] = []
         self._choice_objects: list[Choice] = []
         self._raw_texts: list[str] = []
-        self._choice_cache: dict[tuple[str, str], Choice] = {}
+        #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects, source texts.
+        self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice], list[str]]] = {}
+        self._choice_tags: list[list[str]] = []
         self._state: GameState | None = None
         self._events: list[Event] = []
         self._errors: list[tuple[str, Exception]] = []
@@ -165,8 +168,10 @@ class InkRuntime(StoryRuntime):
         self._changed: dict[str, Any] = {}
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
-        self.ink.bind_external_function(HOOK, self._hook)
-        self.ink.bind_external_function(RETURN_HOOK, self._return_hook)
+        #: bink's calls on every line and choice (straight on its C library where it can).
+        self.calls = step_calls(self.ink)
+        self.calls.bind_text_function(HOOK, self._hook)
+        self.calls.bind_text_function(RETURN_HOOK, self._return_hook)
         builtins: dict[str, External] = {
             "give": self._give, "take": self._take, "drop": self._drop, "has": self._has, "trust": self._trust,
             "affinity": self._affinity, "rel": self._rel, "relate": self._relate, "react": self._react_fn}
@@ -237,7 +242,7 @@ class InkRuntime(StoryRuntime):
         elif self._state is not None:
             self._events.append(self.event(self._state, "warning", text=f"ink: {message}"))
 
-    def _hook(self, _name: str, target: Any) -> None:
+    def _hook(self, target: str) -> None:
         if self._replaying is not None:
             return
         state = self._state
@@ -254,7 +259,7 @@ class InkRuntime(StoryRuntime):
         except Exception as exc:  # bink would swallow it
             self._errors.append((HOOK, exc))
 
-    def _return_hook(self, _name: str, caller: Any) -> None:
+    def _return_hook(self, caller: str) -> None:
         """A tunnel returned: the caller's knot is the scene again (no new visit); its line count resumes."""
         if self._replaying is not None:
             return
@@ -350,30 +355,29 @@ class InkRuntime(StoryRuntime):
 
         A ``# id:`` tag on a choice pins its id (see :func:`pinned_id`).
         """
-        choices = self.ink.get_current_choices()
+        found = self.calls.choices(True)
+        key = (scene, id(self.translation), tuple((text, tuple(tags)) for text, tags in found))
+        menu = self._menus.get(key)
+        if menu is None:  # the same menu again (a loop, a rollback, a replay): its ids are known
+            if len(self._menus) > 10_000:
+                self._menus.clear()
+            menu = self._menus[key] = self._menu(scene, found)
+        self._choices, self._choice_objects, self._raw_texts = menu[0], menu[1], menu[2]
+        self._choice_tags = [tags for _, tags in found]
+
+    def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice], list[str]]:
+        """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
         seen: dict[str, int] = {}
-        pins = self.story.pinned_ids
-        raw: list[str] = []
-        for i in range(len(choices)):
-            text = str(choices[i]).strip()
-            raw.append(text)
-            pin = next((v for k, v in map(split_tag, choices.get_tags(i)) if k == "id" and v), "") if pins else ""
+        raw = [text.strip() for text, _ in found]
+        for i, (text, tags) in enumerate(zip(raw, (t for _, t in found), strict=True)):
+            pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "")
             base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
             out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
-        self._choices = out
-        self._raw_texts = raw
-        if len(self._choice_cache) > 10_000:
-            self._choice_cache.clear()
-        objects = []
-        for c in out:
-            obj = self._choice_cache.get((c.id, c.text))
-            if obj is None:
-                obj = self._choice_cache[(c.id, c.text)] = _CHOICE.model_copy(update={"id": c.id, "text": c.text})
-            objects.append(obj)
-        self._choice_objects = objects
+        objects = [_CHOICE.model_copy(update={"id": c.id, "text": c.text}) for c in out]
+        return out, objects, raw
 
     def sync(self, state: GameState) -> bool:
         """Make bink's state the one ``state`` holds; ``False`` if the story has not begun.
@@ -433,13 +437,13 @@ class InkRuntime(StoryRuntime):
                     self.ink.set_variable(op[1], op[2])
                     continue
                 _, index, text, results = op
-                choices = self.ink.get_current_choices()
-                if index >= len(choices) or str(choices[index]).strip() != text:
+                choices = self.calls.choices(False)
+                if index >= len(choices) or choices[index][0].strip() != text:
                     raise RuntimeError(f"choice {index} ({text!r}) is no longer there")
                 self._replaying = list(results)
-                self.ink.choose_choice_index(index)
-                while self.ink.can_continue():
-                    self.ink.cont()
+                self.calls.choose(index)
+                while self.calls.can_continue():
+                    self.calls.cont()
                 if self._ink_errors:
                     raise RuntimeError(self._ink_errors[0])
                 if self._replaying:
@@ -492,10 +496,10 @@ class InkRuntime(StoryRuntime):
         try:
             if action is not None:
                 action()
-            while self.ink.can_continue():
-                text = self.ink.cont()
-                tags = list(self.ink.get_current_tags())
-                self._ink_line(state, str(text), tags, events)
+            calls = self.calls
+            while calls.can_continue():
+                text, tags = calls.cont()
+                self._ink_line(state, text, tags, events)
                 if self._errors or self._ink_errors:
                     break
         except RuntimeError as exc:
@@ -537,7 +541,7 @@ class InkRuntime(StoryRuntime):
     def _finish(self, state: GameState, events: list[Event]) -> None:
         """After a step: choices, the ending and variables (``effect`` events) into ``state``."""
         self._read_choices(state.scene)
-        if not self._choices and not self.ink.can_continue():
+        if not self._choices and not self.calls.can_continue():
             info = self.story.knots.get(state.scene)
             name = self._ending or (info.ending if info and info.ending else state.scene)
             events.append(self.event(state, "ending", text=name, ids={"ending": name}))
@@ -682,7 +686,7 @@ class InkRuntime(StoryRuntime):
         """Whether the Ink story has ended (no choice and nothing left to continue)."""
         if not self.sync(state):
             return False
-        return not self._choices and not self.ink.can_continue()
+        return not self._choices and not self.calls.can_continue()
 
     def apply(self, state: GameState, intent: AnyIntent) -> list[Event]:
         """Apply one intent (see :meth:`StoryRuntime.apply`); events deferred by a resync come first."""
@@ -698,11 +702,11 @@ class InkRuntime(StoryRuntime):
             shown = ", ".join(c.id for c in self._choices) or "none"
             raise InputError(f"no current choice {choice_id!r}", hint=f"available: {shown}")
         scene = state.scene
-        tags = list(self.ink.get_current_choices().get_tags(picked.index))
+        tags = self._choice_tags[picked.index]
         state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
         events: list[Event] = []
         self._cause = choice_id
-        self._step(state, events, lambda: self.ink.choose_choice_index(picked.index),
+        self._step(state, events, lambda: self.calls.choose(picked.index),
                    (picked.index, self._raw_texts[picked.index]))
         hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
         extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
