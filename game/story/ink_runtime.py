@@ -43,6 +43,7 @@ from typing import Any
 
 from game.errors import InputError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
+from game.state.trusted import trusted
 from game.story.bink_calls import step_calls
 from game.story.ink import (
     DIRECTIVES,
@@ -104,8 +105,9 @@ def _from_ink(value: Any) -> bool | int | float | str:
     return "" if value is None else str(value)
 
 
-#: A :class:`Choice` with every default, copied for each Ink choice (a copy skips the defaults' factories).
-_CHOICE = Choice.model_construct(id="choice", text="")
+#: A :class:`Choice`'s fields with their defaults, for each Ink choice's (see :func:`~game.state.trusted.trusted`).
+_CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
+_CHOICE_FIELDS = set(Choice.model_fields)
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,8 @@ class InkRuntime(StoryRuntime):
         #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects, source texts.
         self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice], list[str]]] = {}
         self._choice_tags: list[list[str]] = []
+        self._slugs: dict[str, str] = {}
+        self._texts: dict[str, str] = {}
         self._state: GameState | None = None
         self._events: list[Event] = []
         self._errors: list[tuple[str, Exception]] = []
@@ -365,6 +369,24 @@ class InkRuntime(StoryRuntime):
         self._choices, self._choice_objects, self._raw_texts = menu[0], menu[1], menu[2]
         self._choice_tags = [tags for _, tags in found]
 
+    def _json_text(self, text: str) -> str:
+        """``json.dumps(text)``, remembered (a move names its choice's text)."""
+        found = self._texts.get(text)
+        if found is None:
+            if len(self._texts) > 10_000:
+                self._texts.clear()
+            found = self._texts[text] = json.dumps(text)
+        return found
+
+    def _slug(self, text: str) -> str:
+        """``slug(text, 48)``, remembered (the same choice texts come back in many knots)."""
+        found = self._slugs.get(text)
+        if found is None:
+            if len(self._slugs) > 10_000:
+                self._slugs.clear()
+            found = self._slugs[text] = slug(text, 48)
+        return found
+
     def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice], list[str]]:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
@@ -372,11 +394,11 @@ class InkRuntime(StoryRuntime):
         raw = [text.strip() for text, _ in found]
         for i, (text, tags) in enumerate(zip(raw, (t for _, t in found), strict=True)):
             pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "")
-            base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
+            base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
             out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
-        objects = [_CHOICE.model_copy(update={"id": c.id, "text": c.text}) for c in out]
+        objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
         return out, objects, raw
 
     def sync(self, state: GameState) -> bool:
@@ -529,7 +551,9 @@ class InkRuntime(StoryRuntime):
         if move is not None and synced is not None and self.snapshot_every > 1:
             base, ops = synced
             if ops.count("\n") + len(pending) + 1 < self.snapshot_every:
-                new_ops = ops + "".join(f"{p}\n" for p in pending) + json.dumps(["c", *move]) + "\n"
+                index, text, results = move
+                line = f'["c", {index}, {self._json_text(text)}, {json.dumps(results) if results else "[]"}]\n'
+                new_ops = ops + "".join(f"{p}\n" for p in pending) + line
                 state.world[INK_OPS] = new_ops
                 self._synced = (base, new_ops)
                 return
