@@ -151,9 +151,8 @@ class InkRuntime(StoryRuntime):
         self._vars: dict[str, bool | int | float | str] = {}
         self._choices: list[InkChoice] = []
         self._choice_objects: list[Choice] = []
-        self._raw_texts: list[str] = []
-        #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects, source texts.
-        self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice], list[str]]] = {}
+        #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects.
+        self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice]]] = {}
         self._choice_tags: list[list[str]] = []
         self._slugs: dict[str, str] = {}
         self._texts: dict[str, str] = {}
@@ -366,11 +365,16 @@ class InkRuntime(StoryRuntime):
             if len(self._menus) > 10_000:
                 self._menus.clear()
             menu = self._menus[key] = self._menu(scene, found)
-        self._choices, self._choice_objects, self._raw_texts = menu[0], menu[1], menu[2]
+        self._choices, self._choice_objects = menu
         self._choice_tags = [tags for _, tags in found]
 
+    def _shape(self, scene: str) -> str:
+        """The :attr:`~game.story.ink.KnotInfo.shape` of ``scene``'s knot (``""``: not a knot)."""
+        info = self.story.knots.get(scene)
+        return info.shape if info is not None else ""
+
     def _json_text(self, text: str) -> str:
-        """``json.dumps(text)``, remembered (a move names its choice's text)."""
+        """``json.dumps(text)``, remembered (a move names its knot)."""
         found = self._texts.get(text)
         if found is None:
             if len(self._texts) > 10_000:
@@ -387,19 +391,19 @@ class InkRuntime(StoryRuntime):
             found = self._slugs[text] = slug(text, 48)
         return found
 
-    def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice], list[str]]:
+    def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice]]:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
         seen: dict[str, int] = {}
-        raw = [text.strip() for text, _ in found]
-        for i, (text, tags) in enumerate(zip(raw, (t for _, t in found), strict=True)):
+        for i, (raw, tags) in enumerate(found):
+            text = raw.strip()
             pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "")
             base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
             out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
         objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
-        return out, objects, raw
+        return out, objects
 
     def sync(self, state: GameState) -> bool:
         """Make bink's state the one ``state`` holds; ``False`` if the story has not begun.
@@ -448,8 +452,9 @@ class InkRuntime(StoryRuntime):
         warnings and variable observers are silent.
 
         Raises:
-            RuntimeError: a move does not fit (no such choice, another text, Ink failed, or
-                the story called its external functions differently: it changed).
+            RuntimeError: a move does not fit: its knot's shape changed (a choice, gather or
+                divert was added or removed there; wording may change), no such choice, Ink
+                failed, or the story called its external functions differently.
         """
         self._ink_errors = []
         try:
@@ -458,10 +463,11 @@ class InkRuntime(StoryRuntime):
                 if op[0] == "v":
                     self.ink.set_variable(op[1], op[2])
                     continue
-                _, index, text, results = op
-                choices = self.calls.choices(False)
-                if index >= len(choices) or choices[index][0].strip() != text:
-                    raise RuntimeError(f"choice {index} ({text!r}) is no longer there")
+                _, index, scene, shape, results = op
+                if shape != self._shape(scene):
+                    raise RuntimeError(f"knot {scene!r} changed since the move was made there")
+                if index >= len(self.calls.choices(False)):
+                    raise RuntimeError(f"choice {index} of knot {scene!r} is no longer there")
                 self._replaying = list(results)
                 self.calls.choose(index)
                 while self.calls.can_continue():
@@ -507,7 +513,7 @@ class InkRuntime(StoryRuntime):
               move: tuple[int, str] | None = None) -> None:
         """Run ``action`` then continue Ink to the next choice or the end, appending events.
 
-        ``move``: the choice ``(index, text)`` that ``action`` takes, recorded in :data:`INK_OPS`
+        ``move``: the choice ``(index, scene)`` that ``action`` takes, recorded in :data:`INK_OPS`
         (with what the external functions returned) instead of saving bink's whole state.
         """
         self._state, self._events = state, events
@@ -551,8 +557,9 @@ class InkRuntime(StoryRuntime):
         if move is not None and synced is not None and self.snapshot_every > 1:
             base, ops = synced
             if ops.count("\n") + len(pending) + 1 < self.snapshot_every:
-                index, text, results = move
-                line = f'["c", {index}, {self._json_text(text)}, {json.dumps(results) if results else "[]"}]\n'
+                index, scene, results = move
+                line = (f'["c", {index}, {self._json_text(scene)}, "{self._shape(scene)}", '
+                        f'{json.dumps(results) if results else "[]"}]\n')
                 new_ops = ops + "".join(f"{p}\n" for p in pending) + line
                 state.world[INK_OPS] = new_ops
                 self._synced = (base, new_ops)
@@ -731,7 +738,7 @@ class InkRuntime(StoryRuntime):
         events: list[Event] = []
         self._cause = choice_id
         self._step(state, events, lambda: self.calls.choose(picked.index),
-                   (picked.index, self._raw_texts[picked.index]))
+                   (picked.index, scene))
         hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
         extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
         choice = self.event(state, "choice", scene=scene, text=picked.text, ids={"choice": choice_id, "scene": scene},

@@ -178,13 +178,32 @@ def test_a_move_that_no_longer_fits_resumes_at_the_knot_start(loop_json: Path, t
     s = new_session(loop_json, tmp_path, every=8)
     play(s, ["camp.walk_north"])
     assert s.state.scene == "north" and s.state.world.get(INK_OPS)
-    broken = s.state.copy_state()
-    broken.world[INK_OPS] = json.dumps(["c", 0, "Fly to the moon", []]) + "\n"
-    rt = InkRuntime(s.story)  # type: ignore[arg-type]
-    events = rt.resume(broken)
-    warning = next(e for e in events if e.kind == "warning")
-    assert "does not fit" in warning.text and "no longer there" in warning.text
-    assert broken.scene == "north" and [c.text for c in rt.available_choices(broken)][0] == "Back to camp"
+    for move, why in ((["c", 7, "camp", json.loads(s.state.world[INK_OPS])[3], []], "no longer there"),
+                      (["c", 0, "camp", "0123456789abcdef", []], "changed since the move")):
+        broken = s.state.copy_state()
+        broken.world[INK_OPS] = json.dumps(move) + "\n"
+        rt = InkRuntime(s.story)  # type: ignore[arg-type]
+        events = rt.resume(broken)
+        warning = next(e for e in events if e.kind == "warning")
+        assert "does not fit" in warning.text and why in warning.text
+        assert broken.scene == "north" and [c.text for c in rt.available_choices(broken)][0] == "Back to camp"
+
+
+def test_moves_survive_a_wording_edit(loop_json: Path, ink_compile: InkCompile, tmp_path: Path) -> None:
+    """A move records its knot's shape, not its text: a reworded choice still replays in place."""
+    s = new_session(loop_json, tmp_path, every=8)
+    play(s, ["camp.walk_north", "north.take_the_lamp", "camp.walk_north"])
+    assert s.state.world[INK_OPS].count("\n") == 3
+    s.save("before")
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    (edited / "loop.ink").write_text(LOOP.replace("[Walk north]", "[Walk up the north road]"), encoding="utf-8")
+    later = Session(load_story(ink_compile(edited / "loop.ink", edited / "loop.ink.json")), "null", seed=3,
+                    save_dir=tmp_path / "saves")
+    events = later.load("before")
+    assert not [e for e in events if e.kind == "warning" and "resumed at the start" in e.text]
+    assert later.state.scene == "north" and later.state.inventory[-1] == "lamp"
+    assert [c.text for c in later.choices()] == ["Back to camp", "Give the fox the lamp"]
 
 
 def test_a_variable_written_from_outside_ink_is_one_of_the_moves(loop_json: Path) -> None:
