@@ -74,7 +74,7 @@ INK_ENDING = "ink_ending"
 #: ``GameState.world`` key holding the line counters of the knots a tunnel was called from (``"3,0"``).
 INK_LINES_BELOW = "ink_lines_below"
 #: ``GameState.world`` key holding the moves made since :data:`INK_STATE` was saved, one JSON list a line
-#: (``["c", index, text, [results of external calls]]`` a choice, ``["v", name, value]`` a variable
+#: (``["c", index, knot, knot shape, [results of external calls]]`` a choice, ``["v", name, value]`` a variable
 #: set from outside Ink); absent when :data:`INK_STATE` is the position itself.
 INK_OPS = "ink_ops"
 #: Choices a state may hold in :data:`INK_OPS` before the runtime saves bink's whole state again.
