@@ -15,6 +15,8 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from game.state.trusted import trusted
+
 #: Version of the save schema. Bump it and add a migration in
 #: :mod:`game.state.saves` when a field changes meaning.
 SCHEMA_VERSION = 2
@@ -101,7 +103,8 @@ class GameState(BaseModel):
         Every field is a scalar, a list of scalars, or a dict whose values are scalars,
         lists of scalars or dicts of scalars, so copying two levels down is a deep copy;
         it is several times faster than ``model_copy(deep=True)`` (no ``deepcopy`` memo,
-        no validation). A value nested deeper than that is copied with ``deepcopy``.
+        no validation, no default resolved: :func:`~game.state.trusted.trusted`). A value
+        nested deeper than that is copied with ``deepcopy``.
         """
         values: dict[str, Any] = {}
         flat = _FLAT_FIELDS
@@ -113,7 +116,7 @@ class GameState(BaseModel):
             elif isinstance(v, list):
                 v = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
             values[k] = v
-        return GameState.model_construct(_fields_set=set(self.model_fields_set), **values)
+        return trusted(GameState, values, set(self.__pydantic_fields_set__))
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict of every field."""

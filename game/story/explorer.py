@@ -1029,7 +1029,7 @@ class InkExplorer(Explorer):
         assert isinstance(story, InkStory)
         self.story = story
         self.m = story.model
-        self.rt = InkRuntime(story)
+        self.rt = InkRuntime(story, snapshot_every=1)  # states are keyed on Ink's whole saved state
         self.seed = seed
         self.spec = KeySpec((), {}, False)
         self._turns = '"turns"' in story.json_text or '"turn"' in story.json_text

@@ -3,10 +3,16 @@
 It is a :class:`~game.story.runtime.StoryRuntime` (``Session`` calls the same
 methods: ``new_state``, ``begin``, ``apply``, ``available_choices``,
 ``interpolate``, ``is_ending``, ``enter``), but the story position lives in Ink's
-own state: bink's ``save_state`` JSON is kept in ``GameState.world["ink"]`` after
-every step, so a checkpoint, a rollback, a save and a load carry it like any other
-field (JSON, no pickle) and the bink story is re-synced from it lazily whenever the
-state handed in is not the one it last produced.
+own state: bink's ``save_state`` JSON in ``GameState.world["ink"]`` plus the choices
+made since it was saved in ``GameState.world["ink_ops"]`` (each with what the external
+functions returned, one JSON list a line), so a checkpoint, a rollback, a save and a
+load carry it like any other field (JSON, no pickle), and a checkpoint at every choice
+costs no ``save_state`` (bink saves its whole state again every
+:data:`SNAPSHOT_EVERY` choices and after any other step). The bink story is re-synced
+lazily whenever the state handed in is not the one it last produced: bink loads the
+saved state and makes the moves again, external functions answering as they did (Ren'Py
+rolls forward the same way, ``renpy/rollback.py``); a move that no longer fits an edited
+story resumes at the start of the knot, with a warning.
 
 What the player sees maps onto worldloom's events (``docs/ink.md``):
 
@@ -37,6 +43,8 @@ from typing import Any
 
 from game.errors import InputError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
+from game.state.trusted import trusted
+from game.story.bink_calls import step_calls
 from game.story.ink import (
     DIRECTIVES,
     HOOK,
@@ -65,6 +73,12 @@ INK_SHAPE = "ink_shape"
 INK_ENDING = "ink_ending"
 #: ``GameState.world`` key holding the line counters of the knots a tunnel was called from (``"3,0"``).
 INK_LINES_BELOW = "ink_lines_below"
+#: ``GameState.world`` key holding the moves made since :data:`INK_STATE` was saved, one JSON list a line
+#: (``["c", index, knot, knot shape, [results of external calls]]`` a choice, ``["v", name, value]`` a variable
+#: set from outside Ink); absent when :data:`INK_STATE` is the position itself.
+INK_OPS = "ink_ops"
+#: Choices a state may hold in :data:`INK_OPS` before the runtime saves bink's whole state again.
+SNAPSHOT_EVERY = 32
 #: Ink function called when the player gives an item (``=== function on_give(item, who) ===``).
 ON_GIVE = "on_give"
 
@@ -91,6 +105,11 @@ def _from_ink(value: Any) -> bool | int | float | str:
     return "" if value is None else str(value)
 
 
+#: A :class:`Choice`'s fields with their defaults, for each Ink choice's (see :func:`~game.state.trusted.trusted`).
+_CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
+_CHOICE_FIELDS = set(Choice.model_fields)
+
+
 @dataclass(frozen=True)
 class InkChoice:
     """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
@@ -114,15 +133,29 @@ class InkRuntime(StoryRuntime):
 
     story: InkStory
 
-    def __init__(self, story: InkStory) -> None:
+    def __init__(self, story: InkStory, snapshot_every: int = SNAPSHOT_EVERY) -> None:
         super().__init__(story)
         spare, story.spare_bink = story.spare_bink, None
         self.ink: Any = spare if spare is not None else new_bink_story(story.json_text, str(story.path))
-        self._synced: str | None = None
+        #: Choices a state holds as moves (:data:`INK_OPS`) before bink's state is saved whole again;
+        #: 1 saves it after every step (what the explorer keys states on).
+        self.snapshot_every = max(1, snapshot_every)
+        #: ``(INK_STATE, INK_OPS)`` of the state bink is in (plus :attr:`_pending`); None: unknown.
+        self._synced: tuple[str, str] | None = None
+        #: Moves made on bink since it was synced (variables pushed), written with the next step.
+        self._pending: list[str] = []
+        #: Results of the external calls of the step being recorded; None outside a step.
+        self._record: list[Any] | None = None
+        #: Results to hand back while replaying moves (:meth:`_replay`); None when not replaying.
+        self._replaying: list[Any] | None = None
         self._vars: dict[str, bool | int | float | str] = {}
         self._choices: list[InkChoice] = []
         self._choice_objects: list[Choice] = []
-        self._choice_cache: dict[tuple[str, str], Choice] = {}
+        #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects.
+        self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice]]] = {}
+        self._choice_tags: list[list[str]] = []
+        self._slugs: dict[str, str] = {}
+        self._texts: dict[str, str] = {}
         self._state: GameState | None = None
         self._events: list[Event] = []
         self._errors: list[tuple[str, Exception]] = []
@@ -138,8 +171,10 @@ class InkRuntime(StoryRuntime):
         self._changed: dict[str, Any] = {}
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
-        self.ink.bind_external_function(HOOK, self._hook)
-        self.ink.bind_external_function(RETURN_HOOK, self._return_hook)
+        #: bink's calls on every line and choice (straight on its C library where it can).
+        self.calls = step_calls(self.ink)
+        self.calls.bind_text_function(HOOK, self._hook)
+        self.calls.bind_text_function(RETURN_HOOK, self._return_hook)
         builtins: dict[str, External] = {
             "give": self._give, "take": self._take, "drop": self._drop, "has": self._has, "trust": self._trust,
             "affinity": self._affinity, "rel": self._rel, "relate": self._relate, "react": self._react_fn}
@@ -152,12 +187,17 @@ class InkRuntime(StoryRuntime):
             self.ink.observe_variable(name, self._observed)
 
     def _observed(self, name: str, value: Any) -> None:
-        self._changed[name] = value
+        if self._replaying is None:
+            self._changed[name] = value
 
     def _unbound(self, name: str) -> Callable[..., None]:
         """A stand-in for an external function nothing bound: a ``warning`` event, no value."""
 
         def stand_in(_name: str, *args: Any) -> None:
+            if self._replaying is not None:
+                return
+            if self._record is not None:
+                self._record.append(None)
             if self._state is not None:
                 self._events.append(self.event(self._state, "warning", ids={"external": name},
                                                text=f"Ink called EXTERNAL {name}({', '.join(map(repr, args))}), "
@@ -176,14 +216,19 @@ class InkRuntime(StoryRuntime):
         """
 
         def callback(_name: str, *args: Any) -> Any:
+            if self._replaying is not None:  # the value it gave when the move was made
+                return self._replaying.pop(0) if self._replaying else None
             state = self._state
             try:
                 if state is None:
                     raise RuntimeError("called outside a story step")
-                return _to_ink(fn(state, *args))
+                value = _to_ink(fn(state, *args))
             except Exception as exc:  # bink would swallow it: keep it for after the step
                 self._errors.append((name, exc))
-                return None
+                value = None
+            if self._record is not None:
+                self._record.append(value)
+            return value
 
         if name in self._bound:
             self.ink.unbind_external_function(name)
@@ -191,12 +236,18 @@ class InkRuntime(StoryRuntime):
         self._bound.add(name)
 
     def _on_ink_error(self, message: str, is_error: bool) -> None:
+        if self._replaying is not None:
+            if is_error:
+                self._ink_errors.append(message)
+            return
         if is_error:
             self._ink_errors.append(message)
         elif self._state is not None:
             self._events.append(self.event(self._state, "warning", text=f"ink: {message}"))
 
-    def _hook(self, _name: str, target: Any) -> None:
+    def _hook(self, target: str) -> None:
+        if self._replaying is not None:
+            return
         state = self._state
         try:
             if state is None:
@@ -211,8 +262,10 @@ class InkRuntime(StoryRuntime):
         except Exception as exc:  # bink would swallow it
             self._errors.append((HOOK, exc))
 
-    def _return_hook(self, _name: str, caller: Any) -> None:
+    def _return_hook(self, caller: str) -> None:
         """A tunnel returned: the caller's knot is the scene again (no new visit); its line count resumes."""
+        if self._replaying is not None:
+            return
         state = self._state
         try:
             if state is None:
@@ -297,6 +350,7 @@ class InkRuntime(StoryRuntime):
                 except (RuntimeError, TypeError) as exc:
                     raise StoryRuntimeError(f"cannot set Ink variable {name!r} to {value!r}: {exc}",
                                             where=self._where(state)) from exc
+                self._pending.append(json.dumps(["v", name, value]))
         self._vars = dict(state.variables)
 
     def _read_choices(self, scene: str) -> None:
@@ -304,27 +358,52 @@ class InkRuntime(StoryRuntime):
 
         A ``# id:`` tag on a choice pins its id (see :func:`pinned_id`).
         """
-        choices = self.ink.get_current_choices()
+        found = self.calls.choices(True)
+        key = (scene, id(self.translation), tuple((text, tuple(tags)) for text, tags in found))
+        menu = self._menus.get(key)
+        if menu is None:  # the same menu again (a loop, a rollback, a replay): its ids are known
+            if len(self._menus) > 10_000:
+                self._menus.clear()
+            menu = self._menus[key] = self._menu(scene, found)
+        self._choices, self._choice_objects = menu
+        self._choice_tags = [tags for _, tags in found]
+
+    def _shape(self, scene: str) -> str:
+        """The :attr:`~game.story.ink.KnotInfo.shape` of ``scene``'s knot (``""``: not a knot)."""
+        info = self.story.knots.get(scene)
+        return info.shape if info is not None else ""
+
+    def _json_text(self, text: str) -> str:
+        """``json.dumps(text)``, remembered (a move names its knot)."""
+        found = self._texts.get(text)
+        if found is None:
+            if len(self._texts) > 10_000:
+                self._texts.clear()
+            found = self._texts[text] = json.dumps(text)
+        return found
+
+    def _slug(self, text: str) -> str:
+        """``slug(text, 48)``, remembered (the same choice texts come back in many knots)."""
+        found = self._slugs.get(text)
+        if found is None:
+            if len(self._slugs) > 10_000:
+                self._slugs.clear()
+            found = self._slugs[text] = slug(text, 48)
+        return found
+
+    def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice]]:
+        """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
         seen: dict[str, int] = {}
-        pins = self.story.pinned_ids
-        for i in range(len(choices)):
-            text = str(choices[i]).strip()
-            pin = next((v for k, v in map(split_tag, choices.get_tags(i)) if k == "id" and v), "") if pins else ""
-            base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
+        for i, (raw, tags) in enumerate(found):
+            text = raw.strip()
+            pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "")
+            base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
             out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
-        self._choices = out
-        if len(self._choice_cache) > 10_000:
-            self._choice_cache.clear()
-        objects = []
-        for c in out:
-            obj = self._choice_cache.get((c.id, c.text))
-            if obj is None:
-                obj = self._choice_cache[(c.id, c.text)] = Choice.model_construct(id=c.id, text=c.text)
-            objects.append(obj)
-        self._choice_objects = objects
+        objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
+        return out, objects
 
     def sync(self, state: GameState) -> bool:
         """Make bink's state the one ``state`` holds; ``False`` if the story has not begun.
@@ -339,7 +418,8 @@ class InkRuntime(StoryRuntime):
         saved = state.world.get(INK_STATE)
         if not isinstance(saved, str):
             return False
-        if saved is not self._synced and saved != self._synced:
+        ops = state.world.get(INK_OPS, "")
+        if self._synced != (saved, ops):  # a tuple compares its items by identity first: cheap when synced
             shape = state.world.get(INK_SHAPE)
             info = self.story.knots.get(state.scene)
             if isinstance(shape, str) and (info is None or info.shape != shape):
@@ -347,18 +427,61 @@ class InkRuntime(StoryRuntime):
                 self._deferred += self._reenter(state, f"knot {name!r} changed since this state was saved "
                                                        "(its choices, gathers or diverts moved)")
                 return True
+            self._pending = []
             try:
                 self.ink.load_state(saved)
+                if isinstance(ops, str) and ops:
+                    self._replay(ops)
             except RuntimeError as exc:
+                self._synced = None
                 self._deferred += self._reenter(state, f"the saved Ink position does not fit this story ({exc})")
                 return True
-            self._synced = saved
+            self._synced = (saved, ops if isinstance(ops, str) else "")
             self._vars = {}
             self._read_vars_quiet()
             self._read_choices(state.scene)
         if state.variables != self._vars:
             self._push_variables(state)
         return True
+
+    def _replay(self, ops: str) -> None:
+        """Make again, on the loaded state, the moves ``ops`` holds (:data:`INK_OPS`).
+
+        External functions are not called: each gives back the value it gave when the move
+        was made (so the state's inventory and relationships are not touched twice); hooks,
+        warnings and variable observers are silent.
+
+        Raises:
+            RuntimeError: a move does not fit: its knot's shape changed (a choice, gather or
+                divert was added or removed there; wording may change), no such choice, Ink
+                failed, or the story called its external functions differently.
+        """
+        self._ink_errors = []
+        try:
+            for line in ops.splitlines():
+                op = json.loads(line)
+                if op[0] == "v":
+                    self.ink.set_variable(op[1], op[2])
+                    continue
+                _, index, scene, shape, results = op
+                if shape != self._shape(scene):
+                    raise RuntimeError(f"knot {scene!r} changed since the move was made there")
+                if index >= len(self.calls.choices(False)):
+                    raise RuntimeError(f"choice {index} of knot {scene!r} is no longer there")
+                self._replaying = list(results)
+                self.calls.choose(index)
+                while self.calls.can_continue():
+                    self.calls.cont()
+                if self._ink_errors:
+                    raise RuntimeError(self._ink_errors[0])
+                if self._replaying:
+                    raise RuntimeError("the story calls its external functions differently now")
+                self._replaying = None
+        except (ValueError, TypeError, IndexError) as exc:
+            raise RuntimeError(f"unreadable moves ({exc})") from exc
+        finally:
+            self._replaying = None
+            self._ink_errors = []
 
     def _read_vars_quiet(self) -> None:
         out: dict[str, bool | int | float | str] = {}
@@ -386,19 +509,25 @@ class InkRuntime(StoryRuntime):
         return events + self.enter(state, scene, "resume", fresh=True)
 
     # -- the step ------------------------------------------------------------------
-    def _step(self, state: GameState, events: list[Event], action: Callable[[], None] | None) -> None:
-        """Run ``action`` then continue Ink to the next choice or the end, appending events."""
+    def _step(self, state: GameState, events: list[Event], action: Callable[[], None] | None,
+              move: tuple[int, str] | None = None) -> None:
+        """Run ``action`` then continue Ink to the next choice or the end, appending events.
+
+        ``move``: the choice ``(index, scene)`` that ``action`` takes, recorded in :data:`INK_OPS`
+        (with what the external functions returned) instead of saving bink's whole state.
+        """
         self._state, self._events = state, events
         self._errors, self._ink_errors = [], []
+        self._record = [] if move is not None else None
         self._changed = {}
         self._chunk, self._ending = None, ""
         try:
             if action is not None:
                 action()
-            while self.ink.can_continue():
-                text = self.ink.cont()
-                tags = list(self.ink.get_current_tags())
-                self._ink_line(state, str(text), tags, events)
+            calls = self.calls
+            while calls.can_continue():
+                text, tags = calls.cont()
+                self._ink_line(state, text, tags, events)
                 if self._errors or self._ink_errors:
                     break
         except RuntimeError as exc:
@@ -406,6 +535,7 @@ class InkRuntime(StoryRuntime):
             raise StoryRuntimeError(f"ink: {exc}", where=self._where(state)) from exc
         finally:
             self._state = None
+            record, self._record = self._record, None
         if self._errors:
             self._synced = None
             name, error = self._errors[0]
@@ -416,11 +546,33 @@ class InkRuntime(StoryRuntime):
             self._synced = None
             raise StoryRuntimeError(f"ink: {self._ink_errors[0]}", where=self._where(state))
         self._finish(state, events)
+        self._checkpoint(state, None if move is None or record is None else [*move, record])
+
+    def _checkpoint(self, state: GameState, move: list[Any] | None) -> None:
+        """Put Ink's position into ``state``: the step's ``move`` appended to :data:`INK_OPS`
+        (the state bink was synced to before the step, plus the variables pushed since), or,
+        every :attr:`snapshot_every` moves and after any other step, bink's whole saved state."""
+        synced, pending = self._synced, self._pending
+        self._pending = []
+        if move is not None and synced is not None and self.snapshot_every > 1:
+            base, ops = synced
+            if ops.count("\n") + len(pending) + 1 < self.snapshot_every:
+                index, scene, results = move
+                line = (f'["c", {index}, {self._json_text(scene)}, "{self._shape(scene)}", '
+                        f'{json.dumps(results) if results else "[]"}]\n')
+                new_ops = ops + "".join(f"{p}\n" for p in pending) + line
+                state.world[INK_OPS] = new_ops
+                self._synced = (base, new_ops)
+                return
+        saved: str = self.ink.save_state()
+        state.world[INK_STATE] = saved
+        state.world.pop(INK_OPS, None)
+        self._synced = (saved, "")
 
     def _finish(self, state: GameState, events: list[Event]) -> None:
-        """After a step: choices, the ending, variables (``effect`` events) and Ink's state into ``state``."""
+        """After a step: choices, the ending and variables (``effect`` events) into ``state``."""
         self._read_choices(state.scene)
-        if not self._choices and not self.ink.can_continue():
+        if not self._choices and not self.calls.can_continue():
             info = self.story.knots.get(state.scene)
             name = self._ending or (info.ending if info and info.ending else state.scene)
             events.append(self.event(state, "ending", text=name, ids={"ending": name}))
@@ -443,9 +595,6 @@ class InkRuntime(StoryRuntime):
         if new:
             state.variables = {**old, **new}
         self._vars = dict(state.variables)
-        saved: str = self.ink.save_state()
-        state.world[INK_STATE] = saved
-        self._synced = saved
 
     def _enter_scene(self, state: GameState, scene_id: str) -> None:
         """Ink entered a knot: scene, visits, place, reactions of who is still there; a ``scene`` event."""
@@ -568,7 +717,7 @@ class InkRuntime(StoryRuntime):
         """Whether the Ink story has ended (no choice and nothing left to continue)."""
         if not self.sync(state):
             return False
-        return not self._choices and not self.ink.can_continue()
+        return not self._choices and not self.calls.can_continue()
 
     def apply(self, state: GameState, intent: AnyIntent) -> list[Event]:
         """Apply one intent (see :meth:`StoryRuntime.apply`); events deferred by a resync come first."""
@@ -584,16 +733,16 @@ class InkRuntime(StoryRuntime):
             shown = ", ".join(c.id for c in self._choices) or "none"
             raise InputError(f"no current choice {choice_id!r}", hint=f"available: {shown}")
         scene = state.scene
-        tags = list(self.ink.get_current_choices().get_tags(picked.index))
+        tags = self._choice_tags[picked.index]
         state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
         events: list[Event] = []
         self._cause = choice_id
-        self._step(state, events, lambda: self.ink.choose_choice_index(picked.index))
+        self._step(state, events, lambda: self.calls.choose(picked.index),
+                   (picked.index, scene))
         hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
         extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
-        choice = Event(kind="choice", turn=state.turn, frame=state.frame, scene=scene, text=picked.text,
-                       ids={"choice": choice_id, "scene": scene},
-                       data={"chunk": hint, **({"tags": extra} if extra else {})})
+        choice = self.event(state, "choice", scene=scene, text=picked.text, ids={"choice": choice_id, "scene": scene},
+                            data={"chunk": hint, **({"tags": extra} if extra else {})})
         return [choice, *events]
 
     def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:
@@ -654,5 +803,5 @@ def runtime_for(story: Story) -> StoryRuntime:
     return StoryRuntime(story)
 
 
-__all__ = ["INK_ENDING", "INK_LINE", "INK_SHAPE", "INK_STATE", "InkChoice", "InkRuntime",
-           "pinned_id", "runtime_for"]
+__all__ = ["INK_ENDING", "INK_LINE", "INK_OPS", "INK_SHAPE", "INK_STATE", "SNAPSHOT_EVERY", "InkChoice",
+           "InkRuntime", "pinned_id", "runtime_for"]

@@ -15,6 +15,7 @@ from game.errors import ExpressionError, InputError, StoryRuntimeError
 from game.state import Choose, Event, GameState, Give, Move, Say, Wait
 from game.state.events import EventKind
 from game.state.intents import AnyIntent, Instruct
+from game.state.trusted import trusted
 from game.story import agents as agents_
 from game.story.agents import AgentPolicy, clamp
 from game.story.expr import WORLD_KEYS, Target, combine
@@ -261,13 +262,13 @@ class StoryRuntime:
     def event(self, state: GameState, kind: EventKind, **kw: Any) -> Event:
         """An event of ``kind`` at ``state``'s turn, frame and scene (``kw``: speaker, text, ids, data).
 
-        Built without validation (``model_construct``): every field comes from the runtime's
-        own typed values, and this is on every step's path.
+        Built without validation (:func:`~game.state.trusted.trusted`): every field comes from
+        the runtime's own typed values, and this is on every step's path.
         """
         fields: dict[str, Any] = {"kind": kind, "turn": state.turn, "frame": state.frame, "scene": state.scene,
                                   "speaker": "", "text": "", "ids": {}, "data": {}}
         fields.update(kw)
-        return Event.model_construct(_fields_set=_EVENT_FIELDS, **fields)
+        return trusted(Event, fields, _EVENT_FIELDS)
 
     def interpolate(self, state: GameState, text: str, extra: dict[str, str] | None = None) -> str:
         """Replace ``{name}`` by a variable, world key or ``extra`` value; unknown names stay.
