@@ -271,9 +271,6 @@ class Session:
             game.errors.InputError: the intent is not possible here (nothing changes).
             game.errors.StoryRuntimeError: the story is broken at this point (state restored).
         """
-        with self._lock:  # the same choice (or gift) as the path ahead: roll forward along it
-            if isinstance(intent, Choose | Give) and self.forward.next_label() == self._label(intent, self.state):
-                return TurnResult(self.roll_forward(1), self._pending, True)
         self._prepare(intent, progress)
         with self._lock:
             if not self._started:
@@ -294,7 +291,8 @@ class Session:
                 self.checkpoints.append(self._checkpoint(self._label(intent, before), before))
                 del self.checkpoints[:-MAX_CHECKPOINTS]
             self._record(events)
-            self.forward.clear()  # another path: nothing ahead to roll forward to
+            # the path ahead stays only if this turn did what its next step did (else: another path)
+            self.forward.after_turn(self._label(intent, before), self.state, self._extras)
             warned = [e.text for e in events if e.kind == "warning"]
             if warned:
                 self.notice = warned[-1]
@@ -475,7 +473,7 @@ class Session:
                 raise InputError(f"cannot roll back {n}: {len(self.checkpoints)} checkpoint(s)")
             cp = self.checkpoints[-n]
             commits = self._restore_extras(cp.extras, f"checkpoints.{len(self.checkpoints) - n}.extra", "")
-            left = Checkpoint(LEFT, self.state, {name: ext.save_extra() for name, ext in self.extensions.items()})
+            left = Checkpoint(LEFT, self.state, self._extras())
             self.forward.rolled_back(self.checkpoints[-n:], left, self.log.since(cp.state.log_offset))
             del self.checkpoints[-n:]
             frame = self.state.frame
@@ -489,10 +487,14 @@ class Session:
             return [Event(kind="rollback", turn=self.state.turn, frame=frame, scene=self.state.scene,
                           text=cp.label, data={"n": n})]
 
+    def _extras(self) -> dict[str, Any]:
+        return {name: ext.save_extra() for name, ext in self.extensions.items()}
+
     def roll_forward(self, n: int = 1) -> list[Event]:
         """Redo ``n`` of the actions a rollback undid, exactly as they were (state, events and
-        every extension's snapshot put back; nothing re-run), along :attr:`forward`. Any other
-        turn discards the path ahead; the same choice or gift as the next step rolls forward.
+        every extension's snapshot put back; nothing re-run), along :attr:`forward`. A turn
+        discards the path ahead, unless it did what the next step did (the same choice, to the
+        same state and snapshots: the rest of the path stays).
         Returns a ``rollforward`` event, then the events put back in the log (the lines shown again).
 
         Raises:

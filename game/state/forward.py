@@ -5,7 +5,10 @@ re-plays the same interactions without re-running them). After a rollback the ga
 keeps what it undid: the checkpoints it took off the list, the state it left (with
 every extension's snapshot) and the events it cut from the log. A roll forward puts
 the next step back exactly as it was (the same replies, the same draws; nothing is
-re-run), until the player does something else, which discards the rest.
+re-run), until the player does something else, which discards the rest. Making the
+same choice again runs the turn as usual; when it comes to the very state (and
+snapshots) the next step held, the rest of the path stays (a story with no model in
+the turn does; a character's new reply does not).
 
 :class:`Forward` holds that path as :class:`~game.state.saves.Checkpoint` rows:
 ``steps[0]`` is the checkpoint of the state the game is in now (its ``log_offset`` is
@@ -18,9 +21,12 @@ without the save between.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from game.state.events import Event
+from game.state.gamestate import GameState
 from game.state.saves import Checkpoint
 
 #: The label of the last step: the state a rollback left.
@@ -60,6 +66,18 @@ class Forward:
             self.steps = [*undone, Checkpoint(LEFT, left.state, left.extras)]
             self.events = list(events)
 
+    def after_turn(self, label: str, state: GameState, extras: Callable[[], dict[str, Any]]) -> None:
+        """A turn was played (its checkpoint label ``label``, the state after it, a function
+        giving every extension's snapshot now): keep the rest of the path if the turn did
+        what the next step did, else discard it all."""
+        if not self.steps:
+            return
+        ahead = self.steps[1]
+        if label == self.steps[0].label and _same(state, ahead.state) and extras() == ahead.extras:
+            self.step(1)  # the log already has this turn's own events
+        else:
+            self.clear()
+
     def next_label(self) -> str:
         """The label of the action one step forward (``"Meadow: offer_kite"``), ``""`` if none."""
         return self.steps[0].label if len(self.steps) > 1 else ""
@@ -81,6 +99,15 @@ class Forward:
         if not self.steps:
             self.events = []
         return back, target, appended
+
+
+def _same(a: GameState, b: GameState) -> bool:
+    """Whether two states are the same but for the frame clock and the passing reactions."""
+    ja, jb = a.to_json(), b.to_json()
+    for key in ("frame", "reactions"):
+        ja.pop(key, None)
+        jb.pop(key, None)
+    return ja == jb
 
 
 __all__ = ["LEFT", "Forward"]

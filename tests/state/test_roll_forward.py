@@ -98,15 +98,25 @@ def test_another_choice_discards_the_path_ahead(mini_path: Path, tmp_path: Path)
     assert len(s.forward) == 0
 
 
-def test_the_same_choice_again_rolls_forward(mini_path: Path, tmp_path: Path) -> None:
+def test_the_same_choice_again_keeps_the_rest_of_the_path(mini_path: Path, tmp_path: Path) -> None:
     s = session(mini_path, tmp_path)
     path = three_turns(s)
     s.rollback(2)
-    result = s.submit(Choose(choice_id="offer_kite"))
-    assert result.events[0].kind == "rollforward" and result.request is not None
+    result = s.submit(Choose(choice_id="offer_kite"))  # runs the turn: it comes to the same state
+    assert result.events[0].kind != "rollforward" and result.checkpoint
     assert snap(s) == path[2] and len(s.forward) == 1  # the step after it is still ahead
     s.roll_forward()
     assert snap(s) == path[3]
+
+
+def test_the_same_choice_to_another_state_discards_the_path(mini_path: Path, tmp_path: Path) -> None:
+    counter = Counter()
+    s = session(mini_path, tmp_path, counter)
+    three_turns(s, counter)
+    s.rollback(2)
+    counter.seen = 99  # what a character's new reply would do: her memory is not what it was
+    s.submit(Choose(choice_id="offer_kite"))
+    assert len(s.forward) == 0
 
 
 def test_a_refused_intent_keeps_the_path_ahead(mini_path: Path, tmp_path: Path) -> None:
