@@ -314,7 +314,7 @@ class InkRuntime(StoryRuntime):
             base = pinned_id(scene, pin) if pin else f"{scene}.{slug(text, 48) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
-            out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
+            out.append(InkChoice(i, cid, self.translation.line(text) if self.translation is not None else text))
         self._choices = out
         if len(self._choice_cache) > 10_000:
             self._choice_cache.clear()
@@ -502,7 +502,7 @@ class InkRuntime(StoryRuntime):
         if not text:
             return
         if self.translation is not None:  # by its text: Ink lines have no ids of their own (strings.ink_strings)
-            text = self.translation.text(text)
+            text = self.translation.line(text)
         m = SPEAKER_RE.match(text)
         if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
             speaker, text = slug(m.group(1)), m.group(2).strip()
