@@ -1034,7 +1034,7 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         for cid, card in cards.items():
             memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
             characters[cid] = Character(cid, card, Relationships(card, embedder=embedder), memory,
-                                        builder=PromptBuilder(memory),
+                                        builder=PromptBuilder(memory, language=language()),
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,

@@ -401,8 +401,8 @@ class Session:
     def speaker_name(self, speaker: str) -> str:
         if speaker in ("", "narrator"):
             return ""
-        if speaker == "player":
-            return "You"
+        if speaker == "player":  # the story's catalogue has it (builtin.you)
+            return self.runtime.say_builtin("builtin.you")
         c = self.story.model.cast.get(speaker)
         return c.name if c else speaker
 

@@ -55,6 +55,7 @@ BUILTINS = {
     "builtin.already": "You have already done that.",
     "builtin.nothing": "Nothing happens.",
     "builtin.give": "{character} looks at the {item}, unsure what to make of it.",
+    "builtin.you": "You",  # the speaker name of the player's own lines (Session.speaker_name)
 }
 
 
@@ -390,6 +391,30 @@ def localised(story: Story, translation: Translation | None) -> Story:
     return out
 
 
+#: English names of common languages by ISO 639-1 code (CLDR's English display names), for
+#: telling a dialogue model which language to answer in; another code is named as it is.
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "cy": "Welsh", "da": "Danish",
+    "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "fa": "Persian", "fi": "Finnish",
+    "fr": "French", "ga": "Irish", "he": "Hebrew", "hi": "Hindi", "hu": "Hungarian", "id": "Indonesian",
+    "is": "Icelandic", "it": "Italian", "ja": "Japanese", "ko": "Korean", "nb": "Norwegian Bokmål",
+    "nl": "Dutch", "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "sv": "Swedish", "sw": "Swahili", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+    "vi": "Vietnamese", "zh": "Chinese",
+}
+
+
+def language_name(code: str) -> str:
+    """The English name of language ``code`` (``fr``, ``pt_BR``, ``pt-BR`` -> French, Portuguese),
+    else the code itself; ``""`` for ``""``."""
+    base = code.replace("-", "_").split("_")[0].lower()
+    return LANGUAGE_NAMES.get(base, code)
+
+
+#: Scripts written right to left, by the language codes that use them (Unicode CLDR).
+RTL_LANGUAGES = frozenset({"ar", "fa", "he", "ur", "yi", "ps", "sd", "ug", "dv", "ckb"})
+
+
 def language() -> str:
     """The language to play: ``$WORLDLOOM_LANG`` (``""``: the story's own)."""
     return os.environ.get(LANG_ENV, "").strip()
@@ -408,5 +433,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
     return Translation(path) if path.is_file() else None
 
 
-__all__ = ["BUILTINS", "LANG_ENV", "CatalogueCheck", "Translation", "catalogue_path", "check_catalogue",
-           "language", "localised", "reaction_base", "string_table", "translation_for", "write_catalogue"]
+__all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
+           "catalogue_path", "check_catalogue", "language", "language_name", "localised", "reaction_base",
+           "string_table", "translation_for", "write_catalogue"]
