@@ -260,9 +260,9 @@ class Linter:
     def _called(self, fn: str) -> set[str]:
         """Constant first arguments of every ``fn(...)`` effect (effects that do not compile are skipped)."""
         out: set[str] = set()
-        for path, src in self._effects():
-            try:
-                eff = self.story.effect(src, self.story.where(path))
+        for _path, src in self._effects():
+            try:  # no place for the message: a failure is skipped here (and reported where it is)
+                eff = self.story.effect(src)
             except ExpressionError:
                 continue
             if eff.kind == "call" and eff.op == fn and eff.calls and eff.calls[0][1]:
