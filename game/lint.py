@@ -28,8 +28,7 @@ from game.cast.castroom import MAX_CONTEXT, card_path, member_card
 from game.cast.memory import MemoryConfig
 from game.errors import CardError, StoryError
 from game.story.diagnostics import CARD_CODES, CODES, Severity
-from game.story.lint import Diagnostic, lint_story, severity_overrides
-from game.story.loader import load_story
+from game.story.lint import Diagnostic, lint_story
 from game.story.story import Story
 from game.story.yamlio import compose_marked, read_text
 
@@ -37,19 +36,34 @@ from game.story.yamlio import compose_marked, read_text
 def lint(path: str | Path) -> list[Diagnostic]:
     """Every finding of the story at ``path`` and of the cards its cast names.
 
-    A story that does not load has only its ``WL018`` (its cards are not read).
+    The card findings are kept with the story's in lint's memo (:func:`game.story.lint.lint_story`
+    with :data:`CARDS`): an unchanged story whose cards are unchanged lints again without
+    loading either. A story that does not load has only its ``WL018`` (its cards are not read).
 
     Raises:
         game.errors.StoryError: ``worldloom.toml`` itself is malformed.
     """
-    diags = lint_story(path)
-    if any(d.code == "WL018" for d in diags):
-        return diags
-    try:
-        story = load_story(path, compile_now=False)  # from the parse cache lint_story has just filled
-    except StoryError:
-        return diags
-    return diags + card_diagnostics(story, severity_overrides(story.folder))
+    return lint_story(path, extra=CARDS)
+
+
+class CardCheck:
+    """The cards' check as lint runs it with the story's (:class:`game.story.lint.ExtraCheck`)."""
+
+    name: str = "cards"
+    #: whose source decides the card findings (an edit of any re-lints).
+    modules: tuple[str, ...] = ("game.lint", "game.cast.cardcheck", "game.cast.card", "game.cast.card_io",
+                                "game.cast.macros", "game.cast.memory", "game.cast.prompt", "game.cast.castroom")
+
+    def files(self, story: Story) -> list[str]:
+        """The card files the cast names."""
+        return [str(card_path(story, cid)) for cid, member in story.model.cast.items() if member.card]
+
+    def __call__(self, story: Story, overrides: dict[str, Severity]) -> list[Diagnostic]:
+        return card_diagnostics(story, overrides)
+
+
+#: The one card check ``worldloom lint`` runs.
+CARDS = CardCheck()
 
 
 def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None) -> list[Diagnostic]:
@@ -98,4 +112,4 @@ def _field_places(path: Path, problems: list[CardProblem]) -> dict[str, str]:
     return places
 
 
-__all__ = ["card_diagnostics", "lint"]
+__all__ = ["CARDS", "CardCheck", "card_diagnostics", "lint"]

@@ -87,6 +87,20 @@ def test_the_cli_lints_cards_and_fails_on_a_bad_voice(tmp_path: Path, capsys: py
     assert "WL067 error: card 'fox': voice.tts: unknown speech engine 'festival'" in capsys.readouterr().out
 
 
+def test_card_findings_are_kept_with_the_storys_and_a_card_edit_lints_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from game.story import lint as story_lint
+
+    two_cards(tmp_path, "id: fox\nname: Fox\n", "id: owl\nname: Owl\ngreetings: [Hoo.]\n")
+    first = lint(tmp_path)
+    assert [d.code for d in first if d.code.startswith("WL06")] == ["WL066"]
+    with monkeypatch.context() as m:
+        m.setattr(story_lint, "load_story", lambda *a, **k: pytest.fail("loaded again"))
+        assert lint(tmp_path) == first  # unchanged story and cards: read back
+    (tmp_path / "fox.yaml").write_text("id: fox\nname: Fox\ngreetings: [Hi.]\nvoice: {tts: festival}\n")
+    assert card_codes(tmp_path) == ["WL067"]  # a card edited: linted again
+
+
 def test_eve_and_her_card_lint_without_card_findings() -> None:
     assert [d.format() for d in lint(ROOT / "stories" / "eve") if d.code.startswith("WL06")] == []
 
