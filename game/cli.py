@@ -3,7 +3,7 @@
     worldloom play STORY [--headless --inputs play.txt --record out.mp4
                           --transcript out.jsonl --seed N --save-dir DIR --backend NAME --watch]
     worldloom replay out.jsonl [--story STORY --save-dir DIR]
-    worldloom lint STORY [--format text|json]
+    worldloom lint STORY [--format text|json]   (the story and its cast's cards)
     worldloom strings extract STORY [--lang xx] [-o FILE]   (and play --lang xx)
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
     extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
-    lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
+    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors")
     lint.add_argument("story")
     lint.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -200,9 +200,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from game.story.lint import diagnostics_json, lint_story
+    from game.lint import lint
+    from game.story.lint import diagnostics_json
 
-    diags = lint_story(args.story)
+    diags = lint(args.story)
     if args.format == "json":
         try:
             print(json.dumps(diagnostics_json(diags), indent=2))

@@ -184,6 +184,8 @@ class HeadlessRunner:
             self._events(s.load(a[0], previous=len(a) > 1))
         elif v == "rollback":
             self._events(s.rollback(int(a[0]) if a else 1))
+        elif v == "rollforward":
+            self._events(s.roll_forward(int(a[0]) if a else 1))
         elif v == "choose":
             self._events(s.submit(resolve_choice(s, a[0], cmd.where)).events)
         elif v == "move":

@@ -54,6 +54,7 @@ import numpy as np
 
 from game.cast.card import LoreEntry, card_fields, substitute
 from game.cast.memory import HistoryMessage, Memory, TokenCounter
+from game.story.strings import language_name
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
@@ -257,6 +258,10 @@ def count_messages(messages: Sequence[Mapping[str, str]], count_tokens: TokenCou
     return sum(int(count_tokens(m["content"])) + MESSAGE_OVERHEAD for m in messages)
 
 
+#: What the post-history instructions say when play is in another language (``--lang``).
+LANGUAGE_NOTE = "The player is playing in {language}: always answer in {language}, staying in character."
+
+
 class PromptBuilder:
     """Builds her prompt each turn from her :class:`Memory`.
 
@@ -265,11 +270,16 @@ class PromptBuilder:
         budget: prompt tokens (default: the context minus the reply reserve).
         user_max_tokens: the player's line is cut to this many tokens.
         shares: section shares (:class:`Shares`).
+        language: the language play is in (``fr``; ``""``: the card's own). A catalogue
+            cannot translate what the model says, so the post-history instructions ask
+            her to answer in that language (:data:`LANGUAGE_NOTE`).
     """
 
     def __init__(self, memory: Memory, *, budget: int | None = None, user_max_tokens: int = 160,
-                 shares: Shares | None = None) -> None:
+                 shares: Shares | None = None, language: str = "") -> None:
         self.memory = memory
+        #: the line added to the post-history instructions (``""``: none).
+        self.language_note = LANGUAGE_NOTE.format(language=language_name(language)) if language else ""
         cfg = memory.config
         self.budget = budget if budget is not None else cfg.context_tokens - cfg.reply_tokens
         self.user_max_tokens = user_max_tokens
@@ -356,7 +366,7 @@ class PromptBuilder:
         names = names or {}
         now = mem.now if now is None else now
         prefix = mem.sink_text()
-        post = mem.post_history
+        post = mem.post_history + ("\n" + self.language_note if self.language_note else "")
         user = self.clean_user(user_text) if user_text.strip() else ""
         depth = card.depth_prompt
         note = one_line(substitute(depth.prompt, card.display_name, mem.player_name or "the player",
