@@ -607,7 +607,7 @@ class _FrozenEnv:
 
 
 def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
-    """Lint the story at ``path``; a story that does not load gives one WL018 error.
+    """Lint the story at ``path``; a story that does not load gives one WL018 error per problem.
 
     With ``use_cache`` (the default) lint shares the story cache with play
     (:func:`game.story.loader.load_story`): a story play has loaded lints without a
@@ -634,8 +634,9 @@ def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
         story = load_story(path, use_cache=use_cache, compile_now=False)
     except StoryError as exc:
         c = CODES["WL018"]
-        return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
-                           c.message.format(name=exc.why), exc.hint or c.hint)]
+        return [Diagnostic(where or str(path), "WL018", overrides.get("WL018", c.severity),
+                           c.message.format(name=why), c.hint if exc.problems[1:] else exc.hint or c.hint)
+                for where, why in exc.problems]
     linter = Linter(story, overrides)
     with gc_paused():  # the checks make many small objects and no cycles
         diags = linter.run()
