@@ -138,6 +138,19 @@ def _dialogue(args: argparse.Namespace) -> str | None:
     return None if args.dialogue.strip().lower() == "none" else str(args.dialogue)
 
 
+def _warn_lint(story: str) -> None:
+    """Before play: one warning line per lint error of ``story`` and their count (play goes on if it
+    loads; a story that does not load is left to the loader's error, which names every problem)."""
+    from game.story.lint import lint_story
+
+    errors = [d for d in lint_story(story) if d.severity == "error" and d.code != "WL018"]
+    for d in errors:
+        console.print(f"warning: {d.format()}", markup=False, highlight=False)
+    if errors:
+        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {story} for details",
+                      markup=False, highlight=False)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from game.errors import InputError
     from game.story.strings import LANG_ENV
@@ -152,6 +165,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                              hint="add --headless, or drop them to play in the window")
         if args.screenshot and (Path(args.screenshot).is_dir() or not args.screenshot.lower().endswith(".png")):
             raise InputError("--screenshot needs a .png file name", where=args.screenshot)
+    _warn_lint(args.story)
     if args.headless:
         from game.headless import play_headless
         from game.inputs.script import read_script
@@ -160,7 +174,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                               dialogue=_dialogue(args), voice=not args.no_voice)
+                               dialogue=_dialogue(args), voice=not args.no_voice,
+                               on_warning=lambda text: console.print(f"warning: {text}", markup=False))
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary

@@ -26,6 +26,7 @@ from game.cast.castroom import Castroom, RecordedReplies, build_cast, load_dialo
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.clock import Clock
 from game.errorbank.persona import PersonaCases
+from game.errorbank.store import run_id
 from game.errors import BackendError
 from game.models.embedder import shared_encode
 from game.models.llm import ModelError
@@ -149,14 +150,15 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         def scene_of(_request: WorldRequest) -> str:
             return built[0].state.scene if built else ""
 
-        outer = GuardedBackend(base, store=store, session=session_id, story=loaded.id, scene_of=scene_of,
+        run = run_id(session_id)  # this run's cases and samples, apart from other runs in the same bank
+        outer = GuardedBackend(base, store=store, session=run, story=loaded.id, scene_of=scene_of,
                                clock=clock)
         stack.insert(0, "guard")
     caps = outer.capabilities()
     warnings: list[str] = []
     options = dict(cast_options or {})
     if store is not None:
-        options.setdefault("errorbank", PersonaCases(store, session=session_id, story=loaded.id, fps=caps.fps))
+        options.setdefault("errorbank", PersonaCases(store, session=run, story=loaded.id, fps=caps.fps))
     try:
         cast = _cast(loaded, dialogue, warnings, seed=seed, audio_rate=caps.audio_rate, voice=voice,
                      realtime=realtime, recorded=recorded, **options)

@@ -625,7 +625,7 @@ class ExtraCheck(Protocol):
 
 
 def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | None = None) -> list[Diagnostic]:
-    """Lint the story at ``path``; a story that does not load gives one WL018 error.
+    """Lint the story at ``path``; a story that does not load gives one WL018 error per problem.
 
     ``extra`` adds the findings of another room's check after the story's own (not run
     for a story that does not load); they are kept in the memo with the story's, which
@@ -658,8 +658,9 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
         story = load_story(path, use_cache=use_cache, compile_now=False)
     except StoryError as exc:
         c = CODES["WL018"]
-        return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
-                           c.message.format(name=exc.why), exc.hint or c.hint)]
+        return [Diagnostic(where or str(path), "WL018", overrides.get("WL018", c.severity),
+                           c.message.format(name=why), c.hint if exc.problems[1:] else exc.hint or c.hint)
+                for where, why in exc.problems]
     linter = Linter(story, overrides)
     with gc_paused():  # the checks make many small objects and no cycles
         diags = linter.run()
