@@ -40,7 +40,14 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 :class:`EpisodicStore` holds the memories in numpy arrays grown in chunks: vectors
 ``(capacity, dim)`` float32, turns int64, importance float32; scoring is three
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
-plain Python, for the benchmark and the tests.
+plain Python, for the tests.
+
+From :data:`FAST_MIN` memories on, with faiss installed (the ``ann`` extra),
+:meth:`EpisodicStore.top` ranks the same score without computing every cosine: the
+other three parts are exact for every memory, the best :data:`FAST_CANDIDATES` by them
+and the HNSW neighbours of ``q`` and ``-q`` (the cosine's extremes, :mod:`game.cast.ann`)
+are rescored exactly. The cosine's min-max then comes from those candidates, so the
+ranking is exact whenever the index finds the largest and smallest cosine.
 """
 
 from __future__ import annotations
