@@ -103,7 +103,7 @@ def synthetic_store(n: int, rng: np.random.Generator) -> tuple[EpisodicStore, li
     texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(6, 16)))) for _ in range(n)]
     vecs = rng.normal(size=(n, 384)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = EpisodicStore(dim=384)
+    store = EpisodicStore(dim=384, fast=True)
     store.extend(texts, ["exchange"] * n, rng.integers(0, n, size=n), rng.uniform(1, 10, size=n), vecs)
     return store, texts, vecs
 

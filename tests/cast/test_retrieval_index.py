@@ -15,7 +15,7 @@ def store_of(n: int, seed: int = 0) -> tuple[EpisodicStore, np.ndarray]:
     rng = np.random.default_rng(seed)
     vecs = rng.normal(size=(n, 64)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = EpisodicStore(dim=64)
+    store = EpisodicStore(dim=64, fast=True)
     texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 10)))) for _ in range(n)]
     store.extend(texts, ["exchange"] * n, rng.integers(0, n, size=n), rng.uniform(1, 10, size=n), vecs)
     return store, vecs
