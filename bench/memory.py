@@ -6,13 +6,16 @@
 Sections (each a function registered with :func:`section`; run in order, or pick
 some with ``--only``):
 
-* ``retrieval``: time to score and rank N episodic memories (recency + importance +
-  relevance, relevance = MiniLM cosine mixed with BM25, see
-  ``game/cast/retrieval.py``) with numpy, against a plain Python loop computing the
-  same scores over the same memories, and the ratio. Vectors are random unit vectors
-  (384 dimensions: scoring time does not depend on what they mean) and texts are
-  short synthetic sentences; the query's embedding is not counted (one MiniLM
-  encode, printed separately when the model is installed).
+* ``retrieval``: top 10 of N episodic memories by their score (recency + importance +
+  relevance, relevance = MiniLM cosine mixed with BM25, see ``game/cast/retrieval.py``),
+  CPU ms p50/p95: the exact numpy scan (the baseline), our fast path (from 20,000
+  memories, with faiss: candidates by the other three parts plus the HNSW extremes of the
+  cosine, rescored exactly) and a library peer (faiss HNSW's 256 nearest by cosine and
+  BM25's 256 best, rescored), with recall@10 against the exact ranking on in-sample
+  queries (the ones the sizes were tuned on) and held-out ones (other memories, other
+  texts, another mix). Vectors are random unit vectors (384 dimensions: no structure for
+  an index to exploit, the hard case) and texts short synthetic sentences; the query's
+  embedding is not counted (one MiniLM encode, printed separately when installed).
 * ``prompt``: the assembled prompt's size in tokens (default counter: words x 1.3,
   at least chars / 4) at turns 10, 100, 1,000 and 10,000 of a simulated session with
   Eve's card, against its budget, and the time to build it. ``--encoder hash`` (the
@@ -20,9 +23,12 @@ some with ``--only``):
   every summary is embedded; sizes barely differ).
 
 * ``first_token``: first-token latency of the embedded model (SmolLM2-135M-Instruct,
-  one torch thread, as in the worker) on Eve's real prompt, encoding the whole prompt
-  every turn against reusing the KV cache of the stable sink prefix (the functions of
-  ``bench/dialogue.py``; ``--questions`` questions per setting, ``--tokens`` per reply).
+  one torch thread, as in the worker) over a talk with Eve (the player's lines of
+  ``bench/data/eve_talk60.txt``, ``--talk`` of them; her replies are the model's own,
+  greedy, ``--tokens`` long), prompt tokens counted with the model's tokenizer: the whole
+  prompt every turn (baseline), the sink prefix's KV reused (the classic layout), and the
+  rolling layout with the KV cache of the last prompt and reply kept; CPU ms of the
+  model's thread (p50/p95 over turns 2..N) and wall ms.
 * ``window``: the player window (``game.app.App``, SDL dummy driver, frames made on its
   worker thread from the procedural world, 60 Hz loop) while Eve answers through the real
   model worker process, her voice synthesised: frames shown per second (the world runs at
@@ -59,7 +65,7 @@ import numpy as np  # noqa: E402
 from game.cast.card_io import load_card  # noqa: E402
 from game.cast.memory import Memory, MemoryConfig  # noqa: E402
 from game.cast.prompt import PromptBuilder  # noqa: E402
-from game.cast.retrieval import EpisodicStore, HashEmbedder, TextEncoder, score_loop, terms  # noqa: E402
+from game.cast.retrieval import EpisodicStore, HashEmbedder, TextEncoder  # noqa: E402
 from game.state import Event  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,45 +103,110 @@ def synthetic_store(n: int, rng: np.random.Generator) -> tuple[EpisodicStore, li
     texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(6, 16)))) for _ in range(n)]
     vecs = rng.normal(size=(n, 384)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = EpisodicStore(dim=384)
+    store = EpisodicStore(dim=384, fast=True)
     store.extend(texts, ["exchange"] * n, rng.integers(0, n, size=n), rng.uniform(1, 10, size=n), vecs)
     return store, texts, vecs
 
 
-def retrieval_row(n: int, rng: np.random.Generator, repeat: int, query_text: str) -> str:
-    """One line of the retrieval table for ``n`` memories."""
+def cpu_ms(fn: Callable[[], object]) -> float:
+    """CPU ms of the whole process (every thread) for one call."""
+    t0 = time.process_time()
+    fn()
+    return (time.process_time() - t0) * 1000
+
+
+#: Queries the fast path's sizes were tuned on (in-sample) and others (held out).
+IN_SAMPLE_TEXTS = ("do you remember my sister and the bees by the harbour",)
+HELD_OUT_TEXTS = ("the storm took the lantern rope and the boots", "gannet and stove and clockwork in the rain",
+                  "a letter in a bottle on the causeway stones", "fog")
+
+
+def queries(vecs: np.ndarray, rng: np.random.Generator, count: int, texts: tuple[str, ...],
+            mix: float) -> list[tuple[np.ndarray, str]]:
+    """``count`` query vectors near random memories (``mix`` of one memory + noise), each with a text."""
+    out = []
+    for i in range(count):
+        q = vecs[int(rng.integers(0, len(vecs)))] * mix + rng.normal(size=vecs.shape[1]).astype(np.float32) * 0.05
+        out.append((q / np.linalg.norm(q), texts[i % len(texts)]))
+    return out
+
+
+def peer_top(store: EpisodicStore, q: np.ndarray, now: int, query_text: str, k: int, pool: int) -> list[int]:
+    """The library peer: faiss HNSW's ``pool`` nearest by cosine and BM25's ``pool`` best, rescored
+    (exact recency / importance / BM25 scaling, cosine scaled over the pool)."""
+    from game.cast.retrieval import DEFAULT_WEIGHTS as w
+    from game.cast.retrieval import minmax, recency
+
+    assert store.ann is not None
+    n = len(store)
+    bm = store.lexical.scores(query_text, n)
+    cand = np.unique(np.concatenate([store.ann.nearest(q, pool), np.argpartition(-bm, pool)[:pool]]))
+    cos = store.vectors[cand] @ q
+    r, i, b = minmax(recency(store.turns, now))[cand], minmax(store.importance)[cand], minmax(bm)[cand]
+    score = w.recency * r + w.importance * i + w.relevance * (0.5 * minmax(cos) + 0.5 * b)
+    return cand[np.argsort(-score)[:k]].tolist()
+
+
+def retrieval_rows(n: int, rng: np.random.Generator, args: argparse.Namespace) -> None:
+    """The retrieval table's lines for ``n`` memories."""
     t0 = time.perf_counter()
-    store, texts, vecs = synthetic_store(n, rng)
+    store, _texts, vecs = synthetic_store(n, rng)
     build = time.perf_counter() - t0
-    q = vecs[int(rng.integers(0, n))] * 0.5 + rng.normal(size=384).astype(np.float32) * 0.05
-    q /= np.linalg.norm(q)
-    fast = median_ms(lambda: store.top(q, n, 10, query_text=query_text), repeat)
-    vec_list, turns, imp, qlist = vecs.tolist(), store.turns.tolist(), store.importance.tolist(), q.tolist()
-    doc_terms = []
-    for t in texts:
-        counts: dict[str, int] = {}
-        for term in terms(t):
-            counts[term] = counts.get(term, 0) + 1
-        doc_terms.append(counts)
-
-    def loop() -> list[int]:
-        scores = score_loop(vec_list, turns, imp, qlist, n, doc_terms=doc_terms, query_text=query_text)
-        return sorted(range(n), key=lambda i: -scores[i])[:10]
-
-    slow = median_ms(loop, 1 if n >= 50_000 else max(1, repeat // 2))
-    top_fast = [s.index for s in store.top(q, n, 10, query_text=query_text)]
-    agree = "same top 10" if set(top_fast) == set(loop()) else "TOP 10 DIFFERS"
-    return f"  {n:>9,}  {fast:>9.2f}  {slow:>10.1f}  {slow / fast:>6.0f}x   {build:>7.2f}   {agree}"
+    t0 = time.perf_counter()
+    has_index = store.build_index()
+    index_s = time.perf_counter() - t0
+    sets = {"in-sample": queries(vecs, np.random.default_rng(10), args.queries, IN_SAMPLE_TEXTS, 0.5),
+            "held-out": queries(vecs, np.random.default_rng(11), args.queries, HELD_OUT_TEXTS, 0.35)}
+    for name, qs in sets.items():
+        exact_ms, fast_ms, peer_ms, recall, peer_recall = [], [], [], [], []
+        for q, text in qs:
+            truth: list[Any] = []
+            exact_ms.append(cpu_ms(lambda q=q, text=text, truth=truth: truth.extend(  # type: ignore[misc]
+                store.top(q, n, 10, query_text=text, exact=True))))
+            want = {s.index for s in truth}
+            if not has_index or n < 20_000:
+                continue
+            got: list[Any] = []
+            fast_ms.append(cpu_ms(lambda q=q, text=text, got=got: got.extend(  # type: ignore[misc]
+                store.top(q, n, 10, query_text=text))))
+            recall.append(len(want & {s.index for s in got}) / 10)
+            peer: list[int] = []
+            peer_ms.append(cpu_ms(lambda q=q, text=text, peer=peer: peer.extend(  # type: ignore[misc]
+                peer_top(store, q, n, text, 10, 256))))
+            peer_recall.append(len(want & set(peer)) / 10)
+        e50, e95 = np.percentile(exact_ms, 50), np.percentile(exact_ms, 95)
+        line = f"  {n:>9,}  {name:<9}  {e50:>7.2f} {e95:>7.2f}"
+        if fast_ms:
+            f50, f95 = np.percentile(fast_ms, 50), np.percentile(fast_ms, 95)
+            p50 = np.percentile(peer_ms, 50)
+            ok = "met" if f50 <= 5 and np.mean(recall) >= 0.95 else "NOT met"
+            line += (f"  {f50:>7.2f} {f95:>7.2f}  {e50 / f50:>5.1f}x  {np.mean(recall):>6.3f} {min(recall):>5.1f}"
+                     f"  {p50:>7.2f} {np.mean(peer_recall):>6.3f}   {ok}")
+        else:
+            line += "  (exact scan below FAST_MIN)" if has_index else "  (faiss not installed: exact scan only)"
+        print(line)
+    print(f"  {'':>9}  built in {build:.1f} s (texts, BM25 postings), ANN index {index_s:.1f} s")
 
 
 @section("retrieval")
 def retrieval(args: argparse.Namespace) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("faiss") is not None:
+        import faiss
+
+        faiss.omp_set_num_threads(1)
     rng = np.random.default_rng(0)
-    query_text = "do you remember my sister and the bees by the harbour"
-    print("retrieval: score + rank N memories, top 10 (numpy vs a plain Python loop, same scores)")
-    print(f"  {'memories':>9}  {'numpy ms':>9}  {'loop ms':>10}  {'ratio':>7}   {'build s':>7}")
+    print(f"retrieval: top 10 of N memories by the same score (recency + importance + MiniLM cosine + BM25), "
+          f"CPU ms of the process, {args.queries} queries a set;")
+    print("  baseline: the exact numpy scan (EpisodicStore.top(exact=True)); ours: candidates by recency, importance "
+          "and BM25 plus HNSW extremes, rescored exactly; peer: faiss HNSW top 256 by cosine + BM25 top 256, "
+          "rescored; recall@10 against the exact ranking (mean, worst query); in-sample: the queries the sizes "
+          "were tuned on; goal p50 <= 5 ms at recall >= 0.95")
+    print(f"  {'memories':>9}  {'queries':<9}  {'exact p50':>7} {'p95':>7}  {'ours p50':>7} {'p95':>7}  "
+          f"{'ratio':>6}  {'recall':>6} {'worst':>5}  {'peer p50':>7} {'recall':>6}   goal")
     for n in args.sizes:
-        print(retrieval_row(n, rng, args.repeat, query_text))
+        retrieval_rows(n, rng, args)
     try:
         from game.models.embedder import get_embedder
 
@@ -221,15 +292,16 @@ class real_cache:  # noqa: N801 - used as a context manager, reads like a statem
             os.environ["WORLDLOOM_CACHE"] = self._old
 
 
-def dialogue_bench() -> Any:
-    """``bench/dialogue.py`` as a module (its ``run``, ``pct`` and ``QUESTIONS``)."""
-    import importlib.util
+def talk_lines(limit: int) -> list[str]:
+    """The player's lines to Eve in ``bench/data/eve_talk60.txt`` (the 60-exchange talk), the first ``limit``."""
+    lines = (ROOT / "bench" / "data" / "eve_talk60.txt").read_text(encoding="utf-8").splitlines()
+    return [line.removeprefix("ask eve ").strip() for line in lines if line.startswith("ask eve ")][:limit]
 
-    spec = importlib.util.spec_from_file_location("bench_dialogue", ROOT / "bench" / "dialogue.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+
+def pcts(values: list[float]) -> tuple[float, float]:
+    """``(p50, p95)`` of ``values`` in ms (nearest rank)."""
+    s = sorted(values)
+    return 1000 * statistics.median(s), 1000 * s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
 @section("first_token")
@@ -238,35 +310,73 @@ def first_token(args: argparse.Namespace) -> None:
 
     from game.models.llm_transformers import TransformersDialogueModel
 
-    bench = dialogue_bench()
     torch.set_num_threads(1)
     with real_cache():
         t0 = time.perf_counter()
         model = TransformersDialogueModel()
         load_s = time.perf_counter() - t0
     card = load_card(ROOT / "characters" / "eve.yaml")
-    mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder))
+    mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder),
+                 count_tokens=model.count_tokens)  # the model's own tokenizer counts the budget
     builder = PromptBuilder(mem)
-    qs = (bench.QUESTIONS * (1 + args.questions // len(bench.QUESTIONS)))[: args.questions]
-    prompts = [builder.build(q).to_messages() for q in qs]
-    sizes = [len(model.encode(model.render(m))) for m in prompts]
-    sink = len(model.encode(mem.sink_text()))
-    model.reuse_prefix = False
-    model.clear_prefix_cache()
-    bench.run(model, prompts[:1], 2)  # warm the kernels up
-    plain, _ = bench.run(model, prompts, args.tokens)
+    lines = talk_lines(args.talk)
+    # 1. the talk itself, as the cast room plays it, on the rolling layout with the KV cache kept:
+    #    her replies are the model's (greedy), so the history is what she really said
     model.reuse_prefix = True
-    bench.run(model, prompts[-1:], 1)  # the first turn encodes the sink and keeps it
-    reused, speed = bench.run(model, prompts, args.tokens)
-    print(f"first token: {model.name}, 1 torch thread, loaded in {load_s:.1f} s; Eve's prompt "
-          f"{statistics.median(sizes):.0f} tokens (median), stable sink prefix {sink} tokens")
-    print(f"  {'setting':<30}{'median ms':>10}{'p90 ms':>9}")
-    print(f"  {'whole prompt every turn':<30}{1000 * statistics.median(plain):>10.0f}"
-          f"{1000 * bench.pct(plain, .9):>9.0f}")
-    print(f"  {'sink prefix KV reused':<30}{1000 * statistics.median(reused):>10.0f}"
-          f"{1000 * bench.pct(reused, .9):>9.0f}")
-    print(f"  speed-up {statistics.median(plain) / statistics.median(reused):.1f}x; decode "
-          f"{statistics.median(speed):.1f} tokens/s")
+    model.clear_prefix_cache()
+    rolling, classic, replies, rows = [], [], [], []
+    for turn, line in enumerate(lines, 1):
+        mem.observe(Event(kind="say", speaker="player", turn=turn, text=line, data={"target": "eve"}))
+        parts = builder.build(line, turn, mood="You feel curious about the player.")
+        rolling.append(parts.to_messages())
+        classic.append(parts.to_messages(layout="classic"))
+        reply = "".join(model.stream(rolling[-1], max_new_tokens=args.tokens, temperature=0.0)).strip()
+        st = dict(model.last_stats)
+        rows.append((st["first_token_cpu_s"], st["first_token_s"], st["prompt_tokens"], st["reused_tokens"],
+                     len(parts.history)))
+        replies.append(reply)
+        mem.observe(Event(kind="reply", speaker="eve", turn=turn, text=reply or "Hm."))
+    # 2. the same prompts again, one token each: the whole prompt every turn, then only the sink reused
+    def replay(prompts: list[list[dict[str, str]]], reuse: bool) -> tuple[list[float], list[float], list[str]]:
+        model.reuse_prefix = reuse
+        model.clear_prefix_cache()
+        cpu, wall, first = [], [], []
+        for msgs in prompts:
+            first.append("".join(model.stream(msgs, max_new_tokens=1, temperature=0.0)))
+            cpu.append(model.last_stats["first_token_cpu_s"])
+            wall.append(model.last_stats["first_token_s"])
+        return cpu, wall, first
+
+    whole_cpu, whole_wall, whole_first = replay(rolling, reuse=False)
+    sink_cpu, sink_wall, _ = replay(classic, reuse=True)
+    model.reuse_prefix = True
+    roll_cpu, roll_wall = [r[0] for r in rows], [r[1] for r in rows]
+    same = sum(1 for a, b in zip(whole_first, replies, strict=True) if b.startswith(a.strip()) or not a.strip())
+    sink = model.count_tokens(mem.sink_text())
+    sizes = [r[2] for r in rows]
+    new = [r[2] - r[3] for r in rows[1:]]
+    slides = sum(1 for a, b in zip(rows, rows[1:], strict=False) if b[4] <= a[4])
+    print(f"first token: {model.name}, 1 torch thread, loaded in {load_s:.1f} s; a talk with Eve of {len(lines)} "
+          f"exchanges (bench/data/eve_talk60.txt, her replies greedy, <= {args.tokens} tokens)")
+    print(f"  prompt tokens (the model's tokenizer): median {statistics.median(sizes):.0f}, max {max(sizes):.0f}; "
+          f"sink {sink}; new tokens a turn with the rolling cache: median {statistics.median(new):.0f}, "
+          f"max {max(new):.0f}; the window slid {slides} times")
+    print("  turns 2..N (turn 1 encodes the whole prompt in every setting); CPU ms of the model's thread, "
+          "wall ms beside")
+    print(f"  {'setting':<34}{'p50 CPU':>9}{'p95 CPU':>9}{'p50 wall':>10}{'p95 wall':>10}")
+    table = (("whole prompt every turn (baseline)", whole_cpu, whole_wall),
+             ("sink prefix KV reused (classic)", sink_cpu, sink_wall),
+             ("sink + rolling KV kept (rolling)", roll_cpu, roll_wall))
+    for name, cpu, wall in table:
+        c50, c95 = pcts(cpu[1:])
+        w50, w95 = pcts(wall[1:])
+        print(f"  {name:<34}{c50:>9.0f}{c95:>9.0f}{w50:>10.0f}{w95:>10.0f}")
+    base, best = pcts(whole_cpu[1:])[0], pcts(roll_cpu[1:])[0]
+    print(f"  rolling vs whole prompt: {base / best:.1f}x faster (p50 CPU), vs sink only "
+          f"{pcts(sink_cpu[1:])[0] / best:.1f}x; goal p50 <= 300 ms CPU: {'met' if best <= 300 else 'NOT met'} "
+          f"({best:.0f} ms); same first token as the whole prompt: {same}/{len(lines)} turns")
+    print(f"  turn 1 (cold): {1000 * roll_cpu[0]:.0f} ms CPU; cached tokens after the talk: "
+          f"{max((n for _, n in model.cached_prompts()), default=0)} (context {model.context_size})")
 
 
 #: Questions for the window section, none of them one of Eve's authored answers (the model answers).
@@ -363,8 +473,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--turns", default="10,100,1000,10000", help="turns at which the prompt is measured")
     ap.add_argument("--encoder", choices=("hash", "minilm"), default="hash")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--queries", type=int, default=30, help="queries per set in retrieval")
     ap.add_argument("--questions", type=int, default=5, help="questions per setting (first_token, window)")
     ap.add_argument("--tokens", type=int, default=24, help="tokens per reply in first_token")
+    ap.add_argument("--talk", type=int, default=24, help="exchanges of the Eve talk in first_token (at most 60)")
     ap.add_argument("--only", default="", help=f"comma-separated sections of: {', '.join(SECTIONS)}")
     args = ap.parse_args(argv)
     args.sizes = [int(x) for x in args.sizes.split(",") if x]

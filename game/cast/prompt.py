@@ -31,16 +31,26 @@
    ``depth_prompt`` (SillyTavern's character note) goes into the chat ``depth``
    messages from its end, as its ``role`` (depth 0: after the player's line). Past player lines
    quoted in memories are flattened to one line inside a block marked as notes, not
-   instructions. A post-history instruction (the card's
-   ``post_history_instructions``, or ours) comes after the history, as SillyTavern
-   places it.
+   instructions.
 
-The size is bounded by the budget however long the session grows: every section is
-capped, the rolling window and the number of memories are fixed. Only the sink may
-exceed a budget smaller than itself (and a sink that cannot fit the model's context
-fails when the memory is made). Token counts use the memory's counter; a final
-check re-counts the assembled messages and drops the lowest-ranked blocks should a
-real tokenizer merge differently.
+Two layouts (:meth:`PromptParts.to_messages`):
+
+* **rolling** (default): ``[sink] [post-history instruction] [note 1] [player 1] [her 1]
+  ... [note t] [player t]``. The post-history instruction (the card's
+  ``post_history_instructions`` after ours) comes right after the sink, and each turn's
+  dynamic lines that were new then (mood, lore, beliefs, memories: its *note*) stay
+  before that turn's player line, word for word, for as long as the turn is in the
+  rolling window; a line already shown in the window is not repeated. So from one turn
+  to the next the prompt only grows at its end (her reply, the new note, the new line,
+  the question last) until the history window slides
+  (:attr:`game.cast.memory.MemoryConfig.history_slide`), and a model that keeps the
+  KV cache of the last prompt encodes only those new tokens
+  (:mod:`game.models.llm_transformers`; llama.cpp's server reuses a prompt's cached
+  prefix the same way).
+* **classic**: the sink and every dynamic block in the first system message, the
+  history, the post-history instruction after it (SillyTavern's places), the player's
+  line; only the sink is a stable prefix. Also used for templates that take one system
+  message (``merge_system``) or strict alternation (``alternate``).
 """
 
 from __future__ import annotations

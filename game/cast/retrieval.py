@@ -40,7 +40,15 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 :class:`EpisodicStore` holds the memories in numpy arrays grown in chunks: vectors
 ``(capacity, dim)`` float32, turns int64, importance float32; scoring is three
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
-plain Python, for the benchmark and the tests.
+plain Python, for the tests.
+
+From :data:`FAST_MIN` memories on, in a store made with ``fast=True`` (opt-in, see
+:class:`EpisodicStore`) and faiss installed (the ``ann`` extra),
+:meth:`EpisodicStore.top` ranks the same score without computing every cosine: the
+other three parts are exact for every memory, the best :data:`FAST_CANDIDATES` by them
+and the HNSW neighbours of ``q`` and ``-q`` (the cosine's extremes, :mod:`game.cast.ann`)
+are rescored exactly. The cosine's min-max then comes from those candidates, so the
+ranking is exact whenever the index finds the largest and smallest cosine.
 """
 
 from __future__ import annotations
@@ -55,12 +63,20 @@ from typing import Protocol
 
 import numpy as np
 
+from game.cast.ann import AnnIndex, make_index
+
 #: Recency decay per game turn (Park et al. 2023 use 0.995 per game hour).
 DEFAULT_DECAY = 0.995
 #: Rows added to the vector matrix each time it fills.
 CHUNK_ROWS = 1024
 #: Share of relevance that comes from BM25 word matching (the rest from MiniLM cosine).
 DEFAULT_LEXICAL = 0.5
+#: Memories from which :meth:`EpisodicStore.top` ranks through the ANN index (when faiss is installed).
+FAST_MIN = 20_000
+#: Memories rescored exactly by the fast path: the best by recency, importance and BM25 (see ``top``).
+FAST_CANDIDATES = 2048
+#: Nearest neighbours of ``q`` and of ``-q`` the fast path asks the ANN index for (the cosine's extremes).
+FAST_EXTREMES = 16
 
 
 @dataclass(frozen=True)
@@ -236,10 +252,17 @@ class EpisodicStore:
     Args:
         dim: vector dimension (384 for MiniLM).
         chunk: rows added each time the matrix fills.
+        fast: rank through an ANN index from :data:`FAST_MIN` memories on, when faiss is
+            installed (see :meth:`top`); ``False`` (default): always the exact scan. Off by
+            default: at 100,000 random vectors its recall@10 is 0.79-0.89 (``bench/memory.py``),
+            under the 0.95 it must reach to replace the exact ranking.
     """
 
-    def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS) -> None:
+    def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = False) -> None:
         self.dim = dim
+        self.fast = fast
+        #: the ANN index of the embedded vectors (built at :data:`FAST_MIN` memories; ``None`` before, or without faiss)
+        self.ann: AnnIndex | None = None
         self.chunk = max(1, chunk)
         self.texts: list[str] = []
         self.kinds: list[str] = []
@@ -324,6 +347,8 @@ class EpisodicStore:
         if vectors is not None:
             self._vectors[start:start + n] = vectors
             self._embedded = start + n
+            if self.ann is not None:
+                self.ann.add(self._vectors[start:start + n])
 
     def embed_pending(self, encoder: TextEncoder) -> int:
         """Embed every memory still without a vector, in one batch; returns how many."""
@@ -333,7 +358,18 @@ class EpisodicStore:
             vecs = np.asarray(encoder.encode(self.texts[start:]), np.float32)
             self._vectors[start:start + n] = vecs
             self._embedded = start + n
+            if self.ann is not None:
+                self.ann.add(vecs)
         return n
+
+    def build_index(self) -> bool:
+        """Build the ANN index over the embedded vectors now (else it is built on the first
+        :meth:`top` from :data:`FAST_MIN` memories); ``False`` when faiss is not installed."""
+        if self.ann is None:
+            self.ann = make_index(self.dim)
+            if self.ann is not None:
+                self.ann.add(self.vectors)
+        return self.ann is not None
 
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
@@ -371,20 +407,69 @@ class EpisodicStore:
 
     def top(self, query: np.ndarray, now: int, k: int, weights: Weights = DEFAULT_WEIGHTS,
             decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
-            lexical: float = DEFAULT_LEXICAL) -> list[Scored]:
-        """The ``k`` best-scoring embedded memories, best first (ties: newer first); see :meth:`scores`."""
+            lexical: float = DEFAULT_LEXICAL, exact: bool = False) -> list[Scored]:
+        """The ``k`` best-scoring embedded memories, best first (ties: newer first); see :meth:`scores`.
+
+        From :data:`FAST_MIN` memories on (no ``mask``, a ``fast`` store, faiss installed,
+        ``exact`` false) the same score is ranked without computing every cosine:
+
+        1. recency, importance and BM25 are computed for every memory (cheap: columns and
+           postings) and min-max scaled exactly, as in :meth:`scores`;
+        2. the :data:`FAST_CANDIDATES` best by those three parts alone are kept, with the
+           :data:`FAST_EXTREMES` nearest neighbours of ``q`` and of ``-q`` from the ANN index;
+        3. their cosines are computed exactly; the largest and smallest of them stand for the
+           min and max of the cosine over all memories (exact when the index found the
+           extremes), and the candidates are scored and ranked exactly.
+
+        A memory outside the candidates can only be missed when its cosine lifts it past
+        memories far better on the other three parts, or when the index misses an extreme
+        (the cosine is then scaled over a narrower range); ``bench/memory.py`` measures
+        recall@10 against the exact ranking.
+        """
         n = self._embedded
         if n == 0 or k <= 0:
             return []
+        if (not exact and mask is None and self.fast and n >= FAST_MIN and k < FAST_CANDIDATES
+                and (self.ann is not None or self.build_index()) and self.ann is not None and len(self.ann) == n):
+            return self._top_fast(query, now, k, weights, decay, query_text, lexical)
         score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
         k = min(k, n)
         idx = np.argpartition(-score, k - 1)[:k] if k < n else np.arange(n)
         idx = idx[np.isfinite(score[idx])]
-        order = sorted(idx.tolist(), key=lambda j: (-score[j], -int(self._turns[j]), -j))
-        return [Scored(j, self.texts[j], self.kinds[j], int(self._turns[j]), float(self._importance[j]),
-                       float(score[j]), float(r[j]), float(v[j]), float(imp[j]), float(cos[j]))
-                for j in order]
+        return self._scored(idx, score, r, imp, v, cos)
 
+    def _scored(self, idx: np.ndarray, score: np.ndarray, r: np.ndarray, imp: np.ndarray, v: np.ndarray,
+                cos: np.ndarray, at: np.ndarray | None = None) -> list[Scored]:
+        """:class:`Scored` rows for memories ``idx``, best first; ``at``: their rows in the part arrays."""
+        rows = dict(zip(idx.tolist(), (at if at is not None else idx).tolist(), strict=True))
+        order = sorted(rows, key=lambda j: (-score[rows[j]], -int(self._turns[j]), -j))
+        return [Scored(j, self.texts[j], self.kinds[j], int(self._turns[j]), float(self._importance[j]),
+                       float(score[rows[j]]), float(r[rows[j]]), float(v[rows[j]]), float(imp[rows[j]]),
+                       float(cos[rows[j]])) for j in order]
+
+    def _top_fast(self, query: np.ndarray, now: int, k: int, weights: Weights, decay: float, query_text: str,
+                  lexical: float) -> list[Scored]:
+        """Step 1-3 of :meth:`top`'s fast path."""
+        assert self.ann is not None
+        n = self._embedded
+        q = np.asarray(query, np.float32)
+        r = minmax(recency(self._turns[:n], now, decay))
+        imp = minmax(self._importance[:n])
+        bm25 = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
+        share = lexical if bm25 is not None else 0.0
+        other = weights.recency * r + weights.importance * imp
+        b = minmax(bm25) if bm25 is not None else None
+        if b is not None:
+            other += weights.relevance * share * b
+        best = np.argpartition(-other, FAST_CANDIDATES - 1)[:FAST_CANDIDATES]
+        near = np.concatenate([self.ann.nearest(q, FAST_EXTREMES), self.ann.nearest(-q, FAST_EXTREMES)])
+        cand = np.unique(np.concatenate([best, near[near < n]]))
+        cos = (self._vectors[cand] @ q).astype(np.float64)
+        c = minmax(cos)
+        score = other[cand] + weights.relevance * (1.0 - share) * c
+        v = (1.0 - share) * c + share * b[cand] if b is not None else c
+        top = np.argpartition(-score, k - 1)[:k] if k < len(cand) else np.arange(len(cand))
+        return self._scored(cand[top], score, r[cand], imp[cand], v, cos, at=top)
 
 def score_loop(vectors: list[list[float]], turns: list[int], importance: list[float], query: list[float],
                now: int, weights: Weights = DEFAULT_WEIGHTS, decay: float = DEFAULT_DECAY,
@@ -437,6 +522,9 @@ __all__ = [
     "DEFAULT_DECAY",
     "DEFAULT_LEXICAL",
     "DEFAULT_WEIGHTS",
+    "FAST_CANDIDATES",
+    "FAST_EXTREMES",
+    "FAST_MIN",
     "GA_CODE_WEIGHTS",
     "PAPER_WEIGHTS",
     "EpisodicStore",
