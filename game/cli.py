@@ -174,7 +174,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                               dialogue=_dialogue(args), voice=not args.no_voice)
+                               dialogue=_dialogue(args), voice=not args.no_voice,
+                               on_warning=lambda text: console.print(f"warning: {text}", markup=False))
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary
