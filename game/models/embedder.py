@@ -16,7 +16,8 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,40 @@ DEFAULT_ID = "all-MiniLM-L6-v2"
 
 class ModelError(WorldloomError):
     """A model cannot be found or loaded."""
+
+
+#: Weights at least this large (bytes, summed over a model folder's weight files) load with
+#: transformers' own progress bar; smaller ones (the shipped MiniLM: about 90 MB, a second or less)
+#: load quietly. A hub id, whose size is not known here, counts as long.
+LONG_LOAD_BYTES = 500 * 1024 * 1024
+#: Weight file endings counted by :func:`weights_bytes`.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx", ".gguf")
+
+
+def weights_bytes(path: str | Path) -> int | None:
+    """Total size in bytes of the weight files under folder ``path`` (``None``: not a local folder)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return None
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.suffix in WEIGHT_SUFFIXES and f.is_file())
+
+
+@contextmanager
+def progress_if_long(path: str | Path) -> Iterator[None]:
+    """Within it, transformers' progress bars ("Loading weights") show only if the model at
+    ``path`` is a long load (:data:`LONG_LOAD_BYTES`); the setting is restored afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    was = bool(hf_logging.is_progress_bar_enabled())
+    size = weights_bytes(path)
+    quiet = was and size is not None and size < LONG_LOAD_BYTES
+    if quiet:
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if quiet:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def default_model_path() -> Path:
@@ -105,7 +140,8 @@ class Embedder:
         path = str(model) if model is not None else str(default_model_path())
         self.model_id = path if model is not None else DEFAULT_ID
         try:
-            self._model: Any = SentenceTransformer(path, device="cpu")
+            with progress_if_long(path):
+                self._model: Any = SentenceTransformer(path, device="cpu")
         except Exception as exc:
             raise ModelError(f"cannot load sentence embedder: {exc}", where=path) from exc
         getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension

@@ -427,27 +427,42 @@ def layered_layout(smap: StoryMap, font_size: int = 13) -> Layout:
     edges = []
     pair_count: dict[tuple[str, str], int] = {}
     taken = [(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2) for cx, cy, w, h in boxes.values()]
-    small = max(6, fs - 3)
     for e in smap.edges:
         k = pair_count.get((e.src, e.dst), 0)
         pair_count[(e.src, e.dst)] = k + 1
         pts, anchor = _route(boxes[e.src], boxes[e.dst], k, fs)
-        label = _wrap(e.label).split("\n")
-        lw = max(_text_w(t, small) for t in label) + 4
-        lh = len(label) * small * 1.25 + 2
-        if e.src == e.dst:
-            candidates = [(anchor[0] + lw / 2, anchor[1] + dy * small * 1.3) for dy in (0, 1, -1, 2, -2, 3, -3, 4)]
+        lw, lh = label_size(e, fs)
+        if e.src == e.dst:  # beside its loop, then stacked below and above it, a whole label apart
+            base = [(anchor[0] + lw / 2, anchor[1])]
         else:
-            candidates = [pts[i] for i in (8, 6, 10, 5, 11, 4, 12, 3, 13)]
-        best = candidates[0]
-        for cx, cy in candidates:
-            rect = (cx - lw / 2, cy - lh / 2, cx + lw / 2, cy + lh / 2)
-            if not any(_overlap(rect, t) for t in taken):
-                best = (cx, cy)
-                break
-        taken.append((best[0] - lw / 2, best[1] - lh / 2, best[0] + lw / 2, best[1] + lh / 2))
+            base = [pts[i] for i in (8, 6, 10, 5, 11, 4, 12, 3, 13)]
+        step = lh + 2  # then nearby places, nearest first, a whole label apart
+        near = [(x + i * lw * 0.5, y + j * step) for x, y in base[:3] for i in range(-2, 3) for j in range(-6, 7)]
+        candidates = base + sorted(near, key=lambda c: (c[0] - base[0][0]) ** 2 + (c[1] - base[0][1]) ** 2)
+        best = next((c for c in candidates if c[0] - lw / 2 >= 0 and c[1] - lh / 2 >= 0
+                     and not any(_overlap(_rect(c, lw, lh), t) for t in taken)), candidates[0])
+        taken.append(_rect(best, lw, lh))
         edges.append((e, pts, best))
+    # the canvas grows to hold every label (loop labels sit right of the widest row)
+    width = max(width, max((t[2] for t in taken), default=0.0) + margin)
+    height = max(height, max((t[3] for t in taken), default=0.0) + margin + len(caption) * line_h + fs * 2)
     return Layout(int(width), int(height), boxes, lines, edges, fs, caption)
+
+
+def label_size(e: MapEdge, fs: int) -> tuple[float, float]:
+    """``(width, height)`` px of edge ``e``'s label box at font size ``fs`` (lines of ``fs - 3`` px)."""
+    small = max(6, fs - 3)
+    label = _wrap(e.label).split("\n")
+    return max(_text_w(t, small) for t in label) + 4, len(label) * small * 1.25 + 2
+
+
+def label_rects(lay: Layout) -> list[tuple[float, float, float, float]]:
+    """The label box ``(x0, y0, x1, y1)`` of every edge of a layout, in its order."""
+    return [_rect(anchor, *label_size(e, lay.font_size)) for e, _, anchor in lay.edges]
+
+
+def _rect(centre: tuple[float, float], w: float, h: float) -> tuple[float, float, float, float]:
+    return centre[0] - w / 2, centre[1] - h / 2, centre[0] + w / 2, centre[1] + h / 2
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
