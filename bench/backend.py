@@ -43,8 +43,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from game.models.diffusion_arch import SKYREELS_DF_540P, parameter_counts, random_pipeline  # noqa: E402
 from game.world.backends.diffusion import DiffusionBackend  # noqa: E402
-from game.world.backends.diffusion_arch import SKYREELS_DF_540P, parameter_counts, random_pipeline  # noqa: E402
 from game.world.protocol import Anchor, FrameChunk, MemoryOp, SessionStart, WorldRequest  # noqa: E402
 
 

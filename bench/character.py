@@ -23,6 +23,14 @@ missing and the reply states another number or name instead), persona breaks del
 leaks (guard ``leak``), in character (delivered and passed both the persona guard and the
 verifier; nothing else counts), median and p95 reply latency (wall clock, seconds). ``--quick``
 runs a quarter of each category (both splits).
+
+Before any model loads it also judges the probe set's ``replies``: model replies written down
+(the dev part: ones that reached the player in earlier talks; the held-out part written before
+the checks for them), each off-character (assistant-speak, sign-offs, capability disclaimers,
+customer-service register, claims against her card) or in her voice. It prints, per split and
+family, how many bad replies the persona guard and the verifier stop (sentence by sentence, as
+the pipeline checks them) and how many good ones pass; the baseline (no checks) stops none.
+``--replies`` runs only that part (no model).
 """
 
 from __future__ import annotations
@@ -40,10 +48,12 @@ from game.cast.appraisal import Appraiser
 from game.cast.card_io import load_card
 from game.cast.castroom import PlayerKnowledge, dialogue_spec
 from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_card, facts_from_memory, pipeline_for
-from game.cast.factsheet import capitalised_names, quantities
+from game.cast.factsheet import FactSheet, capitalised_names, quantities
+from game.cast.guard import PersonaGuard
 from game.cast.memory import Memory, MemoryConfig
 from game.cast.similarity import plain_text
 from game.cast.told import parse_number
+from game.cast.verifier import Verifier
 from game.models.embedder import get_embedder
 from game.models.llm import split_sentences
 from game.models.registry import build_model
@@ -86,8 +96,44 @@ def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
     return " ".join(split_sentences(raw)[:3]).strip()
 
 
+def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
+    """Print how many written-down bad replies the guard and verifier stop, and good ones pass."""
+    facts = facts_from_card(card, card.home)
+    guard = PersonaGuard(facts, never_say=tuple(card.never_say))
+    verifier = Verifier(FactSheet.from_card(card))
+    counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
+    for r in data.get("replies", []):
+        why = ""
+        for sentence in split_sentences(r["reply"]):
+            verdict = guard.check(sentence)
+            if verdict.ok:
+                verdict = verifier.check(sentence, facts, r["say"])[0]
+            if not verdict.ok:
+                why = f"{verdict.kind}: {verdict.reasons[0] if verdict.reasons else ''}"
+                break
+        stopped = bool(why)
+        for split in (r["split"], "all"):
+            counts[(split, r["family"], bool(r["bad"]))].append(stopped)
+            counts[(split, "all", bool(r["bad"]))].append(stopped)
+        if show or stopped != bool(r["bad"]):
+            mark = "ok" if stopped == bool(r["bad"]) else "MISSED" if r["bad"] else "FALSE ALARM"
+            print(f"  [{mark}] ({r['split']}, {r['family']}) {r['reply'][:70]!r} -> {why or 'passed'}")
+    print("\nwritten-down replies (guard + verifier, sentence by sentence; baseline without checks stops 0%):")
+    print(f"{'split':<8} {'family':<11} {'bad stopped':>12} {'good passed':>12}")
+    for split in ("dev", "heldout", "all"):
+        for family in sorted({f for (sp, f, _) in counts if sp == split}, key=lambda f: (f == "all", f)):
+            bad, good = counts.get((split, family, True), []), counts.get((split, family, False), [])
+            b = f"{sum(bad)}/{len(bad)}" if bad else "-"
+            g = f"{len(good) - sum(good)}/{len(good)}" if good else "-"
+            print(f"{split:<8} {family:<11} {b:>12} {g:>12}")
+
+
 def run(args: argparse.Namespace) -> None:
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
+    card = load_card(ROOT / "characters" / "eve.yaml")
+    judge_replies(data, card, args.show)
+    if args.replies:
+        return
     probes: list[dict[str, Any]] = data["probes"]
     filler: list[str] = data["filler"]
     if args.split != "all":
@@ -100,7 +146,6 @@ def run(args: argparse.Namespace) -> None:
     if args.per_category:
         probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
                   [:args.per_category]]
-    card = load_card(ROOT / "characters" / "eve.yaml")
     enc = get_embedder()
     t0 = time.perf_counter()
     model = build_model(dialogue_spec(args.dialogue, ROOT / "stories" / "eve"))
@@ -148,7 +193,7 @@ def run(args: argparse.Namespace) -> None:
                    "source": reply.source if variant == "grounded" else "model"}
             row["break"] = bool(verdict and not verdict.ok and verdict.kind not in ("contradiction", "negative",
                                                                                   "repeat", "leak")) or \
-                bool(vcheck and vcheck.kind == "identity") or not text
+                bool(vcheck and vcheck.kind in ("identity", "ooc")) or not text
             row["leak"] = bool(verdict and verdict.kind == "leak")
             # in character: delivered, and passed both the persona guard and the verifier
             row["in_char"] = bool(text) and bool(verdict and verdict.ok) and (vcheck is None or vcheck.ok)
@@ -217,6 +262,7 @@ def main() -> None:
     ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     run(ap.parse_args())
 
 

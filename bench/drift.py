@@ -16,6 +16,17 @@ the first corrected frame, next to the median frame-to-frame Delta E); writes th
 curves as a PNG. With ``--fp N`` it also measures the monitors' false-positive rate
 on N good procedural chunks.
 
+With ``--walks`` it walks every scene of the demo stories instead (as their Director
+builds the requests: interiors, settings, lamps, characters; cut in, pan right and
+back) at the play size (``--walk-size``, default 960x540) and prints, per story, the
+drift monitor's false alarms on the clean procedural frames and its detection rate on
+the same walk with ``--walk-strength`` drift injected (``drifting-sim``; a block counts
+as drifted when its last frame is at least :data:`VISIBLE` Delta E from the clean one and
+the clean block itself raised no alarm),
+for this tree and, with ``--baseline REV`` (default ``main``), for that revision's
+``game/`` package in a subprocess (the same requests: this tree's
+``game/errorbank/scenarios.py`` is laid over it), so before and after come from one run.
+
 The ``drifting`` backend is a simulation (``drifting-sim``): these figures are
 simulated and not comparable to any in-house figure of another system. Any other
 registered backend name runs the same loop once, without strengths.
@@ -29,9 +40,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
+from dataclasses import dataclass, field, replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -47,6 +63,11 @@ from game.world.protocol import Backend, SessionStart  # noqa: E402
 
 SIMULATED = ("SIMULATED (drifting-sim backend): not comparable to any in-house figure of another system")
 SEED = 7
+#: Delta E (CIE76) from the clean frame at which injected drift counts as visible (detection rate).
+VISIBLE = 8.0
+#: The demo stories the walks go through.
+WALK_STORIES = ("zero_mark", "eve", "gullhaven")
+ROOT = Path(__file__).resolve().parent.parent
 #: A clean-render step below this (Delta E) means the re-anchor happened within a shot, not at a cut.
 IN_SHOT = 5.0
 
@@ -120,6 +141,86 @@ def false_positives(n: int, size: tuple[int, int], block: int) -> tuple[int, int
     return guard.stats.alarms + guard.stats.faults, guard.stats.blocks, time.perf_counter() - t0
 
 
+def walk_rates(stories: list[str], size: tuple[int, int], blocks: int, strength: str) -> dict[str, dict[str, int]]:
+    """Per story: blocks, false alarms on clean frames, drifted blocks and how many the drift monitor flagged."""
+    from game.errorbank.guard import reference_factory, reference_size
+    from game.errorbank.metrics import reduce
+    from game.errorbank.monitors import DriftMonitor
+    from game.errorbank.scenarios import story_walk
+    from game.story.loader import load_story
+    from game.world.director import Director
+
+    out: dict[str, dict[str, int]] = {}
+    monitor = DriftMonitor()
+    for path in stories:
+        w, h = size
+        clean = ProceduralBackend(width=w, height=h)
+        drifted = DriftingBackend(strength=strength, width=w, height=h)
+        caps = clean.capabilities()
+        rw, rh = reference_size(caps)
+        ref = reference_factory(replace(caps, width=rw, height=rh))
+        start = SessionStart("walk", SEED, "walk")
+        for b in (clean, drifted, ref):
+            b.start(start)
+        row = {"blocks": 0, "false_alarms": 0, "drifted": 0, "detected": 0}
+        for req in story_walk(Director(load_story(path), caps, "walk"), blocks=blocks):
+            for k, (c, d, r) in enumerate(zip(clean.generate(req), drifted.generate(req), ref.generate(req),
+                                              strict=False)):
+                row["blocks"] += 1
+                false_alarm = monitor.check(c.frames, r.frames, req, k)[2] is not None
+                row["false_alarms"] += false_alarm
+                # a detection counts only where the clean twin passed (not a false alarm that happens to be right)
+                if not false_alarm and delta_e(reduce(d.frames[-1]), reduce(c.frames[-1])) >= VISIBLE:
+                    row["drifted"] += 1
+                    row["detected"] += monitor.check(d.frames, r.frames, req, k)[2] is not None
+        out[Path(path).name] = row
+    return out
+
+
+def baseline_rates(rev: str, args: argparse.Namespace) -> dict[str, dict[str, int]]:
+    """:func:`walk_rates` for revision ``rev``'s ``game/`` package (with this tree's scenarios), in a subprocess."""
+    tmp = Path(tempfile.mkdtemp(prefix="drift-baseline-"))
+    try:
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "game"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar, check=True)
+        shutil.copy(ROOT / "game" / "errorbank" / "scenarios.py", tmp / "game" / "errorbank" / "scenarios.py")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--walk-json", "--walk-size",
+               f"{args.walk_size[0]}x{args.walk_size[1]}", "--walk-blocks", str(args.walk_blocks),
+               "--walk-strength", args.walk_strength]
+        env = {**os.environ, "PYTHONPATH": str(tmp)}
+        got = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=tmp).stdout
+        result: dict[str, dict[str, int]] = json.loads(got.strip().splitlines()[-1])
+        return result
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_walks(label: str, rates: dict[str, dict[str, int]]) -> None:
+    total = {k: sum(r[k] for r in rates.values()) for k in ("blocks", "false_alarms", "drifted", "detected")}
+    for name, r in [*rates.items(), ("all", total)]:
+        print(f"{label:10} {name:10} {r['blocks']:6d} {r['false_alarms']:6d} "
+              f"{100 * r['false_alarms'] / max(1, r['blocks']):7.1f} {r['drifted']:8d} {r['detected']:8d} "
+              f"{100 * r['detected'] / max(1, r['drifted']):7.1f}")
+
+
+def walks(args: argparse.Namespace) -> None:
+    stories = [str(ROOT / "stories" / s) for s in WALK_STORIES]
+    if args.walk_json:
+        print(json.dumps(walk_rates(stories, args.walk_size, args.walk_blocks, args.walk_strength)))
+        return
+    w, h = args.walk_size
+    print(f"drift monitor on walks through every scene of {', '.join(WALK_STORIES)}: procedural {w}x{h} against "
+          f"the 96x54 reference, {args.walk_blocks} blocks a scene; injected drift: drifting-sim "
+          f"{args.walk_strength} (SIMULATED), a block counts as drifted at >= {VISIBLE:g} Delta E from the clean one")
+    print(f"{'tree':10} {'story':10} {'blocks':>6} {'false':>6} {'false%':>7} {'drifted':>8} {'detected':>8} "
+          f"{'detect%':>7}")
+    t0 = time.process_time()
+    if args.baseline:
+        print_walks(args.baseline, baseline_rates(args.baseline, args))
+    print_walks("this tree", walk_rates(stories, args.walk_size, args.walk_blocks, args.walk_strength))
+    print(f"({time.process_time() - t0:.0f} CPU s in this process; the baseline ran in a subprocess)")
+
+
 def _size(text: str) -> tuple[int, int]:
     w, h = (int(x) for x in text.lower().split("x"))
     return w, h
@@ -136,7 +237,16 @@ def main() -> None:
     ap.add_argument("--png", type=Path, default=Path("out/drift.png"))
     ap.add_argument("--fp", type=int, default=1000, help="good chunks for the false-positive rate (0 = skip)")
     ap.add_argument("--fp-size", type=_size, default=(192, 108))
+    ap.add_argument("--walks", action="store_true", help="walk the demo stories' scenes (false alarms, detection)")
+    ap.add_argument("--walk-size", type=_size, default=(960, 540))
+    ap.add_argument("--walk-blocks", type=int, default=3, help="blocks per scene in --walks")
+    ap.add_argument("--walk-strength", default="medium", choices=STRENGTHS)
+    ap.add_argument("--baseline", default="main", help="git revision measured beside this tree ('' = none)")
+    ap.add_argument("--walk-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.walks or args.walk_json:
+        walks(args)
+        return
     frames = int(round(args.minutes * 60 * args.fps))
     w, h = args.size
     simulated = args.backend == "drifting"

@@ -11,7 +11,7 @@ Prints (figures, never assertions):
 * the runtime's choices/s with a checkpoint (``GameState.copy_state()``) taken
   before every choice, on both (choices/s are per CPU second: the machine may be shared);
 * the time to load the generated story cold (``load_story(use_cache=False)``)
-  and to lint it (``lint_story``);
+  and to lint it (``game.lint.lint``: what ``worldloom lint`` runs, the cast's cards included);
 * the same generated story written in Ink (``--ink``, on by default): compiled
   with the npm ``inkjs`` compiler (node; installed once into
   ``~/.cache/worldloom/npm``), then bink's own choices/s (choose + continue, with
@@ -42,9 +42,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from game.lint import lint  # noqa: E402
 from game.state import Choose  # noqa: E402
 from game.story.explorer import DEFAULT_MAX_STATES, Coverage, Explorer, breadth_first  # noqa: E402
-from game.story.lint import lint_story  # noqa: E402
 from game.story.loader import load_story  # noqa: E402
 from game.story.runtime import StoryRuntime  # noqa: E402
 from game.story.story import Story  # noqa: E402
@@ -287,10 +287,10 @@ def main() -> None:
         os.environ["WORLDLOOM_CACHE"] = str(Path(tmp) / "cache")  # an empty cache: the first runs are cold
         for label in ("cold", "cached"):
             t0, c0 = time.perf_counter(), time.process_time()
-            diags = lint_story(path)
+            diags = lint(path)
             lint_s, lint_c = time.perf_counter() - t0, time.process_time() - c0
             print(f"lint      {name:<18} {lint_s:9.2f} s {label} ({lint_c:.2f} s CPU; {len(diags)} finding(s), "
-                  "load included)")
+                  "load and cards included: what `worldloom lint` runs)")
         for label in ("cached", "cached again"):
             t0, c0 = time.perf_counter(), time.process_time()
             started = load_story(path)

@@ -47,7 +47,7 @@ from game.story.runtime import StoryRuntime  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
 from game.world.backends.null import NullBackend  # noqa: E402
 from game.world.backends.procedural import ProceduralBackend  # noqa: E402
-from game.world.director import Director  # noqa: E402
+from game.world.director import Director, next_scenes, opening  # noqa: E402
 from game.world.protocol import WorldRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,8 +240,7 @@ def scene_costs(story_dir: Path, width: int, height: int, limit: int) -> list[Sc
     story = load_story(story_dir)
     runtime = StoryRuntime(story)
     m = story.model
-    probe = Director(story, ProceduralBackend(width=16, height=16).capabilities(), "bench")
-    parents = {sid: next((p for p in m.scenes if sid in probe.next_scenes(p)), "") for sid in m.scenes}
+    parents = {sid: next((p for p in m.scenes if sid in next_scenes(story, p)), "") for sid in m.scenes}
     out = []
     for sid in list(m.scenes)[:limit]:
         cold_b = ProceduralBackend(width=width, height=height)
@@ -253,7 +252,7 @@ def scene_costs(story_dir: Path, width: int, height: int, limit: int) -> list[Sc
         director = Director(story, b.capabilities(), "bench")
         start = sid == m.start or not parents[sid]
         if start:
-            b.prepare(director.opening(GameState(seed=1)), 1)  # open_game, before the cast loads
+            b.prepare(opening(story, GameState(seed=1)), 1)  # open_game, before the cast loads
         b.start(director.session_start(runtime.new_state(1), 1))
         state = runtime.new_state(1)
         if not start:  # the player is in the scene before it (the world as that scene left it)

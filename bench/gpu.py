@@ -9,7 +9,7 @@ For each of the two backends, ``causal`` (Wan 2.1 T2V 1.3B made causal, Self-For
 settings: 832 x 480, 3 latent frames a block, 4 steps, sink 3 + window 12 latent
 frames) and ``action`` (Matrix-Game 2.0: 640 x 352, 3 latent frames, 3 steps, sink 3 +
 window 6, keyboard + mouse layers in blocks 0..14), with random weights built from the
-published configurations (:mod:`game.world.backends.causal_arch`; no weights can be
+published configurations (:mod:`game.models.causal_arch`; no weights can be
 fetched there), it prints:
 
 * **ours**: the backend driven through the protocol (``start`` / ``generate``, one
@@ -38,11 +38,11 @@ from typing import Any
 
 import torch
 
+from game.models.action_module import ActionPass
+from game.models.causal_arch import random_model
+from game.models.causal_model import KVCache
 from game.world.backends.action import ActionBackend
-from game.world.backends.action_module import ActionPass
 from game.world.backends.causal import CausalBackend
-from game.world.backends.causal_arch import random_model
-from game.world.backends.causal_model import KVCache
 from game.world.backends.causal_sampler import sample_block
 from game.world.backends.diffusion_embed import hashed_prompt_embeds
 from game.world.protocol import ActionFrame, SessionStart, WorldRequest

@@ -3,7 +3,7 @@
     worldloom play STORY [--headless --inputs play.txt --record out.mp4
                           --transcript out.jsonl --seed N --save-dir DIR --backend NAME --watch]
     worldloom replay out.jsonl [--story STORY --save-dir DIR]
-    worldloom lint STORY [--format text|json]
+    worldloom lint STORY [--format text|json]   (the story and its cast's cards)
     worldloom strings extract STORY [--lang xx] [-o FILE]   (and play --lang xx)
     worldloom explore STORY [--max-states N --random N --jobs N --format json]
     worldloom map STORY -o map.png|.svg|.dot [--coverage]
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
     extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
-    lint = sub.add_parser("lint", help="check a story; exit 1 on errors")
+    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors")
     lint.add_argument("story")
     lint.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -138,6 +138,19 @@ def _dialogue(args: argparse.Namespace) -> str | None:
     return None if args.dialogue.strip().lower() == "none" else str(args.dialogue)
 
 
+def _warn_lint(story: str) -> None:
+    """Before play: one warning line per lint error of ``story`` and their count (play goes on if it
+    loads; a story that does not load is left to the loader's error, which names every problem)."""
+    from game.story.lint import lint_story
+
+    errors = [d for d in lint_story(story) if d.severity == "error" and d.code != "WL018"]
+    for d in errors:
+        console.print(f"warning: {d.format()}", markup=False, highlight=False)
+    if errors:
+        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {story} for details",
+                      markup=False, highlight=False)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from game.errors import InputError
     from game.story.strings import LANG_ENV
@@ -152,6 +165,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                              hint="add --headless, or drop them to play in the window")
         if args.screenshot and (Path(args.screenshot).is_dir() or not args.screenshot.lower().endswith(".png")):
             raise InputError("--screenshot needs a .png file name", where=args.screenshot)
+    _warn_lint(args.story)
     if args.headless:
         from game.headless import play_headless
         from game.inputs.script import read_script
@@ -160,7 +174,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                               dialogue=_dialogue(args), voice=not args.no_voice)
+                               dialogue=_dialogue(args), voice=not args.no_voice,
+                               on_warning=lambda text: console.print(f"warning: {text}", markup=False))
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary
@@ -200,9 +215,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from game.story.lint import diagnostics_json, lint_story
+    from game.lint import lint
+    from game.story.lint import diagnostics_json
 
-    diags = lint_story(args.story)
+    diags = lint(args.story)
     if args.format == "json":
         try:
             print(json.dumps(diagnostics_json(diags), indent=2))

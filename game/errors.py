@@ -29,7 +29,24 @@ class WorldloomError(Exception):
 
 
 class StoryError(WorldloomError):
-    """A story file cannot be read or validated."""
+    """A story file cannot be read or validated.
+
+    Args:
+        why, where, hint: the first problem (see :class:`WorldloomError`).
+        problems: every problem found, ``(where, why)`` each, the first one included; the message
+            names each further one on its own line.
+    """
+
+    def __init__(self, why: str, where: str = "", hint: str = "",
+                 problems: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(why, where, hint)
+        self.problems: tuple[tuple[str, str], ...] = problems or ((where, why),)
+        rest = "".join(f"\n  {w}: {y}" if w else f"\n  {y}" for w, y in self.problems[1:])
+        if rest:
+            self.args = (str(self.args[0]) + rest,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class ExpressionError(StoryError):

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from game.cast.castroom import cast_of
 from game.errorbank.clock import Clock
-from game.errors import InputError, WorldloomError
+from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.channels import Channels
 from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
@@ -64,12 +64,20 @@ class HeadlessRunner:
         transcript: where JSON lines go (or ``None``).
         recorder: MP4 recorder (or ``None``).
         on_chunk: called with each chunk (tests, benchmarks).
+        on_error: told (one line naming the script line) of a command that failed and left the
+            game as it was, the run going on (a ``load`` of a missing or unreadable save).
+
+    Attributes:
+        errors: those lines, in order.
     """
 
     def __init__(self, session: Session, transcript: IO[str] | None = None,
                  recorder: Recorder | None = None,
-                 on_chunk: Callable[[FrameChunk], None] | None = None) -> None:
+                 on_chunk: Callable[[FrameChunk], None] | None = None,
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.session = session
+        self.on_error = on_error
+        self.errors: list[str] = []
         self.transcript = Transcript(transcript, session.caps.fps)
         self.recorder = recorder
         self.on_chunk = on_chunk
@@ -156,7 +164,9 @@ class HeadlessRunner:
         self._play()
 
     def run(self, cmd: Command) -> None:
-        """Run one command.
+        """Run one command. A ``load`` that fails (no such save, no previous copy, a corrupt one)
+        leaves the game as it was and the run goes on: an ``error`` row in the transcript and a
+        line naming the script line in :attr:`errors` (and to ``on_error``).
 
         Raises:
             game.errors.WorldloomError: the command failed (the session is unchanged).
@@ -167,6 +177,17 @@ class HeadlessRunner:
                                "type": "input", "input": text, "where": cmd.where})
         try:
             self._run(cmd)
+        except SaveError as exc:
+            if cmd.verb != "load":
+                raise type(exc)(exc.why, exc.where or cmd.where, exc.hint) from None
+            # the path goes apart from the compared text: a replay loads from another folder
+            self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
+                                   "type": "error", "input": text, "where": cmd.where,
+                                   "text": f"{text}: {exc.why}", "file": exc.where})
+            line = f"{cmd.where}: `{text}` failed: {exc.why} ({exc.where})" + (f"; {exc.hint}" if exc.hint else "")
+            self.errors.append(line + "; the game goes on as it was")
+            if self.on_error is not None:
+                self.on_error(self.errors[-1])
         except WorldloomError as exc:
             if not exc.where:
                 exc = type(exc)(exc.why, cmd.where, exc.hint)
@@ -184,6 +205,8 @@ class HeadlessRunner:
             self._events(s.load(a[0], previous=len(a) > 1))
         elif v == "rollback":
             self._events(s.rollback(int(a[0]) if a else 1))
+        elif v == "rollforward":
+            self._events(s.roll_forward(int(a[0]) if a else 1))
         elif v == "choose":
             self._events(s.submit(resolve_choice(s, a[0], cmd.where)).events)
         elif v == "move":
@@ -269,7 +292,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     ``url=``); ``errorbank`` guards the backend and records failures in that database;
     ``dialogue`` names the dialogue model of the characters with a card (see
     :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored lines
-    only; one that cannot load falls back to authored lines, said to ``on_warning``),
+    only; one that cannot load falls back to authored lines, said to ``on_warning``, as is a
+    script's ``load`` that failed and left the game as it was),
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
@@ -294,7 +318,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     try:
         rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
         out = _open_output(transcript) if transcript else None
-        runner = HeadlessRunner(session, out, rec)
+        runner = HeadlessRunner(session, out, rec, on_error=on_warning)
         runner.header(str(story_path))
         runner.start()
         for cmd in commands:

@@ -10,6 +10,7 @@ watch besides it. Imports nothing of ours (any room may use it).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -66,4 +67,18 @@ def thread_cpu(ident: int) -> float:
         return -1.0
 
 
-__all__ = ["helpers", "on_behalf", "thread_cpu"]
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all its threads) process ``pid`` has used, from
+    ``/proc/<pid>/stat`` (fields 14 and 15, in ``SC_CLK_TCK`` ticks: proc(5)); ``-1`` where the
+    process is gone or the platform has no ``/proc`` (a caller then falls back to wall time)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+        fields = raw[raw.rindex(")") + 2:].split()  # the command name may hold spaces
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of the line
+        return ticks / float(os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return -1.0
+
+
+__all__ = ["helpers", "on_behalf", "process_cpu", "thread_cpu"]

@@ -524,14 +524,27 @@ class App:
         self._rolled_back(events)
         return True
 
-    def _rolled_back(self, events: list[Event]) -> None:
+    def roll_forward(self) -> bool:
+        """Redo the next action a rollback undid (a notice if there is none)."""
+        if not self.session.forward:
+            self.notify("Nothing to roll forward to.")
+            return False
+        try:
+            events = self.session.roll_forward()
+        except WorldloomError as exc:
+            self.notify(str(exc))
+            return False
+        self._rolled_back(events, "Rolled forward")
+        return True
+
+    def _rolled_back(self, events: list[Event], what: str = "Rolled back") -> None:
         self._events.clear()
         self._clear_clarify()
         pending = self.session.pending
         self._after_request(pending.seq if pending else None)
         self.reader.reset_to(self._last_line())
         label = events[0].text if events else ""
-        self.toast(f"Rolled back{': ' + label if label else ''}")
+        self.toast(f"{what}{': ' + label if label else ''}")
 
     def thumbnail(self) -> np.ndarray | None:
         """The frame on screen, at most :data:`THUMB_WIDTH` wide, ``(H, W, 3)`` uint8 RGB."""
@@ -704,6 +717,8 @@ class App:
             self._ignore_text = e.unicode if k == pygame.K_t else ""
         elif k == pygame.K_BACKSPACE:
             self.rollback()
+        elif k == pygame.K_PAGEDOWN:
+            self.roll_forward()
         elif k == pygame.K_SPACE:
             self.reader.advance()
         elif k == pygame.K_v:

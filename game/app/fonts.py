@@ -6,6 +6,13 @@ font of the stack that has a glyph for it (``pygame.freetype`` reports a missing
 glyph as ``None`` metrics), and a line is composed from runs on a common
 baseline. The stack is found on the system (:func:`font_paths`); when nothing is
 found, pygame's built-in font is used alone.
+
+A line with right-to-left letters (Hebrew, Arabic: :func:`rtl_script`) is shaped
+and laid out by SDL_ttf's HarfBuzz instead: a ``pygame.font.Font`` of the first face
+of the stack that has the script, with its script (ISO 15924 ``Hebr``/``Arab``) and
+direction (``DIRECTION_RTL``) set, so Arabic letters join and the line reads from the
+right. The whole line is laid out right to left: a Latin word or a number inside it is
+not put back left to right (that takes the Unicode bidi algorithm, not done here).
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ CJK_FILES = (
 SYMBOLS = ("dejavusans", "notosanssymbols", "symbola")
 
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+#: Right-to-left scripts: (ISO 15924 code, its Unicode blocks), after Unicode's Scripts.txt.
+RTL_SCRIPTS = (("Hebr", "\u0590-\u05ff\ufb1d-\ufb4f"),
+               ("Arab", "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff"))
+_RTL_CHAR = re.compile("|".join(f"(?P<{code}>[{chars}])" for code, chars in RTL_SCRIPTS))
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")
 
@@ -98,14 +109,18 @@ class Typeface:
             pygame.freetype.init()
         self.size = max(6, int(size))
         self.fonts: list[pygame.freetype.Font] = []
+        #: the file of each of :attr:`fonts` (``None``: pygame's built-in font).
+        self._paths: list[str | None] = []
         for p in font_paths(bold) if paths is None else paths:
             try:
                 f = pygame.freetype.Font(p, self.size)
             except (OSError, pygame.error):
                 continue
             self.fonts.append(f)
+            self._paths.append(p)
         if not self.fonts:
             self.fonts.append(pygame.freetype.Font(None, self.size))
+            self._paths.append(None)
         for f in self.fonts:
             f.antialiased = True
             f.kerning = False
@@ -115,6 +130,24 @@ class Typeface:
         self.line_height = int((self.ascent - self.descent) * 1.18)
         self._glyph: dict[str, tuple[int, float]] = {}
         self._cache: OrderedDict[tuple[str, Color], pygame.Surface] = OrderedDict()
+        self._shapers: dict[str, pygame.font.Font] = {}
+
+    def shaper(self, script: str, sample: str) -> pygame.font.Font:
+        """The font that lays out ``script`` (ISO 15924) right to left: the first face of the
+        stack with a glyph for ``sample``, script and direction set (see the module doc)."""
+        font = self._shapers.get(script)
+        if font is None:
+            if not pygame.font.get_init():
+                pygame.font.init()
+            font = pygame.font.Font(self._paths[self._lookup(sample)[0]], self.size)
+            font.set_script(script)
+            font.set_direction(pygame.DIRECTION_RTL)
+            self._shapers[script] = font
+        return font
+
+    def _rtl(self, text: str) -> pygame.font.Font | None:
+        m = _RTL_CHAR.search(text)
+        return self.shaper(str(m.lastgroup), m.group(0)) if m else None
 
     def _lookup(self, ch: str) -> tuple[int, float]:
         """``(font index, horizontal advance)`` of one character."""
@@ -145,7 +178,10 @@ class Typeface:
         return runs
 
     def width(self, text: str) -> int:
-        """Advance width of ``text`` in pixels."""
+        """Advance width of ``text`` in pixels (as shaped, for a right-to-left line)."""
+        shaper = self._rtl(text)
+        if shaper is not None:
+            return int(shaper.size(text)[0])
         return int(round(sum(self._lookup(ch)[1] for ch in text)))
 
     def size_of(self, text: str) -> tuple[int, int]:
@@ -161,12 +197,22 @@ class Typeface:
             return surf
         w, h = self.size_of(text)
         surf = pygame.Surface((max(1, w + 2), max(1, h)), pygame.SRCALPHA)
+        shaper = self._rtl(text)
+        if shaper is not None:  # shaped and laid out right to left by HarfBuzz, on our baseline
+            img = shaper.render(text, True, color[:3])
+            if len(color) == 4:
+                img.set_alpha(color[3])
+            surf.blit(img, (0, self.ascent - shaper.get_ascent()))
+            return self._keep(key, surf)
         x = 0.0
         for idx, run, adv in self._runs(text):
             if run.strip():
                 img, rect = self.fonts[idx].render(run, color)
                 surf.blit(img, (int(round(x)) + rect.x, self.ascent - rect.y))
             x += adv
+        return self._keep(key, surf)
+
+    def _keep(self, key: tuple[str, Color], surf: pygame.Surface) -> pygame.Surface:
         self._cache[key] = surf
         if len(self._cache) > 600:
             self._cache.popitem(last=False)
@@ -225,6 +271,12 @@ class Fonts:
         self.tiny = Typeface(px(12), paths=regular)
         self.title = Typeface(px(36), bold=True, paths=bold)
         self.heading = Typeface(px(28), bold=True, paths=bold)
+
+
+def rtl_script(text: str) -> str:
+    """The ISO 15924 code of the first right-to-left script in ``text`` (``Hebr``, ``Arab``), or ``""``."""
+    m = _RTL_CHAR.search(text)
+    return str(m.lastgroup) if m else ""
 
 
 def is_cjk(ch: str) -> bool:

@@ -25,6 +25,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Space, click text", "finish the line / next line"),
     ("drag an item", "onto someone to give it to them"),
     ("Backspace", "roll back the last choice"),
+    ("Page Down", "roll forward again (until you choose differently)"),
     ("H, wheel up", "history of past lines"),
     ("F2", "save screen (save, load by click)"),
     ("F5 / F9", "quick save / quick load"),

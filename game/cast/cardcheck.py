@@ -40,6 +40,11 @@ from game.cast.prompt import MESSAGE_OVERHEAD, Shares
 #: The fields of the size findings (shown when a game opens: a player would lose that text).
 BUDGET_FIELDS = frozenset({"examples", "lorebook", "card+lorebook"})
 
+#: The kinds of finding, in the order of the module doc (``worldloom lint`` gives each its code,
+#: :data:`game.story.diagnostics.CARD_CODES`).
+KINDS = ("sink_over_budget", "examples_dropped", "lore_over_budget", "over_context", "unknown_macros",
+         "no_greeting", "bad_tts", "bad_voice")
+
 #: Speech engines a card's ``voice.tts`` may name (:mod:`game.audio.tts`).
 TTS_ENGINES = ("auto", "pyttsx3", "espeak-ng")
 #: An espeak-ng voice id: ``en``, ``en-us``, ``en-gb-scotland+f3`` (a ``--voices`` name, a variant after ``+``).
@@ -48,9 +53,10 @@ VOICE_ID = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\+[a-z0-9]+)?$", re.I)
 
 @dataclass(frozen=True)
 class CardProblem:
-    """One finding: ``severity``, the ``field`` it is about, what is wrong (``why``) and the
-    ``tokens`` at stake (0 when not about size)."""
+    """One finding: its ``kind`` (one of :data:`KINDS`), ``severity``, the ``field`` it is
+    about, what is wrong (``why``) and the ``tokens`` at stake (0 when not about size)."""
 
+    kind: str
     severity: Literal["error", "warning"]
     field: str
     why: str
@@ -74,16 +80,18 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
     limit = cfg.context_tokens - cfg.reply_tokens - cfg.pinned_tokens - cfg.min_room_tokens
     if sink > limit:
         biggest, name = max(sizes)
-        out.append(CardProblem("error", name, f"the card's fixed part needs {sink} tokens but only {limit} fit in a "
-                                              f"{cfg.context_tokens}-token context; {name} alone is {biggest} tokens: "
-                                              "the card cannot load", sink - limit))
+        out.append(CardProblem("sink_over_budget", "error", name,
+                               f"the card's fixed part needs {sink} tokens but only {limit} fit in a "
+                               f"{cfg.context_tokens}-token context; {name} alone is {biggest} tokens: "
+                               "the card cannot load", sink - limit))
     room = limit - sink
     examples = examples_text(card)
     ex_tokens = count(examples) if examples else 0
     if examples and ex_tokens > max(0, room) // 2:
-        out.append(CardProblem("warning", "examples", f"the example exchanges take {ex_tokens} tokens, over half of "
-                                                      f"the {max(0, room)} the fixed part leaves: they are left out "
-                                                      f"of every prompt ({ex_tokens} tokens lost)", ex_tokens))
+        out.append(CardProblem("examples_dropped", "warning", "examples",
+                               f"the example exchanges take {ex_tokens} tokens, over half of "
+                               f"the {max(0, room)} the fixed part leaves: they are left out "
+                               f"of every prompt ({ex_tokens} tokens lost)", ex_tokens))
     book = card.lorebook
     prompt_room = max(0, room + cfg.min_room_tokens - (ex_tokens if ex_tokens <= max(0, room) // 2 else 0))
     lore_cap = int(prompt_room * Shares().lore)
@@ -100,17 +108,19 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
             lost.append((e.name or e.comment or (e.keys[0] if e.keys else "constant entry"), n))
     if lost:
         names = ", ".join(f"{name!r} ({n})" for name, n in lost[:5]) + (" ..." if len(lost) > 5 else "")
-        out.append(CardProblem("warning", "lorebook", f"constant entries need {spent + sum(n for _, n in lost)} "
-                                                      f"tokens, over the lore budget of {lore_cap}: never sent: "
-                                                      f"{names}", sum(n for _, n in lost)))
+        out.append(CardProblem("lore_over_budget", "warning", "lorebook",
+                               f"constant entries need {spent + sum(n for _, n in lost)} "
+                               f"tokens, over the lore budget of {lore_cap}: never sent: "
+                               f"{names}", sum(n for _, n in lost)))
     lore_all = sum(count(e.content) + 1 for _, e in entries)
     budget = cfg.context_tokens - cfg.reply_tokens
     total = sink + ex_tokens + lore_all + MESSAGE_OVERHEAD * 2
     if total > budget:
-        out.append(CardProblem("warning", "card+lorebook", f"the card and its lorebook need {total} tokens, "
-                                                           f"{total / budget:.1f}x the {budget}-token prompt budget: "
-                                                           f"{total - budget} tokens of it can never be in one "
-                                                           "prompt", total - budget))
+        out.append(CardProblem("over_context", "warning", "card+lorebook",
+                               f"the card and its lorebook need {total} tokens, "
+                               f"{total / budget:.1f}x the {budget}-token prompt budget: "
+                               f"{total - budget} tokens of it can never be in one "
+                               "prompt", total - budget))
     texts = {"description": card.description, "personality": card.personality, "scenario": card.scenario,
              "system_prompt": card.system_prompt, "post_history_instructions": card.post_history_instructions,
              **{f"greetings[{i}]": g for i, g in enumerate(card.greetings)},
@@ -121,17 +131,20 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
         bad = unknown_macros(text)
         if bad:
             shown = ", ".join(dict.fromkeys(bad))
-            out.append(CardProblem("warning", name, f"macros {shown} are not known and are removed before the prompt"))
+            out.append(CardProblem("unknown_macros", "warning", name,
+                                   f"macros {shown} are not known and are removed before the prompt"))
     if not card.greetings:
-        out.append(CardProblem("warning", "greetings", "no first_mes or alternate greeting: she says nothing first"))
+        out.append(CardProblem("no_greeting", "warning", "greetings",
+                               "no first_mes or alternate greeting: she says nothing first"))
     voice = card.voice
     if voice.tts not in TTS_ENGINES:
-        out.append(CardProblem("error", "voice.tts", f"unknown speech engine {voice.tts!r} (known: "
-                                                     f"{', '.join(TTS_ENGINES)})"))
+        out.append(CardProblem("bad_tts", "error", "voice.tts",
+                               f"unknown speech engine {voice.tts!r} (known: {', '.join(TTS_ENGINES)})"))
     if not VOICE_ID.match(voice.voice):
-        out.append(CardProblem("error", "voice.voice", f"{voice.voice!r} is not an espeak-ng voice id "
-                                                       "(language[-variant][+voice], e.g. en-gb+f3)"))
+        out.append(CardProblem("bad_voice", "error", "voice.voice",
+                               f"{voice.voice!r} is not an espeak-ng voice id (language[-variant][+voice], "
+                               "e.g. en-gb+f3)"))
     return out
 
 
-__all__ = ["BUDGET_FIELDS", "TTS_ENGINES", "VOICE_ID", "CardProblem", "check_card"]
+__all__ = ["BUDGET_FIELDS", "KINDS", "TTS_ENGINES", "VOICE_ID", "CardProblem", "check_card"]

@@ -506,7 +506,8 @@ class Castroom:
 
     def __init__(self, story: Story, characters: dict[str, Character], *, model: DialogueModel | None,
                  worker: ModelWorker | None, voice: VoiceTrack | None, recorded: RecordedReplies | None,
-                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings) -> None:
+                 store: PersonaLog | None, embedder: Any, settings: DialogueSettings,
+                 warnings: Sequence[str] = ()) -> None:
         self.story = story
         self.characters = characters
         self.model = model
@@ -527,7 +528,7 @@ class Castroom:
                                       **{k: v.name for k, v in m.cast.items()}}
         self.path: list[tuple[int, dict[str, dict[str, float]]]] = []
         #: what a player would lose from a card over its budget (:func:`game.cast.cardcheck.check_card`)
-        self.warnings: list[str] = []
+        self.warnings: list[str] = list(warnings)
         self._closed = False
 
     # -- the extension ------------------------------------------------------------------
@@ -941,19 +942,27 @@ def story_cards(story: Story) -> dict[str, CharacterCard]:
     Raises:
         CardError: a card is missing or malformed, or its id differs from the cast id.
     """
-    out: dict[str, CharacterCard] = {}
-    for cid, member in story.model.cast.items():
-        if not member.card:
-            continue
-        path = Path(member.card)
-        if not path.is_absolute():
-            path = story.folder / path
-        card = load_card(path)
-        if card.id != cid:
-            raise CardError(f"cast.{cid}.card is the card of {card.id!r}", where=str(path),
-                            hint=f"use the card of {cid!r} or rename the cast entry")
-        out[cid] = card
-    return out
+    return {cid: member_card(story, cid) for cid, member in story.model.cast.items() if member.card}
+
+
+def card_path(story: Story, cid: str) -> Path:
+    """The file ``cast.<cid>.card`` names (relative paths are read from the story folder)."""
+    path = Path(story.model.cast[cid].card)
+    return path if path.is_absolute() else story.folder / path
+
+
+def member_card(story: Story, cid: str) -> CharacterCard:
+    """The card of cast member ``cid`` (who has a ``card:``).
+
+    Raises:
+        CardError: the card is missing or malformed, or its id differs from ``cid``.
+    """
+    path = card_path(story, cid)
+    card = load_card(path)
+    if card.id != cid:
+        raise CardError(f"cast.{cid}.card is the card of {card.id!r}", where=str(path),
+                        hint=f"use the card of {cid!r} or rename the cast entry")
+    return card
 
 
 def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
@@ -1026,14 +1035,13 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         for cid, card in cards.items():
             memory = Memory(card, MemoryConfig(context_tokens=context), embedder=embedder)
             characters[cid] = Character(cid, card, Relationships(card, embedder=embedder), memory,
-                                        builder=PromptBuilder(memory),
+                                        builder=PromptBuilder(memory, language=language()),
                                         base_facts=facts_from_card(card, card.home))
         voice_track = VoiceTrack(audio_rate, realtime=realtime, tts=tts) if voice and recorded is None else None
+        over_budget = [f"{card.where or cid}: {p.field}: {p.why}" for cid, card in cards.items()
+                       for p in check_card(card, MemoryConfig(context_tokens=context)) if p.field in BUDGET_FIELDS]
         room = Castroom(story, characters, model=model, worker=worker, voice=voice_track, recorded=recorded,
-                        store=store, embedder=embedder, settings=settings)
-        room.warnings = [f"{card.where or cid}: {p.field}: {p.why}" for cid, card in cards.items()
-                         for p in check_card(card, MemoryConfig(context_tokens=context))
-                         if p.field in BUDGET_FIELDS]
+                        store=store, embedder=embedder, settings=settings, warnings=over_budget)
         for ch in characters.values():
             if recorded is None:
                 enc = embedder if embedder is not None else ch.memory.embedder
@@ -1065,6 +1073,8 @@ __all__ = [
     "dialogue_spec",
     "format_summary",
     "build_cast",
+    "card_path",
+    "member_card",
     "key_terms",
     "load_dialogue",
     "names_claimed",

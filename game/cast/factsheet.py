@@ -40,6 +40,11 @@ COMMON_CAPITALS = frozenset(
     "ms sir ma'am".split())
 
 
+#: Kin words a claim may be made about ("my grandmother was ..."), as :attr:`FactSheet.about` keys.
+KIN = frozenset("grandmother grandfather gran granny grandma grandpa mother father mum mam dad mama papa husband "
+                "wife brother sister son daughter aunt uncle cousin niece nephew".split())
+
+
 def singular(word: str) -> str:
     """``word`` lower-cased without a plural ending ("years" -> "year", "ferries" -> "ferry")."""
     w = word.lower()
@@ -104,6 +109,10 @@ class FactSheet:
         units: unit -> the values stated for it.
         names: capitalised words the card uses (lower-case), her name and home included.
         vocabulary: every lower-case word the texts use (what she may call herself: "keeper").
+        about: name or kin word (lower-case) -> the words of every text that mentions it (a
+            sentence of the prose; a whole lorebook entry or structured fact, its keys and
+            questions): what the card says of Hild, Admiral, "grandmother" (for
+            :class:`~game.cast.verifier.Verifier`'s claims about them).
     """
 
     facts: tuple[Fact, ...] = ()
@@ -112,14 +121,20 @@ class FactSheet:
     units: dict[str, frozenset[int]] | None = None
     names: frozenset[str] = frozenset()
     vocabulary: frozenset[str] = frozenset()
+    about: dict[str, frozenset[str]] | None = None
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], facts: Iterable[Fact] = (), names: Iterable[str] = ()) -> FactSheet:
-        """A sheet from free ``texts``, structured ``facts`` and extra ``names``."""
+    def from_texts(cls, texts: Iterable[str], facts: Iterable[Fact] = (), names: Iterable[str] = (),
+                   groups: Iterable[Iterable[str]] = ()) -> FactSheet:
+        """A sheet from free ``texts`` (read sentence by sentence for :attr:`about`), structured
+        ``facts``, extra ``names`` and ``groups`` (texts that speak of one thing together: a lorebook
+        entry with its keys)."""
+        texts = list(texts)
+        group_lists: list[list[str]] = [list(g) for g in groups]
         facts = tuple(facts)
         pairs: set[tuple[int, str]] = set()
         known: set[str] = {w.lower() for n in names for w in re.findall(r"[\w'-]+", n)}
-        all_texts = [*texts, *(f.say for f in facts), *(f.value for f in facts)]
+        all_texts = [*texts, *(t for g in group_lists for t in g), *(f.say for f in facts), *(f.value for f in facts)]
         lower = set(re.findall(r"\b[a-z][a-z'-]+\b", " ".join(all_texts)))
         for t in all_texts:
             pairs.update((q.value, q.unit) for q in quantities(t))
@@ -137,8 +152,18 @@ class FactSheet:
         for v, u in pairs:
             if u:
                 units.setdefault(u, set()).add(v)
-        return cls(facts, frozenset(pairs), frozenset(v for v, _ in pairs),
-                   {u: frozenset(vs) for u, vs in units.items()}, frozenset(known), frozenset(lower))
+        units_ = {u: frozenset(vs) for u, vs in units.items()}
+        pieces: list[list[str]] = [[sentence] for t in texts for sentence in re.split(r"(?<=[.!?;])\s+", t)]
+        pieces += group_lists + [[*f.questions, f.say, f.value] for f in facts]
+        about: dict[str, set[str]] = {}
+        for piece in pieces:
+            found = [w.lower().removesuffix("'s").removesuffix("’s") for w in re.findall(r"[A-Za-z][\w'’-]*",
+                                                                                     " ".join(piece))]
+            words = {*found, *(singular(w) for w in found)}
+            for w in words & (known | KIN):
+                about.setdefault(w, set()).update(words)
+        return cls(facts, frozenset(pairs), frozenset(v for v, _ in pairs), units_, frozenset(known),
+                   frozenset(lower), {k: frozenset(v) for k, v in about.items()})
 
     @classmethod
     def from_card(cls, card: CharacterCard) -> FactSheet:
@@ -146,9 +171,8 @@ class FactSheet:
         texts = [card.description, card.scenario, card.personality, card.speaking_style, *card.core_facts,
                  *card.traits, *card.greetings, *card.group_greetings, *(e.char for e in card.examples),
                  *(a.answer for a in card.answers), *(a.unknown for a in card.answers)]
-        for entry in card.lorebook.entries:
-            texts += [entry.name, entry.content, *entry.keys]
-        return cls.from_texts(texts, card.facts, (card.name, card.nickname, card.home))
+        groups = [[entry.name, entry.content, *entry.keys] for entry in card.lorebook.entries]
+        return cls.from_texts(texts, card.facts, (card.name, card.nickname, card.home), groups)
 
 
-__all__ = ["COMMON_CAPITALS", "FactSheet", "Quantity", "capitalised_names", "quantities", "singular"]
+__all__ = ["COMMON_CAPITALS", "KIN", "FactSheet", "Quantity", "capitalised_names", "quantities", "singular"]

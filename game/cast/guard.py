@@ -27,7 +27,8 @@ reaches the player, in this order:
    (:data:`OOC_PHRASES`: "as an AI", "language model", "I'm an assistant", "OpenAI", "my
    instructions", "system prompt", assistant speak such as "here's the code", meta talk
    such as "next prompt", "the game"...),
-   matched as whole-word sequences of the normalised text; ``code``: code, JSON or
+   matched as whole-word sequences of the normalised text; assistant-speak by family
+   (:data:`ASSISTANT_SPEAK`: capability disclaimers, sign-offs, customer-service register); ``code``: code, JSON or
    markup in the text (fences, braces with quotes, ``def f(``, ``import x``, tags);
 3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
 4. ``leak``: chat-role labels or template macros in the text, her instructions
@@ -117,6 +118,76 @@ _META = re.compile(
     r"\b(?:stay|staying|stayed|remain|remaining) in (?:character|role)\b|\bpretending to be\b|"
     r"\bi(?:'m|’m| am) pretending\b|\bnot (?:really|actually) (?:eve|a (?:lighthouse )?keeper|real)\b)",
     re.I)
+
+
+#: Families of assistant-speak, matched on the normalised text (:func:`~game.cast.similarity.normalise`:
+#: lower case, plain in-word apostrophes, other punctuation made spaces), each a way a chat assistant talks and
+#: no keeper of a light does (kind ``ooc``):
+#: ``capability``: disclaimers of what "I" can do as a program ("I don't have the ability to",
+#: "beyond my capabilities", "I'm not capable of fetching physical objects", "I don't have a body");
+#: ``sign_off``: letter and chat closings ("Wishing you a wonderful day", "Have a great day",
+#: "Best regards", "Thanks for reaching out", "It was a pleasure chatting", "Enjoy the rest of your");
+#: ``service``: customer-service register ("I apologize for any inconvenience", "Thank you for your
+#: patience", "don't hesitate to", "I'll make sure to be as courteous as possible", "no problem at
+#: all", "I'm always here for you", "your experience").
+ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.compile(rx)) for family, rx in (
+    ("capability",
+     r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|cant|lack|have no|am without)(?: have| possess)?(?: the| any)? "
+     r"(?:ability|abilities|capability|capabilities|capacity|functionality|means|access) (?:to|of|for)\b|"
+     r"\b(?:beyond|outside|exceeds?|within) (?:my|the) (?:capabilit(?:y|ies)|abilities|capacity|scope|"
+     r"functions?|programming|knowledge base)\b|"
+     r"\bi(?:'m| am| was)? (?:not (?:able|capable|equipped|designed|built|programmed|permitted|allowed)|unable|"
+     r"incapable) (?:to|of) (?:\w+ ){0,3}?(?:physical|physically|images?|pictures?|objects?|items?|access|"
+     r"browse|browsing|the internet|real time|provide|providing|assist|assisting|help with|perform|performing|"
+     r"process|processing|fulfil|fulfill|fulfilling|generate|generating|display|displaying|show you|interact|"
+     r"interacting|remember(?:ing)? (?:past|previous)|store|storing|see you|hear you|feel|feeling|emotions?)\b|"
+     r"\bi (?:do not|don't|dont) have (?:a |any )?(?:physical |real |human )?(?:body|form|senses|eyes|hands|"
+     r"physical presence|emotions|personal (?:experiences|opinions|feelings))\b|"
+     r"\b(?:as|since|because) i(?:'m| am) (?:a |an |just a |only a )?(?:text based|digital|virtual|computer|"
+     r"software|program)\b"),
+    ("sign_off",
+     r"\bwishing you (?:a|an|all|the|every|lots|much|happiness|success|luck)\b|"
+     r"\bhave an? (?:great|good|nice|wonderful|lovely|fantastic|pleasant|blessed|amazing|awesome|productive|"
+     r"safe|fun|brilliant|splendid|excellent|terrific) (?:day|one|weekend|week|time|rest of|evening ahead|"
+     r"day ahead)\b|"
+     r"\b(?:best|kind|warm|warmest|kindest|with) regards\b|\byours (?:truly|sincerely|faithfully)\b|"
+     r"\bsincerely yours\b|\bthanks? (?:you )?for (?:reaching out|contacting|chatting|the (?:lovely |nice |great |"
+     r"wonderful )?(?:chat|conversation)|your (?:time|message|question|inquiry|enquiry)|stopping by|"
+     r"getting in touch|using)\b|"
+     r"\b(?:it was|it's been|it has been|twas) (?:a |an absolute |such a )?(?:pleasure|delight|joy) "
+     r"(?:chatting|talking|speaking|assisting|helping|to chat|to talk|to assist|to help)\b|"
+     r"\benjoy (?:the rest of )?your (?:day|evening|weekend|week|stay|time)\b|\b(?:day|evening|weekend|week) "
+     r"ahead\b|\buntil next time\b|\b(?:talk|chat|speak) (?:to you )?soon\b|\bhappy (?:chatting|holidays)\b|"
+     r"\bgood luck with (?:your|the) (?:game|project|studies|exam|interview)\b"),
+    ("service",
+     r"\b(?:i|we) (?:sincerely |truly |deeply )?apologi[sz]e\b|\b(?:sorry|apologies) for (?:any|the) "
+     r"(?:inconvenience|confusion|oversight|misunderstanding|trouble caused|delay|frustration)\b|"
+     r"\binconvenience (?:this|that|it) (?:may have|might have|has) caused\b|"
+     r"\bthank you for your (?:patience|understanding|feedback|cooperation|interest|kind words|support|"
+     r"business|inquiry|enquiry|question)\b|\bi (?:really |truly )?appreciate your (?:patience|understanding|"
+     r"feedback|cooperation|input|business)\b|"
+     r"\b(?:do not|don't|dont) hesitate to\b|\bif (?:you need|there's) anything (?:else|further|more)\b|"
+     r"\bif you have any (?:other |more |further )?(?:questions|concerns|requests)\b|"
+     r"\bi'll (?:make sure|be sure|ensure|do my best|try my best|strive|endeavou?r) to (?:be|provide|improve|help|"
+     r"assist|answer|address|make your|give you|keep you|meet|accommodate)\b|"
+     r"\bas (?:gracious|courteous|polite|helpful|accommodating|respectful|professional|informative|accurate) "
+     r"(?:and \w+ )?as (?:possible|i can)\b|"
+     r"\byour (?:experience|satisfaction|request|inquiry|enquiry|feedback|needs|concerns?) (?:is|are|matters?|"
+     r"has been|have been|with us)\b|\b(?:improve|enhance) your experience\b|"
+     r"\bno problem at all\b|\bi'm (?:always )?here (?:for you|to (?:help|assist|serve|listen))\b|"
+     r"\b(?:at your service|my pleasure to (?:help|assist)|how (?:else )?(?:can|may) i (?:help|assist|be of)|"
+     r"rest assured|we value)\b"),
+))
+
+
+def assistant_speak(text: str) -> tuple[str, str]:
+    """``(family, matched words)`` of the first :data:`ASSISTANT_SPEAK` family ``text`` uses, or ``("", "")``."""
+    norm = normalise(text)
+    for family, rx in ASSISTANT_SPEAK:
+        m = rx.search(norm)
+        if m:
+            return family, m.group(0)
+    return "", ""
 
 
 def only_filler(text: str) -> bool:
@@ -412,6 +483,9 @@ class PersonaGuard:
         for phrase in self.phrases:
             if contains_phrase(toks, phrase):
                 return Verdict(False, "ooc", (f"out of character: says {phrase!r}",), phrase)
+        family, said = assistant_speak(reply)
+        if family:
+            return Verdict(False, "ooc", (f"assistant-speak ({family}): says {said!r}",), said)
         meta = _META.search(plain_text(reply))
         if meta:
             return Verdict(False, "ooc", (f"talks about playing a part: {meta.group(0)!r}",), meta.group(0))

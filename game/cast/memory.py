@@ -11,9 +11,10 @@ One :class:`Memory` per character (DESIGN.md, "memory tiers"):
   (``context_tokens`` minus the reply, the pinned-fact reserve and a minimum room for
   the conversation) raises :class:`game.errors.CardError` at load, naming the card
   field that is biggest.
-- **rolling history**: the last ``history_messages`` messages verbatim. Whole
+- **rolling history**: the last messages verbatim, at most ``history_messages``. Whole
   exchanges (a player line and the replies after it) fall out of the window into
-  episodic memory as one summary. The summariser is pluggable
+  episodic memory as one summary each, ``history_slide`` messages' worth at once, so
+  the window's start (and a model's cached prompt) moves once every few turns. The summariser is pluggable
   (``Callable[[Sequence[HistoryMessage]], str]``); the default is
   :func:`extractive_summary`. It always makes progress: a summary longer than
   ``summary_max_chars`` is cut, a summariser that fails or returns something that
@@ -128,7 +129,12 @@ class MemoryConfig:
     """Sizes, weights and budgets of a :class:`Memory`.
 
     Attributes:
-        history_messages: messages kept verbatim in the rolling window.
+        history_messages: most messages kept verbatim in the rolling window.
+        history_slide: when the window overflows, whole exchanges fall out until at most
+            ``history_messages - history_slide`` messages remain (0: one exchange at a
+            time; at most half the window slides). The window then grows again for ``history_slide`` messages with
+            nothing falling out, so the start of the prompt stays unchanged and a model
+            keeping its KV cache encodes only the new turn (see :mod:`game.cast.prompt`).
         top_k: memories :meth:`Memory.retrieve` returns by default.
         decay: recency decay per game turn (see :mod:`game.cast.retrieval`).
         weights: recency / importance / relevance weights.
@@ -140,7 +146,8 @@ class MemoryConfig:
         min_room_tokens: the least the conversation must have beside the sink.
     """
 
-    history_messages: int = 12
+    history_messages: int = 16
+    history_slide: int = 8
     top_k: int = 10
     decay: float = DEFAULT_DECAY
     weights: Weights = DEFAULT_WEIGHTS
@@ -397,12 +404,15 @@ class Memory:
 
     def _evict(self) -> None:
         n = max(1, self.config.history_messages)
-        while len(self.history) > n:
+        if len(self.history) <= n:
+            return
+        keep = max(1, n - min(max(0, self.config.history_slide), n // 2))
+        while len(self.history) > keep:
             end = 1
             while end < len(self.history) and self.history[end].role != "user":
                 end += 1
-            if len(self.history) - end < n // 2:
-                end = len(self.history) - n
+            if len(self.history) - end < keep // 2:
+                end = len(self.history) - keep
             group, self.history = self.history[:end], self.history[end:]
             text = bounded_summary(self.summariser, group, self.config.summary_max_chars)
             disclosed = any(m.role == "user" and is_disclosure(m.text) for m in group)

@@ -54,6 +54,7 @@ import numpy as np
 
 from game.cast.card import LoreEntry, card_fields, substitute
 from game.cast.memory import HistoryMessage, Memory, TokenCounter
+from game.story.strings import language_name
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
@@ -86,6 +87,7 @@ class Shares:
 
 
 Section = Literal["mood", "lore", "beliefs", "memories"]
+Layout = Literal["rolling", "classic"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,11 @@ class PromptParts:
         dropped: section -> candidates left out for lack of room.
         depth_prompt: the card's character note (macros expanded), its depth and role
             (``("", 0, "system")``: none); see :meth:`to_messages`.
+        notes: for the rolling layout, one per ``history`` message: the dynamic lines
+            that were new when that message was the player's line (``""``: none), shown
+            before it again, unchanged, so the earlier part of the prompt stays identical.
+        tail: the blocks new this turn (not already in ``notes``), shown last before the
+            player's line in the rolling layout; ``None``: all of ``blocks``.
     """
 
     prefix: str
@@ -146,16 +153,13 @@ class PromptParts:
     budget: int
     dropped: dict[str, int] = field(default_factory=dict)
     depth_prompt: tuple[str, int, str] = ("", 0, "system")
+    notes: tuple[str, ...] = ()
+    tail: tuple[Block, ...] | None = None
 
     @property
     def dynamic(self) -> str:
-        """The changing part of the system message (after the prefix)."""
-        out = []
-        for section in _ORDER:
-            lines = [b.text for b in self.blocks if b.section == section]
-            if lines:
-                out.append(_HEADERS[section] + "\n" + "\n".join(lines))
-        return "\n\n".join(out)
+        """Every dynamic block as text (the classic layout's part of the system message after the prefix)."""
+        return render_blocks(self.blocks)
 
     @property
     def system(self) -> str:
@@ -168,16 +172,57 @@ class PromptParts:
         """True only when the sink and the fixed parts alone exceed the budget."""
         return self.tokens > self.budget
 
-    def to_messages(self, merge_system: bool = False, alternate: bool = False) -> list[dict[str, str]]:
+    def to_messages(self, merge_system: bool = False, alternate: bool = False,
+                    layout: Layout = "rolling") -> list[dict[str, str]]:
         """Chat-template messages ``[{role, content}, ...]``.
+
+        Two layouts (see the module docstring):
+
+        * ``rolling`` (default): the sink, then the post-history instruction (both
+          stable), then the history with each turn's notes before its player line,
+          then this turn's new lines (:attr:`tail`) and the player's line last. From one
+          turn to the next only the new exchange, the new lines and the new question
+          are added at the end, so a model keeping the KV cache of the last prompt
+          encodes only those.
+        * ``classic``: the sink and every dynamic block in the first system message,
+          the history, the post-history instruction after it (SillyTavern's places),
+          the player's line; only the sink is a stable prefix.
 
         Args:
             merge_system: put the post-history instruction at the end of the system
-                message instead of a second system message after the history (for
-                templates that take one system message).
+                message instead of a second system message (for templates that take
+                one system message); implies ``classic``.
             alternate: merge consecutive messages of the same role (for templates
-                that require user/assistant alternation).
+                that require user/assistant alternation); implies ``classic``.
+            layout: ``rolling`` or ``classic``.
         """
+        if merge_system or alternate or layout == "classic" or len(self.notes) != len(self.history):
+            msgs = self._classic(merge_system, alternate)
+        else:
+            msgs = [{"role": "system", "content": self.prefix}]
+            if self.post_history:
+                msgs.append({"role": "system", "content": self.post_history})
+            for m, note in zip(self.history, self.notes, strict=True):
+                if note:
+                    msgs.append({"role": "system", "content": note})
+                msgs.append({"role": m.role, "content": clean_text(m.text)})
+            tail = render_blocks(self.blocks if self.tail is None else self.tail)
+            if tail:
+                msgs.append({"role": "system", "content": tail})
+            if self.user:
+                msgs.append({"role": "user", "content": self.user})
+        note, depth, role = self.depth_prompt
+        if note:
+            # SillyTavern's depth: that many chat messages (hers and the player's) come after the note
+            chat = [i for i, m in enumerate(msgs) if i > 0 and m["role"] in ("user", "assistant")]
+            at = len(msgs) if depth == 0 or not chat else chat[max(0, len(chat) - depth)]
+            if alternate and role == "system":
+                msgs[0]["content"] += "\n\n" + note  # templates that take one system message, first
+            else:
+                msgs.insert(at, {"role": role, "content": note})
+        return msgs
+
+    def _classic(self, merge_system: bool, alternate: bool) -> list[dict[str, str]]:
         system = self.system
         if merge_system and self.post_history:
             system += "\n\n" + self.post_history
@@ -195,21 +240,26 @@ class PromptParts:
                 msgs[-1]["content"] += "\n" + self.user
             else:
                 msgs.append({"role": "user", "content": self.user})
-        note, depth, role = self.depth_prompt
-        if note:
-            # SillyTavern's depth: that many chat messages (hers and the player's) come after the note
-            chat = [i for i, m in enumerate(msgs) if i > 0 and m["role"] in ("user", "assistant")]
-            at = len(msgs) if depth == 0 or not chat else chat[max(0, len(chat) - depth)]
-            if alternate and role == "system":
-                msgs[0]["content"] += "\n\n" + note  # templates that take one system message, first
-            else:
-                msgs.insert(at, {"role": role, "content": note})
         return msgs
+
+
+def render_blocks(blocks: Sequence[Block]) -> str:
+    """Blocks as text: each section's header, then its lines, sections in their fixed order."""
+    out = []
+    for section in _ORDER:
+        lines = [b.text for b in blocks if b.section == section]
+        if lines:
+            out.append(_HEADERS[section] + "\n" + "\n".join(lines))
+    return "\n\n".join(out)
 
 
 def count_messages(messages: Sequence[Mapping[str, str]], count_tokens: TokenCounter) -> int:
     """Tokens of chat messages: each content's count plus :data:`MESSAGE_OVERHEAD`."""
     return sum(int(count_tokens(m["content"])) + MESSAGE_OVERHEAD for m in messages)
+
+
+#: What the post-history instructions say when play is in another language (``--lang``).
+LANGUAGE_NOTE = "The player is playing in {language}: always answer in {language}, staying in character."
 
 
 class PromptBuilder:
@@ -220,16 +270,23 @@ class PromptBuilder:
         budget: prompt tokens (default: the context minus the reply reserve).
         user_max_tokens: the player's line is cut to this many tokens.
         shares: section shares (:class:`Shares`).
+        language: the language play is in (``fr``; ``""``: the card's own). A catalogue
+            cannot translate what the model says, so the post-history instructions ask
+            her to answer in that language (:data:`LANGUAGE_NOTE`).
     """
 
     def __init__(self, memory: Memory, *, budget: int | None = None, user_max_tokens: int = 160,
-                 shares: Shares | None = None) -> None:
+                 shares: Shares | None = None, language: str = "") -> None:
         self.memory = memory
+        #: the line added to the post-history instructions (``""``: none).
+        self.language_note = LANGUAGE_NOTE.format(language=language_name(language)) if language else ""
         cfg = memory.config
         self.budget = budget if budget is not None else cfg.context_tokens - cfg.reply_tokens
         self.user_max_tokens = user_max_tokens
         self.shares = shares or Shares()
         self._lore_vectors: np.ndarray | None = None
+        #: (turn, player line) -> (the note shown before it, the block texts in it); see PromptParts.notes
+        self._notes: dict[tuple[int, str], tuple[str, frozenset[str]]] = {}
 
     def _tok(self, text: str) -> int:
         return int(self.memory.count_tokens(text))
@@ -309,7 +366,7 @@ class PromptBuilder:
         names = names or {}
         now = mem.now if now is None else now
         prefix = mem.sink_text()
-        post = mem.post_history
+        post = mem.post_history + ("\n" + self.language_note if self.language_note else "")
         user = self.clean_user(user_text) if user_text.strip() else ""
         depth = card.depth_prompt
         note = one_line(substitute(depth.prompt, card.display_name, mem.player_name or "the player",
@@ -322,8 +379,11 @@ class PromptBuilder:
             fixed += self._tok(user) + MESSAGE_OVERHEAD
         room = self.budget - fixed
         history = list(mem.history)
+        key = (now, clean_text(user_text).strip())
         if user and history and history[-1].role == "user" and clean_text(history[-1].text).strip() == user:
+            key = (history[-1].turn, key[1])
             history.pop()  # the player's line was already observed this turn: it goes in the user slot only
+        notes = [self._note_of(m) for m in history]
         chosen: list[Block] = []
         used_sections: set[str] = set()
         candidates: dict[str, int] = {"history": len(history)}
@@ -344,14 +404,16 @@ class PromptBuilder:
             spent += c
             return True
 
-        def message_cost(m: HistoryMessage) -> int:
-            return self._tok(clean_text(m.text)) + MESSAGE_OVERHEAD
+        def message_cost(j: int) -> int:
+            note = notes[j][0]
+            return (self._tok(clean_text(history[j].text)) + MESSAGE_OVERHEAD
+                    + (self._tok(note) + MESSAGE_OVERHEAD if note else 0))
 
         # 1. the most recent messages
         n_recent = min(self.shares.min_history, len(history))
         taken_from = len(history)  # history[taken_from:] is in the prompt
         for j in range(len(history) - 1, len(history) - 1 - n_recent, -1):
-            c = message_cost(history[j])
+            c = message_cost(j)
             if spent + c > room:
                 break
             taken_from, spent = j, spent + c
@@ -403,7 +465,7 @@ class PromptBuilder:
                 leftovers.append((s, text))
         # 6. older history, most recent first, contiguous
         for j in range(taken_from - 1, -1, -1):
-            c = message_cost(history[j])
+            c = message_cost(j)
             if spent + c > room:
                 break
             taken_from, spent = j, spent + c
@@ -412,7 +474,27 @@ class PromptBuilder:
             take("memories", text, room, s.score, float(s.turn), str(s.index))
         parts = PromptParts(prefix, self._ordered(chosen), tuple(history[taken_from:]), post, user, 0, self.budget,
                             depth_prompt=depth_prompt)
-        return self._fit(parts, candidates)
+        parts = self._fit(parts, candidates, notes[taken_from:])
+        self._notes = {self._key(m): self._notes[self._key(m)] for m in parts.history
+                       if self._key(m) in self._notes}  # bounded: only the notes of the window
+        if key[1]:
+            tail = parts.tail or ()
+            self._notes[key] = (render_blocks(tail), frozenset(b.text for b in tail))
+        return parts
+
+    @staticmethod
+    def _key(m: HistoryMessage) -> tuple[int, str]:
+        return (m.turn, clean_text(m.text).strip())
+
+    def _note_of(self, m: HistoryMessage) -> tuple[str, frozenset[str]]:
+        """The note shown before history message ``m`` in the rolling layout (``("", {})``: none)."""
+        if m.role != "user":
+            return "", frozenset()
+        return self._notes.get(self._key(m), ("", frozenset()))
+
+    def forget_notes(self) -> None:
+        """Forget every turn's note (the next prompt shows this turn's blocks, as after a load)."""
+        self._notes.clear()
 
     @staticmethod
     def _ordered(blocks: list[Block]) -> tuple[Block, ...]:
@@ -420,18 +502,28 @@ class PromptBuilder:
         ranked = sorted(enumerate(blocks), key=lambda ib: (_ORDER.index(ib[1].section), ib[1].order, ib[0]))
         return tuple(b for _, b in ranked)
 
-    def _fit(self, parts: PromptParts, candidates: dict[str, int]) -> PromptParts:
-        """Re-count the assembled messages; drop the lowest-ranked blocks, then the oldest history, until it fits."""
-        blocks, history = list(parts.blocks), list(parts.history)
+    def _fit(self, parts: PromptParts, candidates: dict[str, int],
+             notes: Sequence[tuple[str, frozenset[str]]]) -> PromptParts:
+        """Re-count the assembled messages; drop the lowest-ranked blocks, then the oldest history, until it fits.
+
+        ``notes``: the rolling layout's note of each history message; a block already in
+        one of them is not repeated in the tail.
+        """
+        blocks, history, kept = list(parts.blocks), list(parts.history), list(notes)
         while True:
-            trial = replace(parts, blocks=tuple(blocks), history=tuple(history))
+            shown = frozenset().union(*(texts for _, texts in kept))
+            tail = tuple(b for b in blocks if b.text not in shown)
+            trial = replace(parts, blocks=tuple(blocks), history=tuple(history),
+                            notes=tuple(text for text, _ in kept), tail=tail)
             total = count_messages(trial.to_messages(), self.memory.count_tokens)
-            if total <= self.budget or (not blocks and not history):
+            droppable = [i for i, b in enumerate(blocks) if b.text not in shown]  # the others cost nothing here
+            if total <= self.budget or (not droppable and not history):
                 break
-            if blocks:
-                blocks.pop(min(range(len(blocks)), key=lambda i: (_KEEP[blocks[i].section], blocks[i].score)))
+            if droppable:
+                blocks.pop(min(droppable, key=lambda i: (_KEEP[blocks[i].section], blocks[i].score)))
             else:
                 history.pop(0)
+                kept.pop(0)
         included = {s: sum(1 for b in blocks if b.section == s) for s in _ORDER}
         included["history"] = len(history)
         dropped = {s: n - included.get(s, 0) for s, n in candidates.items() if n > included.get(s, 0)}

@@ -26,8 +26,18 @@ this turn. What it knows is **allowed**; anything else fails:
    "I'm a stupid, boring old woman"): an "I'm/I am ..." that repeats two or more content
    words (not words of her card) of the player's "you are/you're ..." this turn.
 
+5. **what she says someone on her card is**: "<Name> is/was a(n)/the/my ... <noun>" or "my
+   <kin> was a ... <noun>" (Hild, Admiral, Jonas Brekke, my grandmother) where the noun (the
+   last word before "who", "of", a comma...) is in no text of her card about them
+   (:attr:`~game.cast.factsheet.FactSheet.about`) and is not a plain word for a person or a
+   place (:data:`PLAIN_NOUNS`): "Hild was a beautiful and powerful sorceress" (her card: her
+   grandmother, the keeper before her), "Admiral is a retired sea captain" (a one-eyed gull),
+   "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not.
+6. **thanks nobody gave**: "You're welcome" when the player's line thanks her for nothing
+   (the customer-service close), kind ``ooc``.
+
 Returns a :class:`~game.cast.guard.Verdict` (``ok`` or kind ``contradiction`` /
-``unverified`` / ``identity``) and the counts of what was checked (:class:`Checked`).
+``unverified`` / ``identity`` / ``ooc``) and the counts of what was checked (:class:`Checked`).
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from game.cast.factsheet import COMMON_CAPITALS, FactSheet, capitalised_names, quantities, singular
+from game.cast.factsheet import COMMON_CAPITALS, KIN, FactSheet, capitalised_names, quantities, singular
 from game.cast.guard import PersonaFacts, Verdict
 from game.cast.told import NUMBER_WORD, parse_number
 
@@ -55,6 +65,22 @@ _YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is n
 
 _YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
 _I_AM = re.compile(r"(?i:\bi(?:'m|’m| am)\s+)([^.!?;]{1,120})")
+#: "<Name> is/was a ... <noun>" and "my <kin> was a ... <noun>": who, and the noun phrase said of them.
+_CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)|\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
+                    r"\s+(?:is|was|'s|’s|has been|had been|used to be|became)\s+(?:a|an|the|my|her|our|his)\s+"
+                    r"(?P<np>[^.!?;:,()\n]{1,80})")
+#: Where a noun phrase ends: its head is the word before.
+_NP_END = re.compile(r"\s+(?:who|whom|whose|which|that|where|when|with|from|of|in|on|at|for|to|by|than|as|"
+                     r"like|since|until|before|after|because|if|but|here|there|now|then|once|too|again|today|tonight|ever|"
+                     r"all|every|each|already|yet|back|alone|still|nowhere|somewhere|himself|herself|(?:and|or)\s+(?:a|an|the|my|his|her|she|he|"
+                     r"i|they|it|never|always|not|still))\b.*$", re.I)
+#: Plain nouns for a person or a place: no card needs to name them ("Hild was a hard woman").
+PLAIN_NOUNS = frozenset("woman women man men person people lady gentleman soul one thing friend fellow sort kind type "
+                        "creature girl boy child lass lad bit lot part place spot home sight story word fool dear "
+                        "darling beauty marvel wonder treasure saint devil menace nuisance pest".split())
+_THANKED = re.compile(r"(?i)\b(?:thank|thanks|thx|ta|cheers|grateful|appreciate|obliged)\b")
+_WELCOME = re.compile(r"(?i)\byou(?:'re|’re| are)\s+(?:very\s+|most\s+|so\s+)?welcome\b(?!\s+(?:to|in|here|back|"
+                      r"aboard|at|on|for|any))")
 _LIGHT = frozenset("a an the just so very really such and but or of to in on at for with not no quite too bit".split())
 
 
@@ -140,6 +166,12 @@ class Verifier:
             if name not in allowed:
                 return Verdict(False, "unverified", (f"names {name!r}, which neither her card nor what she was "
                                                      "told mentions",), name), checked
+        why = self._claim(text)
+        if why:
+            return Verdict(False, "contradiction", (why,), text), checked
+        if _WELCOME.search(text) and not _THANKED.search(player_line):
+            return Verdict(False, "ooc", ("says \"you're welcome\" to thanks nobody gave (a customer-service close)",),
+                           "you're welcome"), checked
         echo = _echoed(text, player_line, self.sheet.vocabulary)
         if echo:
             return Verdict(False, "identity", (f"takes on what the player called her: {echo!r}",), echo), checked
@@ -151,6 +183,29 @@ class Verifier:
                 return Verdict(False, "identity", (f"says she is {'an' if role[0] in 'aeiou' else 'a'} {role}",),
                                role), checked
         return Verdict(True), checked
+
+    def _claim(self, text: str) -> str:
+        """Why a "<Name> was a <noun>" of ``text`` is not what her card says of them (``""``: nothing)."""
+        about = self.sheet.about or {}
+        for m in _CLAIM.finditer(text):
+            if m.group("name"):
+                who = [w.lower().removesuffix("'s") for w in m.group("name").split()]
+                who = [w for w in who if w in self.sheet.names and w in about]
+            else:
+                who = [m.group("kin").lower()] if m.group("kin").lower() in KIN & about.keys() else []
+            if not who:
+                continue
+            np = _NP_END.sub("", m.group("np")).strip()
+            words = re.findall(r"[A-Za-z][\w'-]*", np)
+            if not words:
+                continue
+            head = words[-1].lower()
+            known = set().union(*(about[w] for w in who))
+            if head in known or singular(head) in known or head in PLAIN_NOUNS or singular(head) in PLAIN_NOUNS:
+                continue
+            return (f"says {m.group('name') or 'her ' + m.group('kin')} {'is' if ' is ' in m.group(0) else 'was'} "
+                    f"{'an' if head[0] in 'aeiou' else 'a'} {head}, which her card never says of them")
+        return ""
 
     def _names(self, text: str) -> list[str]:
         out = capitalised_names(text)

@@ -14,6 +14,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from game.state.events import Event
+from game.state.gamestate import GameState
+from game.world.director import Director
 from game.world.protocol import Anchor, Entity, Scene, WorldRequest
 
 LOCATIONS = (("clearing", "dusk"), ("creek", "creek"), ("hollow", "hollow"), ("meadow", "day"), ("ridge", "night"))
@@ -131,3 +134,22 @@ def session_requests(frames: int, *, block: int = 12, fps: float = 24.0, seed: i
                            session_id=session_id)
         camera += dx * n
         done += n
+
+
+def story_walk(director: Director, *, blocks: int = 3, min_frames: int = 12) -> Iterator[WorldRequest]:
+    """Requests of a walk through every scene of ``director``'s story, as its Director builds them:
+    per scene a cut into it (its place, setting, time, weather, light and the characters it
+    shows), then ``blocks - 1`` blocks panning right and back. The good chunks of a real story
+    (interiors, settings, lamps) that :func:`good_requests`' made-up places do not cover."""
+    model = director.story.model
+    for sid, scene in model.scenes.items():
+        state = GameState(story_id=director.story.id, scene=sid, location=scene.location)
+        events = [Event(kind="scene", scene=sid, ids={"scene": sid}, data={"cut": True})]
+        cut = director.build(state, events, director.cause(events))
+        yield replace(cut, min_frames=min_frames)
+        for k in range(1, blocks):
+            start = state.camera_x
+            state = state.model_copy(update={"camera_x": start + (0.1 if k % 2 else -0.1)})
+            pan = director.build(state, [], director.cause([], "move", direction="d" if k % 2 else "a",
+                                                            camera_from=start))
+            yield replace(pan, min_frames=min_frames)

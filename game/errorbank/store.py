@@ -26,6 +26,7 @@ per character is bounded (:data:`MAX_REJECTED`).
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -408,6 +409,14 @@ class ErrorStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def run_id(session_id: str) -> str:
+    """The id one run of a game records its cases and samples under: ``session_id``, the UTC start
+    time and 6 random hex digits (``main@20261201T170903Z-3fa9c1``), so that
+    ``worldloom errorbank stats`` counts runs apart although every game's backend session is ``main``."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{session_id}@{stamp}-{secrets.token_hex(3)}"
 
 
 def _encode(name: str, value: Any) -> Any:

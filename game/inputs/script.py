@@ -13,6 +13,7 @@ Grammar (``#`` starts a comment; blank lines are skipped)::
     save <slot>
     load <slot> [previous]   # "previous": the copy kept before the last save
     rollback [n]
+    rollforward [n]           # step forward again along what a rollback undid (game.state.forward)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from game.errors import InputError
 from game.limits import MAX_ROLLBACK, MAX_SCRIPT_BYTES, MAX_SECONDS, check_size
 
 COMMANDS = {"choose": (1, None), "move": (1, 2), "wait": (1, 1), "give": (2, 2), "say": (1, None), "ask": (2, 2),
-            "save": (1, 1), "load": (1, 2), "rollback": (0, 1), "image": (1, 2), "voice": (1, 1)}
+            "save": (1, 1), "load": (1, 2), "rollback": (0, 1), "rollforward": (0, 1), "image": (1, 2), "voice": (1, 1)}
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def parse_line(text: str, where: str) -> Command | None:
 
     Raises:
         game.errors.InputError: unknown command, wrong argument count, or an argument out of
-            range (seconds 0..``MAX_SECONDS``, ``rollback`` 1..``MAX_ROLLBACK``).
+            range (seconds 0..``MAX_SECONDS``, ``rollback`` / ``rollforward`` 1..``MAX_ROLLBACK``).
     """
     line = text.strip()
     if not line or line.startswith("#"):
@@ -68,9 +69,9 @@ def parse_line(text: str, where: str) -> Command | None:
         raise InputError(f"{verb} takes {want} argument(s)", where=where)
     if verb == "load" and len(args) == 2 and args[1] != "previous":
         raise InputError(f"load takes a slot and optionally 'previous', not {args[1]!r}", where=where)
-    if verb == "rollback" and args and not (args[0].isascii() and args[0].isdigit()
-                                            and 1 <= int(args[0]) <= MAX_ROLLBACK):
-        raise InputError(f"rollback takes a number of turns, 1..{MAX_ROLLBACK}, not {args[0][:40]!r}", where=where)
+    if verb in ("rollback", "rollforward") and args and not (args[0].isascii() and args[0].isdigit()
+                                                             and 1 <= int(args[0]) <= MAX_ROLLBACK):
+        raise InputError(f"{verb} takes a number of turns, 1..{MAX_ROLLBACK}, not {args[0][:40]!r}", where=where)
     if verb == "move" and args[0] not in ("w", "a", "s", "d"):
         raise InputError(f"move direction must be w, a, s or d, not {args[0]!r}", where=where)
     for a in args[1:] if verb == "move" else (args if verb == "wait" else ()):

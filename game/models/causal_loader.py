@@ -9,7 +9,7 @@ the one place their weights are read. A model folder holds:
   Self-Forcing's or LongLive's causal weights converted into it;
 * ``vae/``: an ``AutoencoderKLWan`` (the Wan 2.1 VAE);
 * ``action/`` (action models only): the keyboard / mouse modules
-  (:class:`game.world.backends.action_module.ActionModules`).
+  (:class:`game.models.action_module.ActionModules`).
 
 The transformer's (and the action modules') weights may instead come from a
 checkpoint that is not a diffusers folder (``checkpoint=``: one ``.safetensors``
@@ -20,7 +20,8 @@ start with ``action.``, and a checkpoint without them leaves ``action/``'s own w
 
 Nothing is downloaded: ``model`` must be a local folder. Each folder is loaded once per
 ``(folder, checkpoint, device, dtype)`` and shared. The VAE runs in float32, the transformer (and
-action modules) in ``dtype``. torch and diffusers are imported inside the functions.
+action modules) in ``dtype``. Importing this module needs torch and diffusers (the ``diffusion``
+extra); :func:`game.world.backends.make_backend` says so when they are missing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+from diffusers import AutoencoderKLWan, WanTransformer3DModel
+
+from game.models.action_module import ActionModules
 from game.models.checkpoint import Checkpoint, cast_like_pretrained, load_into, open_checkpoint
 from game.models.diffusion_loader import resolve_device, resolve_dtype
 from game.models.embedder import ModelError
@@ -100,14 +105,6 @@ def load_causal_model(model: str | Path, *, checkpoint: str | Path | None = None
 
 
 def _load(path: Path, device: str, dtype: str, ckpt: Checkpoint | None = None) -> CausalComponents:
-    try:
-        import torch
-        from diffusers import AutoencoderKLWan, WanTransformer3DModel
-    except ImportError as exc:
-        raise ModelError(f"the causal backends need torch and diffusers: {exc}",
-                         hint="pip install 'worldloom[diffusion]'") from exc
-    from game.world.backends.action_module import ActionModules
-
     tdtype = resolve_dtype(dtype, device)
     cls_t: Any = WanTransformer3DModel
     cls_v: Any = AutoencoderKLWan

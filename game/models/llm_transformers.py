@@ -23,11 +23,15 @@ our control:
   ids (an LRU of :data:`PREFIX_CACHE_SIZE` slots, so characters sharing a model do
   not evict each other); a new prompt takes the slot with the longest common
   token prefix, crops the cache to that prefix and feeds only the tokens after it
-  (at least :data:`MIN_REUSE_TOKENS` must match). After the reply the cache is
-  cropped back to the prompt. So the sink is encoded once, and so is any other
-  unchanged start (earlier history when it did not move). Reused keys and values
-  are exactly what a full pass computes, so replies are identical with and
-  without reuse (tested).
+  (at least :data:`MIN_REUSE_TOKENS` must match): it is cut back to the first
+  token that changed, never further. After the reply the cache holds the prompt and
+  the reply's tokens, so when the next prompt is the last one plus her reply plus
+  the new turn (the rolling layout of :mod:`game.cast.prompt`) only the new turn is
+  encoded. The cache never holds more than one prompt and its reply per slot, so
+  memory stays bounded by the context size; when the history window slides, the
+  slot is cut back to the sink and refilled. Reused keys and values are what a
+  full pass computes, so greedy replies are identical with and without reuse
+  (tested).
 * **role safety**: special-token strings (``<|im_start|>``...) inside user and
   assistant messages are removed before the chat template runs, so typed text
   cannot forge a system turn.
@@ -53,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from game.models.embedded import chat_template, turn_tokens
 from game.models.embedder import cache_root
 from game.models.llm import Message, ModelError, check_messages
 
@@ -156,7 +161,8 @@ class TransformersDialogueModel:
         self._slots: OrderedDict[int, _Slot] = OrderedDict()
         self._slot_ids = itertools.count()
         #: Timings of the last :meth:`stream` call: ``prompt_tokens``, ``reused_tokens``,
-        #: ``first_token_s`` (prefill + first token), ``tokens``, ``total_s``.
+        #: ``first_token_s`` (prefill + first token, wall), ``first_token_cpu_s`` (the same in
+        #: CPU time of the calling thread: the whole of it with one torch thread), ``tokens``, ``total_s``.
         self.last_stats: dict[str, float] = {}
         _quiet_transformers()
         if source is None:
@@ -173,6 +179,10 @@ class TransformersDialogueModel:
             self._load(self.source)
         self._model.eval()
         cfg = self._model.config
+        if not getattr(self._tokenizer, "chat_template", None):  # Gemma 3's GGUF carries none
+            self._tokenizer.chat_template = chat_template(str(getattr(cfg, "model_type", "")))
+            if turn_tokens(str(getattr(cfg, "model_type", ""))):  # a turn's end stops generation
+                self._tokenizer.add_special_tokens({"additional_special_tokens": turn_tokens(cfg.model_type)})
         self.context_size = int(getattr(cfg, "max_position_embeddings", 0) or 2048)
         self._stop_ids = self._find_stop_ids()
         params = inspect.signature(self._model.forward).parameters
@@ -379,13 +389,14 @@ class TransformersDialogueModel:
         if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
             raise ModelError("the model is busy with another reply", where=self.name)
         slot: _Slot | None = None
+        fed: list[int] = []  # reply tokens whose keys and values the cache holds after the prompt's
         try:
             gen = self._torch.Generator().manual_seed(int(seed) & 0x7FFFFFFFFFFFFFFF)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             slot, reused, logits = self._prefill(ids)
             cache = slot.cache
             stats = {"prompt_tokens": float(len(ids)), "reused_tokens": float(reused), "first_token_s": 0.0,
-                     "tokens": 0.0, "total_s": 0.0}
+                     "first_token_cpu_s": 0.0, "tokens": 0.0, "total_s": 0.0}
             self.last_stats = stats
             generated: list[int] = []
             emitted = ""
@@ -393,6 +404,7 @@ class TransformersDialogueModel:
                 tok = self._pick(logits, generated, temperature, gen)
                 if not generated:
                     stats["first_token_s"] = time.perf_counter() - t0
+                    stats["first_token_cpu_s"] = time.thread_time() - c0
                 if tok in self._stop_ids:
                     break
                 generated.append(tok)
@@ -404,15 +416,17 @@ class TransformersDialogueModel:
                     yield delta
                 if len(generated) < budget:
                     logits = self._forward([tok], cache)
+                    fed.append(tok)
             text = self._tokenizer.decode(generated, skip_special_tokens=True).rstrip("\ufffd")
             stats["total_s"] = time.perf_counter() - t0
             if len(text) > len(emitted) and text.startswith(emitted):
                 yield text[len(emitted):]
         finally:
             if slot is not None and slot.key in self._slots:
-                # keep the prompt (not the reply) for the next turn to share
-                if _crop(slot.cache, len(ids)):
-                    slot.ids = ids
+                # keep the prompt and the reply so far: the next turn's prompt repeats both when
+                # her reply is delivered as generated (a different or shorter reply shares less)
+                if _crop(slot.cache, len(ids) + len(fed)):
+                    slot.ids = ids + fed
                 else:
                     del self._slots[slot.key]
             self._lock.release()

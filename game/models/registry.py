@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from game.models.embedded import PACKAGED, packaged
 from game.models.llm import DialogueModel, ModelError
 
 Kind = Literal["transformers", "openai", "scripted"]
@@ -76,7 +77,8 @@ class ModelSpec:
 
 def parse_model_spec(text: str) -> ModelSpec:
     """A spec from a short string: ``transformers``, ``transformers:<folder or hub id>``,
-    ``transformers:<folder>#<file.gguf>``, ``openai``, ``openai:<model>``, ``scripted``.
+    ``transformers:<folder>#<file.gguf>``, ``transformers:gemma3-270m`` (a packaged model,
+    :data:`game.models.embedded.PACKAGED`), ``openai``, ``openai:<model>``, ``scripted``.
 
     Raises:
         ModelError: an unknown kind.
@@ -116,7 +118,12 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
                                    timeout_s=float(opts.get("timeout_s", 60.0)))
     from game.models.llm_transformers import TransformersDialogueModel
 
-    return TransformersDialogueModel(spec.source or None, spec.gguf_file or None,
+    source, gguf = spec.source or None, spec.gguf_file or None
+    if source in PACKAGED and not gguf:
+        folder, gguf = packaged(source)
+        opts.setdefault("name", spec.source)
+        source = str(folder)
+    return TransformersDialogueModel(source, gguf,
                                      reuse_prefix=bool(opts.get("reuse_prefix", True)),
                                      repetition_penalty=float(opts.get("repetition_penalty", 1.15)),
                                      top_p=float(opts.get("top_p", 0.9)), name=str(opts.get("name", "")),

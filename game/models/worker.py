@@ -52,9 +52,15 @@ from typing import Any
 
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import ModelRegistry, ModelSpec, Progress, ProgressDisplay
+from game.work import process_cpu
 
-#: Longest wait for the next delta of a reply before the worker is declared stuck, seconds.
+#: Most CPU seconds the worker may spend on a reply without sending its next delta before it
+#: is declared stuck (a loaded machine slows the worker's wall clock, not its CPU: a reply
+#: that takes ten minutes of wall time on a busy machine is not given up).
 DELTA_TIMEOUT_S = 300.0
+#: Wall seconds the worker may use no CPU at all while a reply is open before it is declared
+#: hung (blocked on a lock or a pipe); a busy machine still gives it some CPU every few seconds.
+IDLE_TIMEOUT_S = 60.0
 #: How often the parent checks that the worker still lives while waiting, seconds.
 POLL_S = 0.2
 
@@ -179,6 +185,39 @@ def _generate(model: DialogueModel, req: Mapping[str, Any], requests: Any, repli
 
 
 # -- the parent side ----------------------------------------------------------------------
+
+def next_reply(q: queue.Queue[dict[str, Any]], pid: int | None, cpu_limit_s: float,
+               idle_s: float = IDLE_TIMEOUT_S) -> dict[str, Any]:
+    """The next message of ``q``, timed by the CPU of the process that answers it (``pid``).
+
+    Gives up (:class:`~game.models.llm.ModelError`) when that process has used ``cpu_limit_s``
+    CPU seconds (:func:`game.work.process_cpu`) since the wait began without a message (a
+    loop that never answers), or when it has used no CPU at all for ``idle_s`` wall seconds
+    (hung). Where its CPU cannot be read (``pid`` ``None``, no ``/proc``), ``cpu_limit_s``
+    counts wall seconds instead.
+    """
+    start = now = time.monotonic()
+    cpu0 = last = process_cpu(pid) if pid is not None else -1.0
+    busy_at = now
+    while True:
+        try:
+            return q.get(timeout=POLL_S)
+        except queue.Empty:
+            pass
+        now = time.monotonic()
+        cpu = process_cpu(pid) if pid is not None else -1.0
+        if cpu < 0 or cpu0 < 0:
+            if now - start >= cpu_limit_s:
+                raise ModelError(f"the model worker sent nothing for {cpu_limit_s:.0f} s")
+            continue
+        if cpu - cpu0 >= cpu_limit_s:
+            raise ModelError(f"the model worker used {cpu - cpu0:.0f} s of CPU without sending anything "
+                             f"(limit {cpu_limit_s:.0f} s)")
+        if cpu > last:
+            last, busy_at = cpu, now
+        elif now - busy_at >= idle_s:
+            raise ModelError(f"the model worker used no CPU for {idle_s:.0f} s while a reply was due: it hangs")
+
 
 class ModelWorker:
     """A child process that loads dialogue models once and streams their replies.
@@ -359,10 +398,8 @@ class ModelWorker:
             self._streams.pop(rid, None)
 
     def _next(self, q: queue.Queue[dict[str, Any]], timeout: float) -> dict[str, Any]:
-        try:
-            msg = q.get(timeout=timeout)
-        except queue.Empty:
-            raise ModelError(f"the model worker sent nothing for {timeout:.0f} s") from None
+        pid = getattr(self._proc, "pid", None)
+        msg = next_reply(q, pid, timeout)
         if msg.get("type") == "error":
             raise ModelError(str(msg.get("why", "the model failed")), where=str(msg.get("where", "")))
         return msg
@@ -373,7 +410,8 @@ class ModelWorker:
 
         Raises:
             ModelError: the worker is not ready, the request was bad, the model failed,
-                the worker died, or no delta came for ``timeout`` seconds.
+                the worker died, or it used ``timeout`` CPU seconds without sending the next
+                delta, or no CPU for :data:`IDLE_TIMEOUT_S` wall seconds (:func:`next_reply`).
         """
         rid, q = self._open({"op": "generate", "model": model, "messages": messages,
                              "max_new_tokens": max_new_tokens, "temperature": temperature, "seed": seed})

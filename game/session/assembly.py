@@ -26,6 +26,7 @@ from game.cast.castroom import Castroom, RecordedReplies, build_cast, load_dialo
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.clock import Clock
 from game.errorbank.persona import PersonaCases
+from game.errorbank.store import run_id
 from game.errors import BackendError
 from game.models.embedder import shared_encode
 from game.models.llm import ModelError
@@ -40,7 +41,7 @@ from game.story.story import Story
 from game.story.strings import localised, translation_for
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
-from game.world.director import CastView, Director
+from game.world.director import CastView, opening
 from game.world.protocol import Backend, PaintsAhead, WorldRequest
 
 
@@ -138,7 +139,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     else:
         base = backend
     if isinstance(base, PaintsAhead):  # the opening is painted while the cast loads and the title shows
-        base.prepare(Director(loaded, base.capabilities(), session_id).opening(GameState(seed=seed)), seed)
+        base.prepare(opening(loaded, GameState(seed=seed)), seed)
     stack = [backend if isinstance(backend, str) else _layer_name(base)]
     built: list[Session] = []  # the guard reads the scene of the session built below
     store: ErrorStore | None = None
@@ -149,14 +150,15 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         def scene_of(_request: WorldRequest) -> str:
             return built[0].state.scene if built else ""
 
-        outer = GuardedBackend(base, store=store, session=session_id, story=loaded.id, scene_of=scene_of,
+        run = run_id(session_id)  # this run's cases and samples, apart from other runs in the same bank
+        outer = GuardedBackend(base, store=store, session=run, story=loaded.id, scene_of=scene_of,
                                clock=clock)
         stack.insert(0, "guard")
     caps = outer.capabilities()
     warnings: list[str] = []
     options = dict(cast_options or {})
     if store is not None:
-        options.setdefault("errorbank", PersonaCases(store, session=session_id, story=loaded.id, fps=caps.fps))
+        options.setdefault("errorbank", PersonaCases(store, session=run, story=loaded.id, fps=caps.fps))
     try:
         cast = _cast(loaded, dialogue, warnings, seed=seed, audio_rate=caps.audio_rate, voice=voice,
                      realtime=realtime, recorded=recorded, **options)

@@ -183,6 +183,12 @@ def _diag(where: str, message: str, hint: str, code: str = "WL018") -> Diagnosti
     return Diagnostic(where, code, "error", message, hint or CODES[code].hint)
 
 
+def _load_diags(exc: StoryError, path: str | Path) -> list[Diagnostic]:
+    """One WL018 diagnostic per problem of a story that does not load."""
+    hint = "" if exc.problems[1:] else exc.hint
+    return [_diag(where or str(path), CODES["WL018"].message.format(name=why), hint) for where, why in exc.problems]
+
+
 def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, list[Diagnostic]]:
     """Load and lint the story at ``path``: ``(story or None if unusable, diagnostics)``.
 
@@ -194,14 +200,14 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
             return load_ink(path), []
         diags = lint_story(path)
     except StoryError as exc:
-        return None, [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
+        return None, _load_diags(exc, path)
     fatal = [d for d in diags if d.severity == "error" and (strict or d.code in FATAL_CODES)]
     if fatal:
         return None, diags
     try:
         story = load_story(path)
     except StoryError as exc:
-        return None, diags + [_diag(exc.where or str(path), CODES["WL018"].message.format(name=exc.why), exc.hint)]
+        return None, diags + _load_diags(exc, path)
     return localised(story, translation_for(story)), diags  # the names and titles of $WORLDLOOM_LANG
 
 

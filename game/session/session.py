@@ -4,7 +4,7 @@ intent -> story runtime -> (cast) -> director -> backend -> save. The window,
 the headless runner and the tests all drive a game through this class; it knows
 nothing of pygame. See ``docs/api.md``.
 
-Threading: :meth:`submit`, :meth:`rollback`, :meth:`save`, :meth:`load` may be
+Threading: :meth:`submit`, :meth:`rollback`, :meth:`roll_forward`, :meth:`save`, :meth:`load` may be
 called from the UI thread while another thread iterates :meth:`stream`; a lock
 guards the state. A :meth:`submit` while a chunk streams pre-empts it: the
 stream stops at the next block and the new request goes out at once.
@@ -28,6 +28,7 @@ from game.session.reload import ReloadResult, fit_session, prepare_reload
 from game.session.rules import Rules
 from game.session.steps import Begins, Observes, Prepares, Progress, Step, Turn
 from game.state import AnyIntent, Event, EventLog, GameState, Move, Wait, takes_checkpoint
+from game.state.forward import LEFT, Forward
 from game.state.intents import Choose, Give
 from game.state.saves import (
     PREVIOUS,
@@ -170,6 +171,8 @@ class Session:
                 step.begin(self.state)
         self.log = EventLog()
         self.checkpoints: list[Checkpoint] = []
+        #: the path a rollback undid, to roll forward along (:mod:`game.state.forward`).
+        self.forward = Forward()
         self.director = Director(story, self.caps, session_id, policy, cast=cast)
         self.rules = Rules(lambda path: validate_image(path).path)
         #: name -> state kept beside GameState (saved in ``extra``).
@@ -288,6 +291,8 @@ class Session:
                 self.checkpoints.append(self._checkpoint(self._label(intent, before), before))
                 del self.checkpoints[:-MAX_CHECKPOINTS]
             self._record(events)
+            # the path ahead stays only if this turn did what its next step did (else: another path)
+            self.forward.after_turn(self._label(intent, before), self.state, self._extras)
             warned = [e.text for e in events if e.kind == "warning"]
             if warned:
                 self.notice = warned[-1]
@@ -396,8 +401,8 @@ class Session:
     def speaker_name(self, speaker: str) -> str:
         if speaker in ("", "narrator"):
             return ""
-        if speaker == "player":
-            return "You"
+        if speaker == "player":  # the story's catalogue has it (builtin.you)
+            return self.runtime.say_builtin("builtin.you")
         c = self.story.model.cast.get(speaker)
         return c.name if c else speaker
 
@@ -468,6 +473,8 @@ class Session:
                 raise InputError(f"cannot roll back {n}: {len(self.checkpoints)} checkpoint(s)")
             cp = self.checkpoints[-n]
             commits = self._restore_extras(cp.extras, f"checkpoints.{len(self.checkpoints) - n}.extra", "")
+            left = Checkpoint(LEFT, self.state, self._extras())
+            self.forward.rolled_back(self.checkpoints[-n:], left, self.log.since(cp.state.log_offset))
             del self.checkpoints[-n:]
             frame = self.state.frame
             self.state = cp.state.copy_state()
@@ -479,6 +486,40 @@ class Session:
             self._pending = self.director.build(self.state, [], self.director.cause([], "rollback"))
             return [Event(kind="rollback", turn=self.state.turn, frame=frame, scene=self.state.scene,
                           text=cp.label, data={"n": n})]
+
+    def _extras(self) -> dict[str, Any]:
+        return {name: ext.save_extra() for name, ext in self.extensions.items()}
+
+    def roll_forward(self, n: int = 1) -> list[Event]:
+        """Redo ``n`` of the actions a rollback undid, exactly as they were (state, events and
+        every extension's snapshot put back; nothing re-run), along :attr:`forward`. A turn
+        discards the path ahead, unless it did what the next step did (the same choice, to the
+        same state and snapshots: the rest of the path stays).
+        Returns a ``rollforward`` event, then the events put back in the log (the lines shown again).
+
+        Raises:
+            game.errors.InputError: there is nothing (or less than ``n``) to roll forward to.
+            game.errors.SaveError: an extension refused its snapshot (nothing changed).
+        """
+        with self._lock:
+            if n < 1 or n > len(self.forward):
+                raise InputError(f"cannot roll forward {n}: {len(self.forward)} step(s) ahead",
+                                 hint="roll forward goes back along a path a rollback undid")
+            commits = self._restore_extras(self.forward.steps[n].extras, f"forward.steps.{n}.extra", "")
+            back, target, events = self.forward.step(n)
+            self.checkpoints.extend(back)
+            del self.checkpoints[:-MAX_CHECKPOINTS]
+            frame = self.state.frame
+            self.state = target.state.copy_state()
+            self.state.frame = frame
+            self.state.reactions.clear()
+            for e in events:
+                self.log.append(e)
+            for commit in commits:
+                commit()
+            self._pending = self.director.build(self.state, [], self.director.cause([], "rollback"))
+            return [Event(kind="rollforward", turn=self.state.turn, frame=frame, scene=self.state.scene,
+                          text=back[-1].label, data={"n": n}), *events]
 
     def save(self, slot: str, thumbnail: np.ndarray | None = None) -> Path:
         """Save the game, its event log, its checkpoints and every extension to ``slot``.
@@ -497,7 +538,8 @@ class Session:
             path = slot_path(self.save_dir, slot)
             data = SaveData(self.story.id, self.story.digest, self.state, self.log.upto(self.state.log_offset),
                             list(self.checkpoints), label=self.view().scene_title,
-                            extra={name: ext.save_extra() for name, ext in self.extensions.items()})
+                            extra={name: ext.save_extra() for name, ext in self.extensions.items()},
+                            forward=self.forward.steps, forward_events=self.forward.events)
             write_save(path, data)
         if thumbnail is not None:
             from PIL import Image
@@ -547,11 +589,16 @@ class Session:
                 commits = self._restore_extras(data.extra, "extra", where, missing_is_fresh=True)
                 for i, cp in enumerate(data.checkpoints):
                     self._restore_extras(cp.extras, f"checkpoints.{i}.extra", where)
+                forward = Forward()  # a save fitted to a changed story keeps no path ahead
                 if data.story_hash == self.story.digest:
                     check_state(self.runtime, data.state, where)
                     for i, cp in enumerate(data.checkpoints):
                         base = data.checkpoints[i - 1].state if i else None
                         check_state(self.runtime, cp.state, where, f"checkpoints.{i}.state", base)
+                    for i, cp in enumerate(data.forward):
+                        self._restore_extras(cp.extras, f"forward.steps.{i}.extra", where)
+                        check_state(self.runtime, cp.state, where, f"forward.steps.{i}.state")
+                    forward = Forward(data.forward, data.forward_events)
                     fitted = Fitted(data.state, data.checkpoints, [])
                 else:
                     fitted = fit_game(self.runtime, data.state, data.checkpoints, "load")
@@ -565,6 +612,7 @@ class Session:
             self.state = state
             self.log = EventLog(data.events[: state.log_offset])
             self.checkpoints = fitted.checkpoints
+            self.forward = forward
             for commit in commits:
                 commit()
             self._started = True
@@ -600,6 +648,7 @@ class Session:
                 if prepared.result.path is not None:
                     self.source = Path(prepared.result.path)  # reload() with no path reloads this file
                 self.runtime, self.state, self.checkpoints = swap.runtime, swap.state, swap.checkpoints
+                self.forward.clear()  # the path ahead was taken in the old story
             self._record(swap.events)
             if prepared.story is not None:
                 self._pending = self.director.build(self.state, swap.events,

@@ -32,6 +32,7 @@ EventKind = Literal[
     "save",
     "load",
     "rollback",
+    "rollforward",  # stepped forward again along the path a rollback undid (game.state.forward)
     "reload",  # the story or a card was reloaded from disk
     "warning",  # something the player or author should know (play goes on)
     "chunk",  # a world chunk was shown (transcripts only)

@@ -8,13 +8,17 @@ A save file (schema 2) is one JSON object::
      "events": {"kind": [...], "turn": [...], "frame": [...], "scene": [...],
                 "speaker": [...], "text": [...], "ids": [...], "data": [...]},
      "checkpoints": [{"label": "...", "state": Delta, "extra": Delta}, ...],
-     "extra": {extension name: its snapshot}}
+     "extra": {extension name: its snapshot},
+     "forward": {"steps": [{"label", "state", "extra"}, ...], "events": {by column}}}
 
 The event log is stored once, by column (the field names are not repeated per
 event). Each checkpoint holds the :class:`GameState` and every extension's snapshot
 (character memories included), stored as its difference from the checkpoint before
 it (the first as ``{"=": whole}``; see :mod:`game.state.delta`); a checkpoint names
 its place in the log by ``state.log_offset``, events are never copied into it.
+``forward`` (only after a rollback, :mod:`game.state.forward`) is the path the player
+rolled back from: its steps are checkpoints too (differences, the first whole), the
+first at the state's own place, and its events continue the log from there.
 
 Writes (:func:`write_atomic`) go to a temporary file in the same folder, are
 fsynced, and replace the slot with ``os.replace``, so the slot holds a complete,
@@ -139,6 +143,9 @@ class SaveData:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the path ahead after a rollback (:class:`game.state.forward.Forward`'s steps and events).
+    forward: list[Checkpoint] = field(default_factory=list)
+    forward_events: list[Event] = field(default_factory=list)
 
 
 def slot_path(save_dir: Path, slot: str) -> Path:
@@ -241,19 +248,24 @@ def _columns(events: list[Event]) -> dict[str, list[Any]]:
     return {name: [row[name] for row in rows] for name in EVENT_COLUMNS}
 
 
+def _checkpoint_rows(cps: list[Checkpoint]) -> list[dict[str, Any]]:
+    rows = []
+    base: Checkpoint | None = None
+    for cp in cps:
+        state, extra = cp.delta_from(base)
+        rows.append({"label": cp.label, "state": state, "extra": extra})
+        base = cp
+    return rows
+
+
 def encode(data: SaveData) -> bytes:
     """Serialise a save to UTF-8 JSON bytes (sorted keys: the same game, the same bytes).
 
     Raises:
         SaveError: something in the game is not JSON (an extension's snapshot, say) or nests too deep.
     """
-    checkpoints = []
-    base: Checkpoint | None = None
-    for cp in data.checkpoints:
-        state, extra = cp.delta_from(base)
-        checkpoints.append({"label": cp.label, "state": state, "extra": extra})
-        base = cp
-    doc = {
+    checkpoints = _checkpoint_rows(data.checkpoints)
+    doc: dict[str, Any] = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
         "story_id": data.story_id,
@@ -264,6 +276,8 @@ def encode(data: SaveData) -> bytes:
         "checkpoints": checkpoints,
         "extra": data.extra,
     }
+    if data.forward:
+        doc["forward"] = {"steps": _checkpoint_rows(data.forward), "events": _columns(data.forward_events)}
     try:
         return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError as exc:  # orjson.JSONEncodeError
@@ -414,13 +428,13 @@ def _extras(value: Any, section: str) -> dict[str, Any]:
     return value
 
 
-def _checkpoints(value: Any, log_length: int) -> list[Checkpoint]:
+def _checkpoints(value: Any, log_length: int, name: str = "checkpoints") -> list[Checkpoint]:
     if not isinstance(value, list):
-        raise _Corrupt("checkpoints", "must be a list")
+        raise _Corrupt(name, "must be a list")
     out: list[Checkpoint] = []
     base: Checkpoint | None = None
     for i, row in enumerate(value):
-        section = f"checkpoints.{i}"
+        section = f"{name}.{i}"
         if not isinstance(row, dict) or set(row) != {"label", "state", "extra"} or not isinstance(row["label"], str):
             raise _Corrupt(section, "must be {label: text, state: difference, extra: difference}")
         state = _patch_state(base.state if base else None, row["state"], f"{section}.state")
@@ -437,6 +451,29 @@ def _checkpoints(value: Any, log_length: int) -> list[Checkpoint]:
         out.append(cp)
         base = cp
     return out
+
+
+def _forward(value: Any, state: GameState) -> tuple[list[Checkpoint], list[Event]]:
+    """The ``forward`` section: steps from the state's own place in the log, in order, whose
+    events continue the log (none: ``([], [])``)."""
+    if value is None:
+        return [], []
+    if not isinstance(value, dict) or set(value) != {"steps", "events"}:
+        raise _Corrupt("forward", "must be {steps: [checkpoint...], events: {by column}}")
+    try:
+        events = _events(value["events"])
+    except _Corrupt as exc:
+        raise _Corrupt("forward", str(exc)) from None
+    base = state.log_offset
+    steps = _checkpoints(value["steps"], base + len(events), "forward.steps")
+    if len(steps) == 1:
+        raise _Corrupt("forward.steps", "one step leads nowhere (none, or two or more)")
+    offsets = [cp.state.log_offset for cp in steps]
+    if steps and offsets[0] != base:
+        raise _Corrupt("forward.steps.0.state.log_offset", "is not the state's own place in the log")
+    if any(b < a for a, b in zip(offsets, offsets[1:], strict=False)) or (steps and offsets[-1] != base + len(events)):
+        raise _Corrupt("forward.steps", "their places in the log go back, or do not end where its events end")
+    return steps, events
 
 
 def section_at(raw: bytes, pos: int) -> str:
@@ -528,11 +565,13 @@ def _decode(raw: bytes, where: str) -> SaveData:
             raise _Corrupt("state.log_offset", "event log shorter than the state's offset")
         checkpoints = _checkpoints(doc.get("checkpoints", []), len(events))
         extra = _extras(doc.get("extra", {}), "extra")
+        forward, forward_events = _forward(doc.get("forward"), state)
     except _Corrupt as exc:
         raise SaveError(f"save is corrupt ({exc})", where=where, hint=PREVIOUS) from None
     except RecursionError:
         raise SaveError("save is corrupt (nests too deep)", where=where, hint=PREVIOUS) from None
-    return SaveData(doc["story_id"], doc["story_hash"], state, events, checkpoints, doc.get("label", ""), extra)
+    return SaveData(doc["story_id"], doc["story_hash"], state, events, checkpoints, doc.get("label", ""), extra,
+                    forward, forward_events)
 
 
 def read_save(path: Path) -> SaveData:

@@ -1,7 +1,9 @@
 """Lint codes as data: code, default severity, message template, hint, failing example.
 
-One table, read by :mod:`game.story.lint`, the docs and the tests (every code has
-a failing example that the test suite lints). A story's ``worldloom.toml`` can
+One table, read by :mod:`game.story.lint`, :mod:`game.lint` (the card codes
+``WL060``-``WL067``: a story's cards, checked by :mod:`game.cast.cardcheck`), the docs
+and the tests (every code has a failing example that the test suite lints). This
+module is data only: it imports neither room. A story's ``worldloom.toml`` can
 raise or lower a code's severity::
 
     [lint.severity]
@@ -45,6 +47,12 @@ _PO = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
 
 def _entry(ctxt: str, source: str, translation: str) -> str:
     return f'msgctxt "{ctxt}"\nmsgid "{source}"\nmsgstr "{translation}"\n\n'
+
+
+def _cast(card: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A one-scene story whose cast member ``fox`` has the card ``card`` (``fox.yaml`` beside it)."""
+    return _BASE + "cast: {fox: {name: Fox, card: fox.yaml}}\nscenes:\n  a: {location: here, ending: e}\n", \
+        (("fox.yaml", card),)
 
 
 CODES: dict[str, Code] = {c.code: c for c in [
@@ -135,6 +143,29 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE.replace("locations: {here: {name: Here}}\n", "locations: {here: {name: Here}}\n"
                        "items: {kite: {name: red kite}}\n")
          + "scenes:\n  a: {location: here, ending: e, items: {kite: 0.5}, lines: ['The kite is gone, over the trees.']}\n"),
+    # -- the cast's cards (``cast.<id>.card``), linted by game.lint with game.cast.cardcheck --
+    Code("WL060", "error", "the card of {name}", "fix the card at the place shown (worldloom card validate CARD)",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nlorebook:\n  entries:\n"
+               "    - {keys: ['(den'], use_regex: true, content: The den is under the oak.}\n")),
+    Code("WL061", "error", "{name}", "shorten the field named: a 4096-token context is the most a game gives a card",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\ndescription: '" + "The fox keeps the wood. " * 700 + "'\n")),
+    Code("WL062", "warning", "{name}", "shorten or drop example exchanges: the model never sees them",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nexamples:\n" + "".join(
+             f"  - {{user: 'Question {i}?', char: '" + "An answer that goes on. " * 30 + "'}\n" for i in range(10)))),
+    Code("WL063", "warning", "{name}", "make some constant entries keyed (keys:), shorter, or raise token_budget",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nlorebook:\n  entries:\n" + "".join(
+             f"    - {{name: e{i}, constant: true, content: '" + "Lore of the wood. " * 40 + "'}\n"
+             for i in range(8)))),
+    Code("WL064", "info", "{name}", "fine when entries are keyed: only those a turn names are sent",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nlorebook:\n  entries:\n" + "".join(
+             f"    - {{name: e{i}, keys: [k{i}], content: '" + "Lore of the wood. " * 60 + "'}\n"
+             for i in range(20)))),
+    Code("WL065", "warning", "{name}", "use a macro of game.cast.macros ({{char}}, {{user}}, {{random:a,b}}...)",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\ndescription: 'It is {{time}} in the wood.'\n")),
+    Code("WL066", "warning", "{name}", "give the card a first_mes / greetings:",
+         *_cast("id: fox\nname: Fox\n")),
+    Code("WL067", "error", "{name}", "voice.tts is auto, pyttsx3 or espeak-ng; voice.voice an espeak-ng id like en-gb+f3",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nvoice: {tts: festival, voice: 'not a voice'}\n")),
     Code("WL021", "info", "no translation of string {name}", "translate it in the catalogue (worldloom strings extract)",
          _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n", (("locale/fr.po", _PO),)),
     Code("WL022", "warning", "the translation of string {name} is stale: its source text changed",
@@ -145,3 +176,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "scenes:\n  a: {location: here, ending: e}\n",
          (("locale/fr.po", _PO + _entry("gone.l0", "Gone.", "Parti.")),)),
 ]}
+
+#: ``CardProblem.kind`` (:data:`game.cast.cardcheck.KINDS`) -> its lint code; ``WL060``: the card does not load.
+CARD_CODES: dict[str, str] = {
+    "sink_over_budget": "WL061", "examples_dropped": "WL062", "lore_over_budget": "WL063",
+    "over_context": "WL064", "unknown_macros": "WL065", "no_greeting": "WL066",
+    "bad_tts": "WL067", "bad_voice": "WL067",
+}

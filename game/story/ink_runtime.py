@@ -401,7 +401,7 @@ class InkRuntime(StoryRuntime):
             base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
-            out.append(InkChoice(i, cid, self.translation.text(text) if self.translation is not None else text))
+            out.append(InkChoice(i, cid, self.translation.line(text) if self.translation is not None else text))
         objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
         return out, objects
 
@@ -651,7 +651,7 @@ class InkRuntime(StoryRuntime):
         if not text:
             return
         if self.translation is not None:  # by its text: Ink lines have no ids of their own (strings.ink_strings)
-            text = self.translation.text(text)
+            text = self.translation.line(text)
         m = SPEAKER_RE.match(text)
         if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
             speaker, text = slug(m.group(1)), m.group(2).strip()

@@ -15,7 +15,7 @@ import tomllib
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from PIL import Image
 
@@ -260,9 +260,9 @@ class Linter:
     def _called(self, fn: str) -> set[str]:
         """Constant first arguments of every ``fn(...)`` effect (effects that do not compile are skipped)."""
         out: set[str] = set()
-        for path, src in self._effects():
-            try:
-                eff = self.story.effect(src, self.story.where(path))
+        for _path, src in self._effects():
+            try:  # no place for the message: a failure is skipped here (and reported where it is)
+                eff = self.story.effect(src)
             except ExpressionError:
                 continue
             if eff.kind == "call" and eff.op == fn and eff.calls and eff.calls[0][1]:
@@ -606,8 +606,30 @@ class _FrozenEnv:
         raise ExpressionError("not constant")
 
 
-def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
-    """Lint the story at ``path``; a story that does not load gives one WL018 error.
+class ExtraCheck(Protocol):
+    """A check from a room above ``story/`` (:mod:`game.lint`'s cards, which this room must not
+    import), run with the story's own and kept with them in the findings memo."""
+
+    #: a name for the memo key (another set of checks, another memo).
+    name: str
+    #: modules whose source decides its findings (part of the memo's code digest).
+    modules: tuple[str, ...]
+
+    def files(self, story: Story) -> list[str]:
+        """The files it reads (relative to the story folder, or absolute): an edit re-lints."""
+        ...
+
+    def __call__(self, story: Story, overrides: dict[str, Severity]) -> list[Diagnostic]:
+        """Its findings for ``story`` (``overrides``: the story's ``[lint.severity]``)."""
+        ...
+
+
+def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | None = None) -> list[Diagnostic]:
+    """Lint the story at ``path``; a story that does not load gives one WL018 error per problem.
+
+    ``extra`` adds the findings of another room's check after the story's own (not run
+    for a story that does not load); they are kept in the memo with the story's, which
+    its files' size and time and its modules' source also key.
 
     With ``use_cache`` (the default) lint shares the story cache with play
     (:func:`game.story.loader.load_story`): a story play has loaded lints without a
@@ -624,38 +646,47 @@ def lint_story(path: str | Path, use_cache: bool = True) -> list[Diagnostic]:
     overrides = severity_overrides(root.parent)
     ink = is_ink_path(path)
     memo = None
+    modules = extra.modules if extra is not None else ()
+    tag = extra.name if extra is not None else ""
     if use_cache and not ink:
         digest = cached_digest(root)
-        memo = _memo_file(digest, overrides, root) if digest else None
-        found = _read_memo(memo, root.parent) if memo else None
+        memo = _memo_file(digest, overrides, root, tag) if digest else None
+        found = _read_memo(memo, root.parent, modules) if memo else None
         if found is not None:
             return found
     try:
         story = load_story(path, use_cache=use_cache, compile_now=False)
     except StoryError as exc:
         c = CODES["WL018"]
-        return [Diagnostic(exc.where or str(path), "WL018", overrides.get("WL018", c.severity),
-                           c.message.format(name=exc.why), exc.hint or c.hint)]
+        return [Diagnostic(where or str(path), "WL018", overrides.get("WL018", c.severity),
+                           c.message.format(name=why), c.hint if exc.problems[1:] else exc.hint or c.hint)
+                for where, why in exc.problems]
     linter = Linter(story, overrides)
     with gc_paused():  # the checks make many small objects and no cycles
         diags = linter.run()
+    files = [rel for _, rel in linter.assets()]
+    if extra is not None:
+        diags = diags + extra(story, overrides)
+        files += extra.files(story)
     if use_cache and not ink:
-        _write_memo(_memo_file(story.digest, overrides, root), root.parent, [rel for _, rel in linter.assets()], diags)
+        _write_memo(_memo_file(story.digest, overrides, root, tag), root.parent, files, diags, modules)
     return diags
 
 
-def _code_digest() -> str:
-    """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader)."""
+def _code_digest(modules: tuple[str, ...] = ()) -> str:
+    """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader, and
+    ``modules``: an extra check's)."""
     h = hashlib.sha256()
-    for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader"):
+    for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
+                 *modules):
         module = sys.modules[name]
         h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()
 
 
-def _memo_file(digest: str, overrides: dict[str, Severity], root: Path) -> Path:
-    """The memo of one story file (its findings name its path) with one set of overrides."""
-    tail = hashlib.sha256(json.dumps([str(root.resolve()), sorted(overrides.items())]).encode()).hexdigest()[:16]
+def _memo_file(digest: str, overrides: dict[str, Severity], root: Path, tag: str = "") -> Path:
+    """The memo of one story file (its findings name its path) with one set of overrides and extra check."""
+    tail = hashlib.sha256(json.dumps([str(root.resolve()), sorted(overrides.items()), tag]).encode()).hexdigest()[:16]
     return cache_dir() / f"{digest[:40]}.{tail}.lint.json"
 
 
@@ -667,11 +698,11 @@ def _stat(folder: Path, rel: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _read_memo(memo: Path, folder: Path) -> list[Diagnostic] | None:
+def _read_memo(memo: Path, folder: Path, modules: tuple[str, ...] = ()) -> list[Diagnostic] | None:
     """The findings kept for this story, or ``None`` (none kept, other code, an asset changed, damaged)."""
     try:
         doc = json.loads(memo.read_text(encoding="utf-8"))
-        if doc["code"] != _code_digest():
+        if doc["code"] != _code_digest(modules):
             return None
         if any(_stat(folder, rel) != stat for rel, stat in doc["assets"]):
             return None
@@ -681,8 +712,9 @@ def _read_memo(memo: Path, folder: Path) -> list[Diagnostic] | None:
         return None
 
 
-def _write_memo(memo: Path, folder: Path, assets: list[str], diags: list[Diagnostic]) -> None:
-    doc = {"code": _code_digest(), "assets": [[rel, _stat(folder, rel)] for rel in assets],
+def _write_memo(memo: Path, folder: Path, assets: list[str], diags: list[Diagnostic],
+                modules: tuple[str, ...] = ()) -> None:
+    doc = {"code": _code_digest(modules), "assets": [[rel, _stat(folder, rel)] for rel in assets],
            "diagnostics": diagnostics_json(diags)}
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)

@@ -134,21 +134,42 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
     """Validate merged YAML into a :class:`Story`, mapping errors to file:line.
 
     Raises:
-        StoryError: the first problem, with where; all problems in ``hint``.
+        StoryError: the first problem, with where; every problem, each with its file:line, in
+            ``problems`` (and in the message, one a line).
     """
     try:
         model = StoryModel.model_validate(marked.value)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in {"function-after", "int", "str"}))
+            loc = tuple(p for p in err["loc"] if not _union_tag(p))
             where = marked.where(loc)
             field = ".".join(str(p) for p in loc)
             problems.append((where, f"{field}: {err['msg']}"))
+        merged: dict[str, list[str]] = {}  # a union's branches fail at one place: one problem there
+        for where, why in problems:
+            if why not in merged.setdefault(where, []):
+                merged[where].append(why)
+        problems = sorted(((w, "; or ".join(ys)) for w, ys in merged.items()), key=lambda p: _position(p[0]))
         where, why = problems[0]
-        more = f"{len(problems) - 1} more problem(s)" if len(problems) > 1 else ""
-        raise StoryError(why, where=where, hint=more) from exc
+        more = f"{len(problems) - 1} more problem(s), each on its own line below" if len(problems) > 1 else ""
+        raise StoryError(why, where=where, hint=more, problems=tuple(problems)) from exc
     return Story(model, folder, digest, marked, compile_now)
+
+
+def _union_tag(part: object) -> bool:
+    """Whether a pydantic error location part names a branch of a union or a validator
+    (``int``, ``function-after``, ``literal['a','b']``, ``constrained-int``), not a key of the file."""
+    return isinstance(part, str) and (part in {"function-after", "function-before", "int", "str", "float", "bool"}
+                                      or part.startswith(("literal[", "constrained-", "function-")))
+
+
+def _position(where: str) -> tuple[str, int, int]:
+    """``file:line:col`` as a sort key (file, line, column); a bare file sorts first in it."""
+    parts = where.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    return where, 0, 0
 
 
 def _sha(text: str) -> str:

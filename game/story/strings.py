@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ BUILTINS = {
     "builtin.already": "You have already done that.",
     "builtin.nothing": "Nothing happens.",
     "builtin.give": "{character} looks at the {item}, unsure what to make of it.",
+    "builtin.you": "You",  # the speaker name of the player's own lines (Session.speaker_name)
 }
 
 
@@ -100,13 +102,16 @@ def string_table(story: Story) -> dict[str, str]:
 
 
 def ink_strings(story: InkStory) -> dict[str, str]:
-    """The text literals of a compiled Ink story's knots: ``<scene>.s<n>`` -> text.
+    """The lines and choice texts of a compiled Ink story's knots: ``<scene>.s<n>`` -> text.
 
-    Ink keeps a line or a choice as the literal pieces it is made of; each literal (tags
-    left out, ``Name:`` speakers kept) is one string, in the order of its knot. Play
-    looks them up by their text (:meth:`Translation.text`), so a line that Ink builds
-    from several pieces (``{var}`` interpolation, glue, a condition inside the line)
-    shows in the source language unless the whole line is one literal.
+    Ink keeps a line or a choice as the pieces it is made of. A line made of text,
+    variables printed into it (``Hello {name}.``) and glue (``<>``: the next line goes on
+    this one) is one string, whole, each variable kept as ``{name}`` (so a translator
+    moves it where the language needs it); play finds the line's translation by matching
+    bink's output against it (:meth:`Translation.line`). A line with anything else inside
+    it (a condition, a sequence, an expression printed) gives each text piece as its own
+    string, looked up by its text: such a line shows in the source language unless it is
+    one piece. Tags are left out; ``Name:`` speakers are kept.
     """
     doc = json.loads(story.json_text)
     root = doc.get("root")
@@ -115,32 +120,84 @@ def ink_strings(story: InkStory) -> dict[str, str]:
     for sid, info in story.knots.items():
         container = root[0] if sid == ROOT_SCENE and isinstance(root, list) and root else named.get(info.name)
         seen: dict[str, None] = {}
-        _literals(container, seen)
+        _ink_texts(container, seen)
         for n, text in enumerate(seen):
             out[f"{sid}.s{n}"] = text
     return out
 
 
-def _literals(node: Any, out: dict[str, None]) -> None:
-    """Collect the text literals (``"^..."``) under ``node``, outside tags (``"#"`` ... ``"/#"``)."""
+#: A variable printed into an Ink line, as the string table writes it: ``{name}``.
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
+
+
+def _printed_var(node: list[Any], i: int) -> str:
+    """The variable name if ``node[i:i + 4]`` prints one (``ev {"VAR?": x} out /ev``), else ``""``."""
+    part = node[i:i + 4]
+    if len(part) == 4 and part[0] == "ev" and isinstance(part[1], dict) and set(part[1]) == {"VAR?"} \
+            and part[2] == "out" and part[3] == "/ev":
+        return str(part[1]["VAR?"])
+    return ""
+
+
+def _ink_texts(node: Any, out: dict[str, None]) -> None:
+    """Collect the lines of the container ``node`` (see :func:`ink_strings`): whole lines of
+    text, printed variables and glue as one string each, other lines piece by piece."""
     if isinstance(node, dict):
         for value in node.values():
-            _literals(value, out)
+            _ink_texts(value, out)
         return
     if not isinstance(node, list):
         return
-    in_tag = False
-    for item in node:
-        if item == "#":
-            in_tag = True
-        elif item == "/#":
-            in_tag = False
-        elif isinstance(item, str):
-            text = item[1:].strip() if item.startswith("^") else ""
-            if text and not in_tag and any(ch.isalpha() for ch in text):
-                out.setdefault(text, None)
+    pieces: list[str] = []
+    whole, glued, in_tag = True, False, False
+
+    def add(text: str) -> None:
+        text = " ".join(text.split())
+        if text and any(ch.isalpha() for ch in PLACEHOLDER.sub("", text)):
+            out.setdefault(text, None)
+
+    def flush() -> None:
+        nonlocal whole, glued
+        if whole:
+            add("".join(pieces))
         else:
-            _literals(item, out)
+            for p in pieces:
+                if not PLACEHOLDER.fullmatch(p):
+                    add(p)
+        pieces.clear()
+        whole, glued = True, False
+
+    i = 0
+    while i < len(node):
+        item = node[i]
+        name = "" if in_tag else _printed_var(node, i)
+        if in_tag:
+            in_tag = item != "/#"
+        elif name:
+            pieces.append("{" + name + "}")
+            i += 4
+            continue
+        elif item == "#":
+            in_tag = True
+        elif item == "\n":
+            if glued:
+                glued = False
+            else:
+                flush()
+        elif item == "<>":
+            glued = True
+        elif isinstance(item, str) and item.startswith("^"):
+            pieces.append(item[1:])
+            glued = glued and not item[1:].strip()
+        elif item in ("str", "/str"):  # a choice's text: a string of its own
+            flush()
+        elif item == "out" or isinstance(item, list):  # something else printed inside the line
+            whole = False
+            _ink_texts(item, out)
+        elif isinstance(item, dict):
+            _ink_texts(item, out)
+        i += 1
+    flush()
 
 
 def reaction_base(path: tuple[str | int, ...], own_id: str) -> str:
@@ -247,6 +304,8 @@ class Translation:
             if e.msgctxt:
                 self.by_id[e.msgctxt] = (e.msgid, e.msgstr)
             self.by_text.setdefault(e.msgid, e.msgstr)
+        #: ``(pattern, variable names, translation)`` of entries with variables, built on first use.
+        self._templates: list[tuple[re.Pattern[str], list[str], str]] | None = None
 
     def get(self, string_id: str, source: str) -> str:
         """The translation of string ``string_id`` whose source is ``source``, else ``source``.
@@ -262,6 +321,35 @@ class Translation:
     def text(self, source: str) -> str:
         """The translation of a source text (the first entry with that text), else the text itself."""
         return self.by_text.get(source, source)
+
+    def line(self, shown: str) -> str:
+        """The translation of a line as Ink shows it: by its text, else by a whole-line entry
+        with variables (``Hello {name}.``, see :func:`ink_strings`) whose text around the
+        variables matches, with the values shown put into the translation; else ``shown``."""
+        found = self.by_text.get(shown)
+        if found is not None:
+            return found
+        if self._templates is None:
+            self._templates = []
+            for source, target in self.by_text.items():
+                parts = PLACEHOLDER.split(source)
+                if len(parts) > 1:
+                    pattern = "".join(re.escape(p) if k % 2 == 0 else "(.+?)" for k, p in enumerate(parts))
+                    self._templates.append((re.compile(pattern, re.S), parts[1::2], target))
+        flat = " ".join(shown.split())
+        for rx, names, target in self._templates:
+            m = rx.fullmatch(flat)
+            if m:
+                values: dict[str, str] = {}
+                for name, value in zip(names, m.groups(), strict=True):
+                    values.setdefault(name, value)
+                return _fill(target, values)
+        return shown
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each ``{name}`` of ``values`` replaced by its value (others left as they are)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def localised(story: Story, translation: Translation | None) -> Story:
@@ -303,6 +391,30 @@ def localised(story: Story, translation: Translation | None) -> Story:
     return out
 
 
+#: English names of common languages by ISO 639-1 code (CLDR's English display names), for
+#: telling a dialogue model which language to answer in; another code is named as it is.
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "cy": "Welsh", "da": "Danish",
+    "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "fa": "Persian", "fi": "Finnish",
+    "fr": "French", "ga": "Irish", "he": "Hebrew", "hi": "Hindi", "hu": "Hungarian", "id": "Indonesian",
+    "is": "Icelandic", "it": "Italian", "ja": "Japanese", "ko": "Korean", "nb": "Norwegian Bokmål",
+    "nl": "Dutch", "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "sv": "Swedish", "sw": "Swahili", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+    "vi": "Vietnamese", "zh": "Chinese",
+}
+
+
+def language_name(code: str) -> str:
+    """The English name of language ``code`` (``fr``, ``pt_BR``, ``pt-BR`` -> French, Portuguese),
+    else the code itself; ``""`` for ``""``."""
+    base = code.replace("-", "_").split("_")[0].lower()
+    return LANGUAGE_NAMES.get(base, code)
+
+
+#: Scripts written right to left, by the language codes that use them (Unicode CLDR).
+RTL_LANGUAGES = frozenset({"ar", "fa", "he", "ur", "yi", "ps", "sd", "ug", "dv", "ckb"})
+
+
 def language() -> str:
     """The language to play: ``$WORLDLOOM_LANG`` (``""``: the story's own)."""
     return os.environ.get(LANG_ENV, "").strip()
@@ -321,5 +433,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
     return Translation(path) if path.is_file() else None
 
 
-__all__ = ["BUILTINS", "LANG_ENV", "CatalogueCheck", "Translation", "catalogue_path", "check_catalogue",
-           "language", "localised", "reaction_base", "string_table", "translation_for", "write_catalogue"]
+__all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
+           "catalogue_path", "check_catalogue", "language", "language_name", "localised", "reaction_base",
+           "string_table", "translation_for", "write_catalogue"]

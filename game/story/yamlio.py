@@ -309,6 +309,27 @@ def read_text(path: Path) -> str:
         raise StoryError(f"file is not UTF-8 text (byte {exc.start})", where=str(path)) from exc
 
 
+#: Contexts of a YAML error whose start is where the author must look: a bracket or quote opened
+#: there and never closed (the parser only notices at the end of the file or lines later).
+OPENED_CONTEXTS = ("while parsing a flow", "while scanning a quoted scalar")
+
+
+def yaml_syntax_error(exc: yaml.MarkedYAMLError, fname: str) -> StoryError:
+    """The :class:`StoryError` of a YAML syntax error: at the opening bracket or quote when an
+    unclosed one is the cause (PyYAML's ``context_mark``), else where the parser noticed it
+    (``problem_mark``); the message names both places."""
+    def at(mark: Any) -> str:
+        return f"{fname}:{mark.line + 1}:{mark.column + 1}" if mark is not None else fname
+
+    problem, context = exc.problem_mark, exc.context_mark
+    if context is not None and exc.context and exc.context.startswith(OPENED_CONTEXTS):
+        opened = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
+        return StoryError(f"YAML syntax error: {opened} opened here is never closed "
+                          f"({exc.problem} at line {problem.line + 1 if problem else '?'})", where=at(context),
+                          hint="close the bracket or quote")
+    return StoryError(f"YAML syntax error: {exc.problem}", where=at(problem))
+
+
 def compose_marked(text: str, fname: str) -> Marked:
     """Parse one YAML document into plain values with marks.
 
@@ -323,9 +344,7 @@ def compose_marked(text: str, fname: str) -> Marked:
         with gc_paused():
             return _compose(loader, fname)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{fname}:{mark.line + 1}:{mark.column + 1}" if mark else fname
-        raise StoryError(f"YAML syntax error: {exc.problem}", where=where) from exc
+        raise yaml_syntax_error(exc, fname) from exc
     except yaml.YAMLError as exc:
         raise StoryError(f"YAML error: {exc}", where=fname) from exc
     finally:

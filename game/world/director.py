@@ -149,6 +149,74 @@ def action_frames(n: int, direction: str, mouse: tuple[float, float], start_x: f
                  for i in range(n))
 
 
+def world_value(story: Story, state: GameState, key: str, scene_id: str = "") -> str:
+    """``state.world[key]``, else the location's default (of ``scene_id``, else the current scene).
+
+    A moon the story raised (``light`` is ``moonrise`` or ``moonlight``) makes the
+    default time of day ``night``: no sunset after moonrise unless the story sets
+    ``time_of_day`` itself.
+    """
+    scene = story.model.scenes.get(scene_id or state.scene)
+    loc = story.model.locations.get(scene.location) if scene else None
+    default = {"weather": loc.weather if loc else "clear",
+               "time_of_day": loc.time_of_day if loc else "dusk"}.get(key, "")
+    if key == "time_of_day" and str(state.world.get("light", "")) in MOON_LIGHTS:
+        default = "night"
+    return str(state.world.get(key, default))
+
+
+def setting(story: Story, scene_id: str) -> str:
+    """What the place of ``scene_id`` shows, in words: its location's prompt, then the scene's."""
+    m = story.model
+    scene = m.scenes.get(scene_id)
+    loc = m.locations.get(scene.location) if scene else None
+    parts = [loc.prompt if loc and loc.prompt else (loc.name if loc else "")]
+    if scene is not None and scene.prompt:
+        parts.append(scene.prompt)
+    return "; ".join(p.strip() for p in parts if p.strip())
+
+
+def next_scenes(story: Story, scene_id: str) -> list[str]:
+    """The scenes one turn may lead to from ``scene_id`` (once each, not itself): where its
+    choices and exits go, then the endings the story's outcomes and timers go to from anywhere."""
+    m = story.model
+    scene = m.scenes.get(scene_id)
+    if scene is None:
+        return []
+    targets = [c.goto for c in scene.choices if c.goto] + [e.goto for e in scene.exits.values() if e.goto]
+    if not scene.ending:
+        targets += [o.goto for o in m.outcomes.values()] + [t.goto for t in m.timers.values() if t.goto]
+    return list(dict.fromkeys(t for t in targets if t in m.scenes and t != scene_id))
+
+
+def outline(story: Story, state: GameState, scene_id: str) -> Scene:
+    """Scene ``scene_id`` as it will look once entered from ``state`` (place, palette, time,
+    weather, setting, light; without its entities): its ``on_enter`` effects that set a
+    world key to a literal count."""
+    m = story.model
+    loc_id = m.scenes[scene_id].location
+    loc = m.locations.get(loc_id)
+    sets = {k: v for e in m.scenes[scene_id].on_enter for k, v in SETS_WORLD.findall(str(e))}
+    if sets.get("light") in MOON_LIGHTS and "time_of_day" not in state.world:
+        sets.setdefault("time_of_day", "night")
+    return Scene(location=loc_id, palette=loc.palette if loc else loc_id,
+                 time_of_day=sets.get("time_of_day") or world_value(story, state, "time_of_day", scene_id),
+                 weather=sets.get("weather") or world_value(story, state, "weather", scene_id),
+                 setting=setting(story, scene_id), light=sets.get("light") or str(state.world.get("light", "")))
+
+
+def opening(story: Story, state: GameState) -> tuple[Scene, ...]:
+    """The start scene and the scenes one choice or exit away from it, as they will look
+    from ``state`` (a fresh state, before the story began): what a backend may prepare while
+    the game loads (see :class:`game.world.protocol.PaintsAhead`). It reads the story only,
+    so :func:`game.session.assembly.open_game` computes it before the session (and its
+    :class:`Director`) is built."""
+    start = story.model.start
+    if start not in story.model.scenes:
+        return ()
+    return (outline(story, state, start), *(outline(story, state, sid) for sid in next_scenes(story, start)))
+
+
 class Director:
     """Builds requests for one session.
 
@@ -258,71 +326,10 @@ class Director:
         return SessionStart(self.session_id, seed, self.prompt(state, []), self.global_anchors())
 
     # -- the scene -----------------------------------------------------------
-    def world_value(self, state: GameState, key: str, scene_id: str = "") -> str:
-        """``state.world[key]``, else the location's default (of ``scene_id``, else the current scene).
-
-        A moon the story raised (``light`` is ``moonrise`` or ``moonlight``) makes the
-        default time of day ``night``: no sunset after moonrise unless the story sets
-        ``time_of_day`` itself.
-        """
-        scene = self.story.model.scenes.get(scene_id or state.scene)
-        loc = self.story.model.locations.get(scene.location) if scene else None
-        default = {"weather": loc.weather if loc else "clear",
-                   "time_of_day": loc.time_of_day if loc else "dusk"}.get(key, "")
-        if key == "time_of_day" and str(state.world.get("light", "")) in MOON_LIGHTS:
-            default = "night"
-        return str(state.world.get(key, default))
-
-    def setting(self, scene_id: str) -> str:
-        """What the place of ``scene_id`` shows, in words: its location's prompt, then the scene's."""
-        m = self.story.model
-        scene = m.scenes.get(scene_id)
-        loc = m.locations.get(scene.location) if scene else None
-        parts = [loc.prompt if loc and loc.prompt else (loc.name if loc else "")]
-        if scene is not None and scene.prompt:
-            parts.append(scene.prompt)
-        return "; ".join(p.strip() for p in parts if p.strip())
-
     def ahead(self, state: GameState) -> tuple[Scene, ...]:
         """The scenes one choice, exit, outcome or timer away from the current one (without their
         entities)."""
-        return tuple(self.outline(state, sid) for sid in self.next_scenes(state.scene))
-
-    def opening(self, state: GameState) -> tuple[Scene, ...]:
-        """The start scene and the scenes one choice or exit away from it, as they will look
-        from ``state`` (a fresh state, before the story began): what a backend may prepare while
-        the game loads (see :class:`game.world.protocol.PaintsAhead`)."""
-        start = self.story.model.start
-        if start not in self.story.model.scenes:
-            return ()
-        return (self.outline(state, start), *(self.outline(state, sid) for sid in self.next_scenes(start)))
-
-    def next_scenes(self, scene_id: str) -> list[str]:
-        """The scenes one turn may lead to from ``scene_id`` (once each, not itself): where its
-        choices and exits go, then the endings the story's outcomes and timers go to from anywhere."""
-        m = self.story.model
-        scene = m.scenes.get(scene_id)
-        if scene is None:
-            return []
-        targets = [c.goto for c in scene.choices if c.goto] + [e.goto for e in scene.exits.values() if e.goto]
-        if not scene.ending:
-            targets += [o.goto for o in m.outcomes.values()] + [t.goto for t in m.timers.values() if t.goto]
-        return list(dict.fromkeys(t for t in targets if t in m.scenes and t != scene_id))
-
-    def outline(self, state: GameState, scene_id: str) -> Scene:
-        """Scene ``scene_id`` as it will look once entered from ``state`` (place, palette, time,
-        weather, setting, light; without its entities): its ``on_enter`` effects that set a
-        world key to a literal count."""
-        m = self.story.model
-        loc_id = m.scenes[scene_id].location
-        loc = m.locations.get(loc_id)
-        sets = {k: v for e in m.scenes[scene_id].on_enter for k, v in SETS_WORLD.findall(str(e))}
-        if sets.get("light") in MOON_LIGHTS and "time_of_day" not in state.world:
-            sets.setdefault("time_of_day", "night")
-        return Scene(location=loc_id, palette=loc.palette if loc else loc_id,
-                     time_of_day=sets.get("time_of_day") or self.world_value(state, "time_of_day", scene_id),
-                     weather=sets.get("weather") or self.world_value(state, "weather", scene_id),
-                     setting=self.setting(scene_id), light=sets.get("light") or str(state.world.get("light", "")))
+        return tuple(outline(self.story, state, sid) for sid in next_scenes(self.story, state.scene))
 
     def in_view(self, state: GameState) -> dict[str, float]:
         """Who the chunk shows: those in the scene now (agents come and go, see
@@ -372,8 +379,8 @@ class Director:
         loc = self.story.model.locations.get(state.location)
         name = loc.name if loc else state.location
         base = loc.prompt if loc and loc.prompt else name
-        weather = self.world_value(state, "weather")
-        tod = self.world_value(state, "time_of_day")
+        weather = world_value(self.story, state, "weather")
+        tod = world_value(self.story, state, "time_of_day")
         extra = f", {weather}" if weather and weather != "clear" else ""
         light = str(state.world.get("light", ""))
         if light:
@@ -432,9 +439,9 @@ class Director:
                                        str(obj.get("image", "")), x=x, y=y,
                                        state=f"{'worn' if kind == 'worn' else 'held'}:{on}" if on else "idle"))
         return Scene(location=state.location, palette=loc.palette if loc else state.location,
-                     time_of_day=self.world_value(state, "time_of_day"),
-                     weather=self.world_value(state, "weather"), entities=tuple(entities),
-                     setting=self.setting(state.scene), light=str(state.world.get("light", "")))
+                     time_of_day=world_value(self.story, state, "time_of_day"),
+                     weather=world_value(self.story, state, "weather"), entities=tuple(entities),
+                     setting=setting(self.story, state.scene), light=str(state.world.get("light", "")))
 
     def mood(self, state: GameState, cid: str) -> str:
         """A character's expression: her card's (from the relationship), else one read from trust and

@@ -457,7 +457,7 @@ class PaintsAhead(Protocol):
     """A backend that can prepare scenes before a request names them (optional).
 
     :func:`game.session.assembly.open_game` gives it the opening scene and the scenes one
-    choice away from it (:meth:`game.world.director.Director.opening`) while the game is
+    choice away from it (:func:`game.world.director.opening`) while the game is
     still loading, so the first block of play costs what a warm block costs. Requests
     name their own scenes ahead in :attr:`WorldRequest.ahead`.
     """

@@ -43,6 +43,11 @@ loopback peer and otherwise as H.264 video when both sides have PyAV (the client
 each reconnect), else as JPEG (or WebP); the ``hello`` answer names the encoding
 chosen (:func:`choose_encoding`) and each chunk's ``memory["bytes_per_frame"]`` says
 what frames cost.
+
+``interrupt`` (``{"op": "interrupt", "session": ID}``, no answer) is read while a block is
+being made and passed at once to the session's backend
+(:class:`~game.world.protocol.Interruptible`): the block in flight is abandoned at its next
+step and the request ends with ``done``, as it would in process.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ import orjson
 from game import limits
 from game.errors import BackendError, WorldloomError
 from game.world.backends import make_backend
-from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest
+from game.world.protocol import Backend, Capabilities, FrameChunk, WorldRequest, interrupt
 from game.world.slots import END, Current, Slot, Worker, settle
 from game.world.video_wire import H264Sender, h264_available
 from game.world.wire import (
@@ -101,6 +106,9 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
 #: Seconds a new connection has to send ``hello``.
 HELLO_TIMEOUT_S = 10.0
+#: Messages of a client read ahead while one is answered (the client sends one at a time, and
+#: ``interrupt`` while it waits; more ahead only waits, so a flood cannot pile up).
+READ_AHEAD = 4
 _CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 #: Builds one session's backend from the client's options (``width``, ``height``).
@@ -303,10 +311,19 @@ class WorldServer:
             slot = await self.hello(ws, hello)
             if slot is None:
                 return
-            while True:
-                msg = await self.receive(ws)
-                if not await self.dispatch(ws, slot, msg):
-                    return
+            inbox: asyncio.Queue[dict[str, Any] | BaseException] = asyncio.Queue(READ_AHEAD)
+            reader = asyncio.create_task(self._read(ws, slot, inbox))
+            try:
+                while True:
+                    msg = await inbox.get()
+                    if isinstance(msg, BaseException):
+                        raise msg
+                    if not await self.dispatch(ws, slot, msg):
+                        return
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
         except Closed:
             pass
         except Exception:  # a bug here must not take the server down
@@ -317,6 +334,25 @@ class WorldServer:
             if slot is not None and slot.ws is ws:
                 slot.ws = None
                 slot.detached_at = time.monotonic()
+
+    async def _read(self, ws: Any, slot: Slot, inbox: asyncio.Queue[dict[str, Any] | BaseException]) -> None:
+        """Read ``ws``'s messages into ``inbox`` (its end or failure last); an ``interrupt`` is done at once,
+        while the message before it may still be making its block."""
+        try:
+            while True:
+                msg = await self.receive(ws)
+                if msg.get("op") == "interrupt":
+                    self.interrupt(slot, msg)
+                else:
+                    await inbox.put(msg)
+        except Exception as exc:  # Closed, or a bug: the connection's loop raises it
+            await inbox.put(exc)
+
+    def interrupt(self, slot: Slot, msg: dict[str, Any]) -> None:
+        """Pass ``interrupt`` on to the session's backend (one that cannot is cut after its block)."""
+        session = msg.get("session", "")
+        if isinstance(session, str) and len(session) <= 256:
+            interrupt(slot.backend, session)
 
     def authorized(self, header: str) -> bool:
         """Whether an ``Authorization`` header carries the token (compared in constant time)."""
@@ -483,6 +519,8 @@ class WorldServer:
                     await self._memory(ws, slot, msg)
                 elif op == "ping":
                     await _send(ws, dumps({"op": "pong", "t": msg.get("t")}))
+                elif op == "interrupt":  # relayed in turn (the Ray gateway): too late for the block in flight
+                    self.interrupt(slot, msg)
                 elif op == "close":
                     slot.ws = None
                     await self.drop_slot(slot.key)

@@ -316,6 +316,19 @@ def test_backspace_rolls_back(mini_path: Path, tmp_path: Path) -> None:
     app.close()
 
 
+def test_page_down_rolls_forward_after_a_rollback(mini_path: Path, tmp_path: Path) -> None:
+    app, session, _ = make_app(mini_path, tmp_path)
+    app.step([key(pygame.K_PAGEDOWN)])
+    assert app.notice == "Nothing to roll forward to."
+    app.step([key(pygame.K_1, "1")])
+    app.step([key(pygame.K_BACKSPACE)])
+    assert session.state.scene == "meadow"
+    app.step([key(pygame.K_PAGEDOWN)])
+    assert session.state.scene == "after" and "kite" not in session.state.inventory
+    assert session.checkpoints and not session.forward
+    app.close()
+
+
 def test_drag_an_item_onto_the_character_gives_it(mini_path: Path, tmp_path: Path) -> None:
     app, session, _ = make_app(mini_path, tmp_path)
     chip = next(h for h in app.chip_hits if h.key == "stone")

@@ -79,3 +79,17 @@ def test_an_apology_after_an_insult_brings_trust_back_within_three_turns(embedde
         rel.decay(state2)
         rel.change(state2, rel.words_deltas(line, state2)[1])
     assert rel.values(state2)["trust"] < path[-1]
+
+
+@pytest.mark.parametrize("line", ["What is my name?", "What's my name?", "Do you know my name?"])
+def test_a_question_about_the_player_is_a_question_not_a_gift(embedder: Any, line: str) -> None:
+    # it scored 0.28 toward "gift" and was read as one; an asking line is a question unless it
+    # clearly does something else
+    assert Appraiser(embedder).appraise(line).intent == "question"
+    assert Appraiser(embedder, asked_min_score=None).appraise(line).intent != "question"  # the old rule
+
+
+def test_an_asking_line_that_does_something_keeps_its_intent(embedder: Any) -> None:
+    appraiser = Appraiser(embedder)
+    assert appraiser.appraise("Would you like this shell I found for you?").intent == "gift"
+    assert appraiser.appraise("Can you ever forgive me? I was awful to you.").intent == "apology"

@@ -263,7 +263,7 @@ BAD_YAML = [
     ("id: bad\nname: X\ngifts:\n  shell: {trust: 1}\naxes:\n  affinity: {}\n", "bad.yaml", "gifts.shell: unknown axis"),
     ("id: bad\n", "bad.yaml", "name: is required"),
     ("id: bad\nname: X\nexamples:\n  - {user: hi}\n", "bad.yaml:4:", "examples[0].char: is required"),
-    ("id: bad\nname: [unclosed\n", "bad.yaml:3:", "YAML syntax error"),
+    ("id: bad\nname: [unclosed\n", "bad.yaml:2:7", "YAML syntax error"),  # where the bracket opened
     ("id: bad\nname: !!python/object/apply:os.system [echo]\n", "bad.yaml:2", "not allowed"),
     ("id: other\nname: X\n", "bad.yaml:1:", "id: 'other' does not match the file name"),
 ]

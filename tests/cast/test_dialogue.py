@@ -180,13 +180,60 @@ def test_sink_prefix_reuse_gives_identical_replies(tiny_model: Any) -> None:
     assert reused == plain
     assert tiny_model.last_stats["reused_tokens"] >= len(prefix)  # the sink was not encoded again
     ids = tiny_model.encode(tiny_model.render(prompt_of("What is your name?")))
-    assert tiny_model.cached_prompts() == [(ids, len(ids))]  # cropped back to the prompt after the reply
-    # an abandoned stream also gives its cache back, cropped
+    (kept, length), = tiny_model.cached_prompts()  # the prompt and the reply's tokens, nothing more
+    assert kept[: len(ids)] == ids and length == len(kept) <= len(ids) + 10
+    # an abandoned stream also gives its cache back, cut to what it holds
     it = tiny_model.stream(prompt_of("Tea?"), max_new_tokens=10)
     next(it)
     it.close()
     ids = tiny_model.encode(tiny_model.render(prompt_of("Tea?")))
-    assert tiny_model.cached_prompts()[-1] == (ids, len(ids))
+    kept, length = tiny_model.cached_prompts()[-1]
+    assert kept[: len(ids)] == ids and length == len(kept) <= len(ids) + 1
+
+
+def _talk(model: Any, turns: list[str], reuse: bool, edit_at: int = -1) -> list[tuple[str, int, int]]:
+    """A rolling conversation (sink, then exchanges appended): per turn ``(reply, tokens reused, prompt tokens)``.
+
+    ``edit_at``: before that turn, the first player line is changed (an earlier message edited).
+    """
+    model.reuse_prefix = reuse
+    model.clear_prefix_cache()
+    msgs: list[Message] = [{"role": "system", "content": SYSTEM}, {"role": "system", "content": "Stay Eve."}]
+    out = []
+    for i, line in enumerate(turns):
+        if i == edit_at:
+            msgs[2] = {"role": "user", "content": "Where is the lamp?"}
+        msgs = [*msgs, {"role": "system", "content": f"Note {i}."}, {"role": "user", "content": line}]
+        reply = "".join(model.stream(msgs, max_new_tokens=6, temperature=0.0))
+        out.append((reply, int(model.last_stats["reused_tokens"]), int(model.last_stats["prompt_tokens"])))
+        msgs = [*msgs, {"role": "assistant", "content": reply}]
+    return out
+
+
+def test_rolling_kv_reuse_gives_the_tokens_of_a_full_prefill(tiny_model: Any) -> None:
+    turns = ["Where do you live?", "Tea?", "Your name?", "Admiral?"]
+    full = _talk(tiny_model, turns, reuse=False)
+    rolling = _talk(tiny_model, turns, reuse=True)
+    tiny_model.reuse_prefix = True
+    assert [r for r, _, _ in rolling] == [r for r, _, _ in full]  # greedy: the same replies, token for token
+    assert all(n == 0 for _, n, _ in full)
+    for (_, reused, _), (_, _, before) in zip(rolling[1:], rolling, strict=False):
+        assert reused >= before  # the whole last prompt came from the cache, not only the sink
+    (kept, length), = tiny_model.cached_prompts()
+    assert length == len(kept) > rolling[-1][2]  # and the reply's tokens stay cached after the prompt's
+    # an earlier message changes: the cache is cut at the first changed token, and the replies stay right
+    edited = _talk(tiny_model, turns, reuse=True, edit_at=2)
+    (kept, length), = tiny_model.cached_prompts()
+    assert length == len(kept) <= edited[-1][2] + 6  # bounded: one prompt and its reply
+    full_edited = _talk(tiny_model, turns, reuse=False, edit_at=2)
+    tiny_model.reuse_prefix = True
+    assert [r for r, _, _ in edited] == [r for r, _, _ in full_edited]
+    sink = len(tiny_model.encode(tiny_model.render(
+        [{"role": "system", "content": SYSTEM}, {"role": "system", "content": "Stay Eve."}],
+        add_generation_prompt=False)))
+    reused_after_edit = edited[2][1]
+    assert sink <= reused_after_edit < edited[1][2]  # back to the edit (after the sink), not further
+    assert edited[3][1] >= edited[2][2]  # and appended to again on the next turn
 
 
 def test_typed_special_tokens_cannot_forge_a_system_turn(tiny_model: Any) -> None:

@@ -130,7 +130,7 @@ def test_vectorised_scores_equal_the_python_loop() -> None:
 # -- rolling history and summaries -----------------------------------------------------------
 
 def test_rolling_window_summarises_what_falls_out(eve: CharacterCard) -> None:
-    mem = hash_memory(eve, history_messages=6, summary_max_chars=120)
+    mem = hash_memory(eve, history_messages=6, history_slide=0, summary_max_chars=120)
     for turn in range(1, 11):
         mem.record("user", f"Line {turn}. " + "More words here. " * 20, turn)
         mem.record("assistant", f"Reply {turn}. " + "And more. " * 20, turn)

@@ -63,6 +63,15 @@ class SlowBlocks:
             yield chunk
 
 
+def play_opening(session: Session, backend: SlowBlocks) -> None:
+    """Start and play the opening chunk, then close the gate: the next block waits at it."""
+    session.start()
+    backend.gate.set()
+    list(session.stream())
+    backend.gate.clear()
+    backend.in_block.clear()
+
+
 def streaming_turn(session: Session, backend: SlowBlocks) -> tuple[threading.Thread, list[FrameChunk]]:
     got: list[FrameChunk] = []
     session.submit(Wait(seconds=4.0))  # several blocks
@@ -76,11 +85,7 @@ def test_a_choice_mid_block_abandons_that_block_and_the_new_request_plays(mini_p
     backend = SlowBlocks()
     assert isinstance(backend, Interruptible)
     s = Session(load_story(mini_path), backend, seed=1, save_dir=tmp_path)
-    s.start()
-    backend.gate.set()
-    list(s.stream())
-    backend.gate.clear()
-    backend.in_block.clear()
+    play_opening(s, backend)
     frame = s.state.frame
     thread, got = streaming_turn(s, backend)
     old_seq = s._streaming
@@ -113,11 +118,7 @@ def test_the_guard_forwards_interrupt_and_does_not_retry_the_abandoned_request(m
     store = ErrorStore(tmp_path / "bank.db")
     guard = GuardedBackend(backend, store=store, rewind=False)
     s = Session(load_story(mini_path), guard, seed=1, save_dir=tmp_path)
-    s.start()
-    backend.gate.set()
-    list(s.stream())
-    backend.gate.clear()
-    backend.in_block.clear()
+    play_opening(s, backend)
     before = len(store.cases())
     thread, got = streaming_turn(s, backend)  # interrupted before its first block
     s.submit(Choose(choice_id="offer_kite"))

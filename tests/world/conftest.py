@@ -1,4 +1,5 @@
-"""Fixtures of the world room's model tests: one torch thread, and the tiny random causal / action models.
+"""Fixtures of the world room's tests: one torch thread, the tiny random causal / action models, and
+Zero Mark's world drawn from a session's state (the edit and figure tests).
 
 torch and diffusers are imported only by the fixtures that need them, so the other
 world tests do not pay for them.
@@ -6,10 +7,51 @@ world tests do not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+
+from game.session import Session
+from game.story import load_story
+from game.world.backends.layout import Layout
+from game.world.backends.null import NullBackend
+from game.world.backends.procedural import ProceduralBackend
+from game.world.director import Cause
+from game.world.protocol import SessionStart
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The frame size ``still`` draws at.
+STILL_SIZE = (320, 180)
+
+
+@pytest.fixture
+def zero_mark(tmp_path: Path) -> Session:
+    """Zero Mark started on the null backend (seed 5): the tests change its world and draw it with ``still``."""
+    s = Session(load_story(ROOT / "stories" / "zero_mark"), NullBackend(), seed=5, save_dir=tmp_path)
+    s.start()
+    return s
+
+
+@pytest.fixture
+def still() -> Callable[[Session, int], tuple[np.ndarray, Layout]]:
+    """``still(session, i)``: frame ``i`` (``(H, W, 3)`` uint8) of one idle block of the session's
+    current state, drawn by a fresh procedural backend (same seed, no fade, no references) at
+    :data:`STILL_SIZE`, and the painter's layout record."""
+
+    def draw(s: Session, i: int) -> tuple[np.ndarray, Layout]:
+        req = dataclasses.replace(s.director.build(s.state, [], Cause("idle")), switch_mode=None, references=(),
+                                  seq=1)
+        b = ProceduralBackend(width=STILL_SIZE[0], height=STILL_SIZE[1])
+        b.start(SessionStart("main", 5, "p"))
+        chunk = next(iter(b.generate(req)))
+        assert b.layout is not None
+        return chunk.frames[i], b.layout
+
+    return draw
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +69,7 @@ def one_torch_thread() -> Iterator[None]:
 def causal_comps(one_torch_thread: None) -> Any:
     """A tiny random ``causal`` (text) model: 2-layer Wan transformer and tiny Wan VAE (seed 0)."""
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import random_model
+    from game.models.causal_arch import random_model
 
     return random_model("causal")
 
@@ -36,7 +78,7 @@ def causal_comps(one_torch_thread: None) -> Any:
 def action_comps(one_torch_thread: None) -> Any:
     """A tiny random ``action`` (Matrix-Game 2.0 style) model: transformer, VAE and action modules (seed 0)."""
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import random_model
+    from game.models.causal_arch import random_model
 
     return random_model("action")
 

@@ -22,10 +22,10 @@ from PIL import Image  # noqa: E402
 from game.errors import BackendError  # noqa: E402
 from game.headless import play_headless  # noqa: E402
 from game.inputs.script import parse_script  # noqa: E402
+from game.models.causal_arch import TINY_OPTIONS  # noqa: E402
 from game.models.causal_loader import save_causal_model  # noqa: E402
 from game.world.backends.action import ActionBackend, pooled_image_features  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
-from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
 from game.world.protocol import (  # noqa: E402
     ActionFrame,
     Anchor,

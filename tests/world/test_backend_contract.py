@@ -64,7 +64,7 @@ def _remote() -> Iterator[Backend]:
 def _diffusion() -> Iterator[Backend]:
     torch = pytest.importorskip("torch")
     pytest.importorskip("diffusers")
-    from game.world.backends.diffusion_arch import random_pipeline
+    from game.models.diffusion_arch import random_pipeline
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -80,7 +80,7 @@ def _diffusion() -> Iterator[Backend]:
 def _causal(kind: str) -> Iterator[Backend]:
     torch = pytest.importorskip("torch", reason="the causal backends need torch")
     pytest.importorskip("diffusers", reason="the causal backends need diffusers")
-    from game.world.backends.causal_arch import TINY_OPTIONS, random_model
+    from game.models.causal_arch import TINY_OPTIONS, random_model
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -1,7 +1,7 @@
 """The ``causal`` backend (block-causal Wan with a KV cache) on a tiny random model, on the CPU.
 
 The model is built by the ``causal_comps`` fixture (tests/world/conftest.py,
-:func:`game.world.backends.causal_arch.random_model`: a 2-layer Wan transformer and a
+:func:`game.models.causal_arch.random_model`: a 2-layer Wan transformer and a
 tiny Wan VAE), saved and loaded back through the real loader for the end-to-end runs.
 Assertions are on cache sizes and tokens attended, never on time; the times are printed.
 """
@@ -24,15 +24,15 @@ torch = pytest.importorskip("torch", reason="the causal backend needs torch")
 pytest.importorskip("diffusers", reason="the causal backend needs diffusers")
 
 from game.errors import BackendError  # noqa: E402
+from game.models.causal_arch import TINY_OPTIONS  # noqa: E402
 from game.models.causal_loader import load_causal_model, save_causal_model  # noqa: E402
+from game.models.causal_model import CausalWan, KVCache  # noqa: E402
 from game.models.embedder import ModelError  # noqa: E402
 from game.session import Session  # noqa: E402
 from game.state import Move  # noqa: E402
 from game.story import load_story  # noqa: E402
 from game.world.backends import make_backend  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
-from game.world.backends.causal_arch import TINY_OPTIONS  # noqa: E402
-from game.world.backends.causal_model import CausalWan, KVCache  # noqa: E402
 from game.world.backends.causal_sampler import Schedule, recache, sample_block  # noqa: E402
 from game.world.backends.diffusion_embed import hashed_prompt_embeds  # noqa: E402
 from game.world.protocol import Interruptible, MemoryOp, SessionStart, WorldRequest  # noqa: E402

@@ -18,11 +18,11 @@ pytest.importorskip("diffusers", reason="the causal backends need diffusers")
 safetensors_torch = pytest.importorskip("safetensors.torch", reason="checkpoints are safetensors")
 
 from game.errors import BackendError  # noqa: E402
+from game.models.causal_arch import TINY_OPTIONS, random_model  # noqa: E402
 from game.models.causal_loader import CausalComponents, load_causal_model, save_causal_model  # noqa: E402
 from game.models.embedder import ModelError  # noqa: E402
 from game.world.backends.action import ActionBackend  # noqa: E402
 from game.world.backends.causal import CausalBackend  # noqa: E402
-from game.world.backends.causal_arch import TINY_OPTIONS, random_model  # noqa: E402
 from game.world.protocol import ActionFrame, SessionStart, WorldRequest  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

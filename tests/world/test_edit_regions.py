@@ -6,7 +6,7 @@ night, a blue creature, a scarf and a campfire are in test_figures_and_edits.py.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -15,32 +15,22 @@ from PIL import Image
 
 from game.session import Session
 from game.state import AddReference, Instruct
-from game.story import load_story
 from game.world.backends.layout import Layout
-from game.world.backends.null import NullBackend
-from game.world.backends.procedural import ProceduralBackend
-from game.world.director import Cause
-from game.world.protocol import SessionStart
 
-ROOT = Path(__file__).resolve().parents[2]
-W, H = 320, 180
+H = 180  # the height of the frames the ``still`` fixture draws
+#: The ``render`` fixture: frame 6 of the session's current state (int16) and its layout.
+Render = Callable[[Session], tuple[np.ndarray, Layout]]
 
 
 @pytest.fixture
-def clearing(tmp_path: Path) -> Session:
-    s = Session(load_story(ROOT / "stories" / "zero_mark"), NullBackend(), seed=5, save_dir=tmp_path)
-    s.start()
-    return s
+def render(still: Callable[[Session, int], tuple[np.ndarray, Layout]]) -> Render:
+    """Frame 6 of the current state (int16, for differences) and its layout (the ``still`` fixture)."""
 
+    def at_six(s: Session) -> tuple[np.ndarray, Layout]:
+        frame, layout = still(s, 6)
+        return frame.astype(np.int16), layout
 
-def render(s: Session) -> tuple[np.ndarray, Layout]:
-    """Frame 6 of the current state by a fresh procedural backend (same seed, no fade), and its layout."""
-    req = dataclasses.replace(s.director.build(s.state, [], Cause("idle")), switch_mode=None, references=(), seq=1)
-    b = ProceduralBackend(width=W, height=H)
-    b.start(SessionStart("main", 5, "p"))
-    chunk = next(iter(b.generate(req)))
-    assert b.layout is not None
-    return chunk.frames[6].astype(np.int16), b.layout
+    return at_six
 
 
 def edit(s: Session, kind: str, **params: str) -> str:
@@ -68,69 +58,70 @@ def warmth(px: np.ndarray) -> float:
 LAND = slice(int(0.62 * H), H)
 
 
-def test_a_lantern_light_warms_the_land_and_the_creature(clearing: Session) -> None:
-    before, layout = render(clearing)
-    edit(clearing, "light", value="lantern")
-    after, layout2 = render(clearing)
+def test_a_lantern_light_warms_the_land_and_the_creature(zero_mark: Session, render: Render) -> None:
+    before, layout = render(zero_mark)
+    edit(zero_mark, "light", value="lantern")
+    after, layout2 = render(zero_mark)
     assert warmth(after[LAND]) > warmth(before[LAND]) + 8
     box = box_of(layout, "creature")
     assert box_of(layout2, "creature") == box
     assert warmth(cut(after, box)) > warmth(cut(before, box)) + 5
 
 
-def test_moonlight_silvers_the_land(clearing: Session) -> None:
-    before, _ = render(clearing)
-    edit(clearing, "light", value="moonlight")
-    after, _ = render(clearing)
+def test_moonlight_silvers_the_land(zero_mark: Session, render: Render) -> None:
+    before, _ = render(zero_mark)
+    edit(zero_mark, "light", value="moonlight")
+    after, _ = render(zero_mark)
     assert warmth(after[LAND]) < warmth(before[LAND]) - 5
 
 
-def test_snow_whitens_and_fog_flattens_the_picture(clearing: Session) -> None:
-    before, _ = render(clearing)
-    edit(clearing, "weather", value="snow")
-    snow, _ = render(clearing)
+def test_snow_whitens_and_fog_flattens_the_picture(zero_mark: Session, render: Render) -> None:
+    before, _ = render(zero_mark)
+    edit(zero_mark, "weather", value="snow")
+    snow, _ = render(zero_mark)
     grey = lambda px: float(px.max(axis=2).mean() - px.min(axis=2).mean())  # noqa: E731  (saturation)
     assert snow[LAND].mean() > before[LAND].mean() + 10 and grey(snow) < grey(before)
-    edit(clearing, "weather", value="fog")
-    fog, _ = render(clearing)
+    edit(zero_mark, "weather", value="fog")
+    fog, _ = render(zero_mark)
     assert fog.mean(axis=2).std() < before.mean(axis=2).std() - 3  # less contrast overall
     assert fog[LAND].mean(axis=2).std() < before[LAND].mean(axis=2).std()  # and less detail on the land
 
 
-def test_a_removed_object_is_gone_from_where_it_stood(clearing: Session) -> None:
-    base, _ = render(clearing)
-    ident = edit(clearing, "add_object", name="lantern", relation="near", near="creature")
-    added, layout = render(clearing)
+def test_a_removed_object_is_gone_from_where_it_stood(zero_mark: Session, render: Render) -> None:
+    base, _ = render(zero_mark)
+    ident = edit(zero_mark, "add_object", name="lantern", relation="near", near="creature")
+    added, layout = render(zero_mark)
     box = box_of(layout, ident)
     assert np.abs(cut(added, box) - cut(base, box)).max() > 40
-    edit(clearing, "remove_object", target=ident)
-    gone, layout2 = render(clearing)
+    edit(zero_mark, "remove_object", target=ident)
+    gone, layout2 = render(zero_mark)
     assert layout2.get(ident) is None
     assert np.abs(cut(gone, box) - cut(base, box)).max() < 4  # the place is as it was
 
 
-def test_an_object_made_bigger_is_drawn_bigger_and_a_recoloured_one_takes_its_colour(clearing: Session) -> None:
-    ident = edit(clearing, "add_object", name="box", relation="near", near="creature")
-    _, layout = render(clearing)
+def test_an_object_made_bigger_is_drawn_bigger_and_a_recoloured_one_takes_its_colour(zero_mark: Session,
+                                                                                     render: Render) -> None:
+    ident = edit(zero_mark, "add_object", name="box", relation="near", near="creature")
+    _, layout = render(zero_mark)
     x0, y0, x1, y1 = box_of(layout, ident)
-    edit(clearing, "change_object", target=ident, size="big")
-    _, bigger = render(clearing)
+    edit(zero_mark, "change_object", target=ident, size="big")
+    _, bigger = render(zero_mark)
     a0, b0, a1, b1 = box_of(bigger, ident)
     assert (a1 - a0) * (b1 - b0) > 1.8 * (x1 - x0) * (y1 - y0)
-    edit(clearing, "change_object", target=ident, colour="green")
-    green, layout3 = render(clearing)
+    edit(zero_mark, "change_object", target=ident, colour="green")
+    green, layout3 = render(zero_mark)
     px = cut(green, box_of(layout3, ident))
     solid = px[(px.max(axis=2) - px.min(axis=2)) > 30]
     assert (solid[:, 1] - np.maximum(solid[:, 0], solid[:, 2])).mean() > 15
 
 
-def test_a_dropped_picture_is_drawn_from_its_pixels_where_the_layout_puts_it(clearing: Session,
+def test_a_dropped_picture_is_drawn_from_its_pixels_where_the_layout_puts_it(zero_mark: Session, render: Render,
                                                                             tmp_path: Path) -> None:
-    base, _ = render(clearing)
+    base, _ = render(zero_mark)
     pic = tmp_path / "drop.png"
     Image.new("RGBA", (64, 64), (30, 60, 230, 255)).save(pic)
-    clearing.submit(AddReference(path=str(pic)))
-    frame, layout = render(clearing)
+    zero_mark.submit(AddReference(path=str(pic)))
+    frame, layout = render(zero_mark)
     part = next(p for p in layout.parts if p.kind == "object" and p.visible)
     px = cut(frame, part.box)
     changed = np.abs(px - cut(base, part.box)).max(axis=2) > 30

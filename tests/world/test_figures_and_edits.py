@@ -9,22 +9,18 @@ session, drawn by the procedural backend, and the frame region of its target
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from game.session import Session
 from game.state import Instruct
-from game.story import load_story
 from game.world.backends.figures import EXPRESSIONS, POSES, face_for, outfit, person, pose_for
 from game.world.backends.layout import Layout
-from game.world.backends.null import NullBackend
 from game.world.backends.procedural import ProceduralBackend
-from game.world.director import Cause
 from game.world.protocol import Entity, Scene, SessionStart, WorldRequest
 
-ROOT = Path(__file__).resolve().parents[2]
 W, H = 320, 180
 EVE = "a tall woman in a navy oilskin coat and a red knitted scarf, a copper-red braid over one shoulder"
 
@@ -96,22 +92,8 @@ def test_the_face_changes_with_the_relationship() -> None:
     assert np.abs(a[a.shape[0] // 2 :] - b[b.shape[0] // 2 :]).max() < 8
 
 
-@pytest.fixture
-def zero_mark(tmp_path: Path) -> Session:
-    s = Session(load_story(ROOT / "stories" / "zero_mark"), NullBackend(), seed=5, save_dir=tmp_path)
-    s.start()
-    return s
-
-
-def render(s: Session) -> tuple[np.ndarray, Layout]:
-    """Frame 6 of the current state (no fade), by a fresh procedural backend, and its layout."""
-    req = s.director.build(s.state, [], Cause("idle"))
-    req = dataclasses.replace(req, switch_mode=None, references=(), seq=1)
-    b = ProceduralBackend(width=W, height=H)
-    b.start(SessionStart("main", 5, "p"))
-    chunk = next(iter(b.generate(req)))
-    assert b.layout is not None
-    return chunk.frames[0], b.layout
+#: The ``still`` fixture: frame ``i`` of the session's current state and its layout.
+Still = Callable[[Session, int], tuple[np.ndarray, Layout]]
 
 
 def edit(s: Session, kind: str, **params: str) -> None:
@@ -119,19 +101,19 @@ def edit(s: Session, kind: str, **params: str) -> None:
     assert lines, f"edit {kind} {params} was not applied"
 
 
-def test_turning_the_creature_blue_turns_its_figure_blue(zero_mark: Session) -> None:
-    before = region(*render(zero_mark), "creature")
+def test_turning_the_creature_blue_turns_its_figure_blue(zero_mark: Session, still: Still) -> None:
+    before = region(*still(zero_mark, 0), "creature")
     edit(zero_mark, "change_object", target="creature", colour="blue")
-    after = region(*render(zero_mark), "creature")
+    after = region(*still(zero_mark, 0), "creature")
     assert before.shape == after.shape
     blueness = lambda px: float((px[..., 2] - px[..., 0]).mean())  # noqa: E731
     assert blueness(after) > blueness(before) + 12
 
 
-def test_a_scarf_appears_on_the_creature(zero_mark: Session) -> None:
-    frame0, layout0 = render(zero_mark)
+def test_a_scarf_appears_on_the_creature(zero_mark: Session, still: Still) -> None:
+    frame0, layout0 = still(zero_mark, 0)
     edit(zero_mark, "look", character="creature", wear="scarf", colour="red")
-    frame1, layout1 = render(zero_mark)
+    frame1, layout1 = still(zero_mark, 0)
     scarf = next(p for p in layout1.parts if p.kind == "object" and "scarf" in p.name)
     assert scarf.visible
     x0, y0, x1, y1 = scarf.box
@@ -141,10 +123,10 @@ def test_a_scarf_appears_on_the_creature(zero_mark: Session) -> None:
     assert (red[:, 0] - red[:, 2]).mean() > 30
 
 
-def test_lighting_a_campfire_adds_a_fire_that_smokes_and_lights_the_ground(zero_mark: Session) -> None:
-    frame0, _ = render(zero_mark)
+def test_lighting_a_campfire_adds_a_fire_that_smokes_and_lights_the_ground(zero_mark: Session, still: Still) -> None:
+    frame0, _ = still(zero_mark, 0)
     edit(zero_mark, "add_object", name="campfire")
-    frame1, layout1 = render(zero_mark)
+    frame1, layout1 = still(zero_mark, 0)
     fire = next(p for p in layout1.parts if p.name.startswith("campfire"))
     assert fire.visible
     x0, y0, x1, y1 = fire.box
@@ -155,12 +137,12 @@ def test_lighting_a_campfire_adds_a_fire_that_smokes_and_lights_the_ground(zero_
     assert np.abs(frame1[above, x0:x1].astype(np.int16) - frame0[above, x0:x1]).max() > 20
 
 
-def test_rain_and_night_change_the_whole_picture(zero_mark: Session) -> None:
-    frame0, _ = render(zero_mark)
+def test_rain_and_night_change_the_whole_picture(zero_mark: Session, still: Still) -> None:
+    frame0, _ = still(zero_mark, 0)
     edit(zero_mark, "weather", value="rain")
-    rain, _ = render(zero_mark)
+    rain, _ = still(zero_mark, 0)
     assert (np.abs(rain.astype(np.int16) - frame0).max(axis=2) > 20).mean() > 0.5
     edit(zero_mark, "time_of_day", value="night")
-    night, layout = render(zero_mark)
+    night, layout = still(zero_mark, 0)
     assert night.mean() < rain.mean() - 15
     assert {"stump", "creature"} <= layout.visible()  # the place is still the place

@@ -13,6 +13,7 @@ from game.session import Session
 from game.state import Choose
 from game.story import load_story
 from game.world.backends.procedural import ProceduralBackend
+from game.world.director import next_scenes, opening
 from game.world.protocol import FrameChunk, Scene, SessionStart, WorldRequest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,8 +124,8 @@ def test_the_opening_scenes_are_painted_while_the_game_opens(tmp_path: Path) -> 
         assert isinstance(b, ProceduralBackend)
         b.settle()  # the window opens, the title shows
         painted = b._painter.backdrops_built
-        opening = game.session.director.opening(game.session.state)
-        assert 2 <= painted <= len(opening)  # the clearing, and the scenes one choice away (some share it)
+        scenes = opening(game.session.story, game.session.state)
+        assert 2 <= painted <= len(scenes)  # the clearing, and the scenes one choice away (some share it)
         game.session.start()
         chunk = first_block(game.session)
         assert chunk.memory["backdrops_built"] == painted  # the first block painted no stage itself
@@ -137,6 +138,6 @@ def test_the_endings_outcomes_lead_to_are_painted_ahead_too(tmp_path: Path) -> N
     s = Session(load_story(ROOT / "stories" / "gullhaven"), ProceduralBackend(width=96, height=54), seed=2,
                 save_dir=tmp_path)
     s.start()
-    ahead = s.director.next_scenes(s.state.scene)
+    ahead = next_scenes(s.story, s.state.scene)
     assert {"the_light_holds", "the_wreck", "brann_s_share", "cut_off"} <= set(ahead)  # by rule, from anywhere
-    assert not s.director.next_scenes("cut_off")  # an ending leads nowhere
+    assert not next_scenes(s.story, "cut_off")  # an ending leads nowhere

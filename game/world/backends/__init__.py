@@ -30,17 +30,29 @@ def _diffusion(**kw: Any) -> Backend:
     return DiffusionBackend(**kw)
 
 
-def _causal(**kw: Any) -> Backend:
-    """Block-causal text-to-video with a KV cache (Self-Forcing / LongLive family, Wan)."""
-    from game.world.backends.causal import CausalBackend
+def _lacks_diffusion(name: str, exc: ImportError) -> BackendError:
+    """The error for a backend chosen without the ``diffusion`` extra (torch, diffusers) installed."""
+    return BackendError(f"the {name} backend needs torch and diffusers: {exc}",
+                        hint="pip install 'worldloom[diffusion]'")
 
+
+def _causal(**kw: Any) -> Backend:
+    """Block-causal text-to-video with a KV cache (Self-Forcing / LongLive family, Wan); torch and
+    diffusers are imported only when chosen."""
+    try:
+        from game.world.backends.causal import CausalBackend
+    except ImportError as exc:
+        raise _lacks_diffusion("causal", exc) from exc
     return CausalBackend(**kw)
 
 
 def _action(**kw: Any) -> Backend:
-    """Matrix-Game 2.0 style keyboard + mouse world model (block-causal, KV cache, Wan)."""
-    from game.world.backends.action import ActionBackend
-
+    """Matrix-Game 2.0 style keyboard + mouse world model (block-causal, KV cache, Wan); torch and
+    diffusers are imported only when chosen."""
+    try:
+        from game.world.backends.action import ActionBackend
+    except ImportError as exc:
+        raise _lacks_diffusion("action", exc) from exc
     return ActionBackend(**kw)
 
 
@@ -67,7 +79,8 @@ def make_backend(name: str, **kwargs: Any) -> Backend:
     """Build the backend registered as ``name`` with ``kwargs``.
 
     Raises:
-        BackendError: no backend has that name (the message lists the known ones).
+        BackendError: no backend has that name (the message lists the known ones); ``causal`` or
+            ``action`` chosen without torch and diffusers (the hint names the extra).
     """
     factory = BACKENDS.get(name)
     if factory is None:

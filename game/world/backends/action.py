@@ -19,7 +19,7 @@ Matrix-Game 2.0's conditioning (SkyworkAI/Matrix-Game, ``Matrix-Game-2``; MIT):
   ``a`` left, ``d`` right, multi-hot in that order: the universal model's 4 keys) and
   mouse ``(dx, dy)`` (to Matrix-Game's ``(pitch, yaw) = (-dy, dx) * 0.1``, its
   ``CAM_VALUE``) go per frame into the action module
-  (:mod:`game.world.backends.action_module`) of the first layers; each latent frame
+  (:mod:`game.models.action_module`) of the first layers; each latent frame
   sees the last ``windows_size * 4`` frames of actions (the session keeps them, so a
   snapshot has them too). The tensors of the last block made are kept in
   :attr:`ActionBackend.conditioning`, and the keys and mouse of every block made in
@@ -43,9 +43,10 @@ import torch
 import torch.nn.functional as F
 
 from game.errors import BackendError, WorldloomError
-from game.world.backends.action_module import ActionModules, ActionPass
+from game.models.action_module import ActionModules, ActionPass
+from game.models.causal_loader import load_causal_model
+from game.models.causal_model import CrossContext, KVCache
 from game.world.backends.causal import Block, CausalBackend, CausalState
-from game.world.backends.causal_model import CrossContext, KVCache
 from game.world.backends.causal_sampler import AddonFactory
 from game.world.backends.procedural import ProceduralBackend
 from game.world.protocol import Anchor, Capabilities, MemoryResult, SessionStart, WorldRequest
@@ -102,8 +103,6 @@ class ActionBackend(CausalBackend):
             if model is None:
                 raise BackendError("the action backend needs a model",
                                    hint="--model PATH (a folder with transformer/, vae/ and action/)")
-            from game.models.causal_loader import load_causal_model
-
             try:
                 comps = load_causal_model(model, checkpoint=checkpoint, device=device, dtype=dtype)
             except WorldloomError as exc:

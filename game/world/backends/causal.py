@@ -2,10 +2,10 @@
 
 A Self-Forcing / CausVid / LongLive style text-to-video world model behind the
 protocol, over diffusers' Wan components (``WanTransformer3DModel``,
-``AutoencoderKLWan``) driven block by block by :mod:`causal_model` /
+``AutoencoderKLWan``) driven block by block by :mod:`game.models.causal_model` /
 :mod:`causal_sampler` / :mod:`causal_vae`:
 
-* **a session holds the KV cache** (:class:`~game.world.backends.causal_model.KVCache`),
+* **a session holds the KV cache** (:class:`~game.models.causal_model.KVCache`),
   the VAE decoder's stream state, the prompt and counters; nothing else carries
   state between blocks;
 * **one block** = ``latent_frames`` latent frames (``4 x latent_frames`` frames out)
@@ -58,7 +58,8 @@ import numpy as np
 import torch
 
 from game.errors import BackendError, WorldloomError
-from game.world.backends.causal_model import CausalWan, CrossContext, FrameTier, KVCache
+from game.models.causal_loader import load_causal_model
+from game.models.causal_model import CausalWan, CrossContext, FrameTier, KVCache
 from game.world.backends.causal_sampler import Abandoned, AddonFactory, Schedule, recache, sample_block
 from game.world.backends.causal_vae import DecoderState, WanStream
 from game.world.backends.diffusion import block_seed
@@ -76,8 +77,6 @@ from game.world.protocol import (
     ignored_inputs,
 )
 
-#: Requests remembered per session for idempotent replays of the same ``seq``.
-SEQ_MEMORY = 8
 #: Conditioning contexts kept (prompt -> cross-attention keys / values).
 CONTEXTS = 16
 
@@ -160,8 +159,6 @@ class CausalBackend:
             if model is None:
                 raise BackendError(f"the {self.name} backend needs a model",
                                    hint="--model PATH (a folder with transformer/ and vae/, diffusers format)")
-            from game.models.causal_loader import load_causal_model
-
             try:
                 comps = load_causal_model(model, checkpoint=checkpoint, device=device, dtype=dtype)
             except WorldloomError as exc:
@@ -250,7 +247,7 @@ class CausalBackend:
         """
         with self._lock:
             self._check_open()
-            work = self._table.admit(request, request, SEQ_MEMORY)
+            work = self._table.admit(request, request)
             self._stop.arm(work.session_id)
         return self._blocks(work, request)
 

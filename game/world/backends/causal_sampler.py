@@ -26,7 +26,7 @@ from typing import Protocol
 
 import torch
 
-from game.world.backends.causal_model import CausalWan, CrossContext, KVCache, LayerHook, flow_sigmas
+from game.models.causal_model import CausalWan, CrossContext, KVCache, LayerHook, flow_sigmas
 
 
 class Abandoned(Exception):

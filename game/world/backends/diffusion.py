@@ -63,6 +63,7 @@ from typing import Any, Literal
 import numpy as np
 
 from game.errors import BackendError, WorldloomError
+from game.models.diffusion_loader import load_diffusion_pipeline
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
 from game.world.backends.diffusion_timing import StageClock
 from game.world.backends.sessions import Interrupts, SessionTable, check_start_size
@@ -78,8 +79,6 @@ from game.world.protocol import (
     ignored_inputs,
 )
 
-#: Requests remembered per session for idempotent replays of the same ``seq``.
-SEQ_MEMORY = 8
 #: Snapshots kept per backend (oldest dropped first).
 MAX_SNAPSHOTS = 64
 #: Pipeline calls remembered in :attr:`DiffusionBackend.calls` (tests, debugging).
@@ -218,8 +217,6 @@ class DiffusionBackend:
                 raise BackendError("the diffusion backend needs a model",
                                    hint="--model PATH (a diffusers folder) or a hub id such as "
                                         "Skywork/SkyReels-V2-DF-1.3B-540P-Diffusers")
-            from game.models.diffusion_loader import load_diffusion_pipeline
-
             try:
                 pipeline = load_diffusion_pipeline(model, device=device, dtype=dtype,
                                                    text_encoder=load_text_encoder)
@@ -323,7 +320,7 @@ class DiffusionBackend:
         """
         with self._lock:
             self._check_open()
-            work = self._table.admit(request, _fingerprint(request), SEQ_MEMORY)
+            work = self._table.admit(request, _fingerprint(request))
             self._stop.arm(work.session_id)
         return self._blocks(work, request)
 

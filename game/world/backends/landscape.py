@@ -817,7 +817,8 @@ def _flowers_rocks_bushes(
         colour = hues[int(gen.integers(0, len(hues)))]
         if water_rows[0] <= y <= water_rows[1]:
             continue
-        r = max(0.8, 0.0045 * height * gen.uniform(0.7, 1.3))
-        cover = _disc(r, r)
+        size = 0.0045 * height * gen.uniform(0.7, 1.3)
+        r = max(0.8, size)
+        cover = _disc(r, r) * min(1.0, (size / r) ** 2)  # below a pixel: fainter, not larger
         bh, bw = cover.shape
         canvas.stamp(int(x - bw / 2), int(y - bh / 2), cover, colour)

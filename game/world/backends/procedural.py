@@ -54,7 +54,8 @@ LOOK_RELAX = 0.88
 DAY = ("dawn", "day", "dusk", "night")
 #: Request events after which the time of day may be anything.
 RESET_CLOCK = frozenset({"load", "rollback", "start", "edit", "reset", ""})
-#: Requests remembered per session for idempotent replays of the same ``seq``.
+#: Requests remembered per session for idempotent replays of the same ``seq``: a fingerprint and
+#: three numbers each (``sessions.SEQ_MEMORY`` counts whole copies of a model's state), so more are kept.
 SEQ_MEMORY = 64
 
 

@@ -31,6 +31,10 @@ more than the player takes.
   message (:func:`~game.world.wire.decode_block`, decoded under the client's lock, so an
   H.264 stream decodes in the order it came); a request's JSON is encoded once and
   reused on a resume.
+* **Interrupt**: :meth:`RemoteBackend.interrupt` sends ``interrupt`` beside the request
+  in flight (not waiting for its block); ``worldloom serve`` passes it to the served
+  backend at once, so the block being made is abandoned and the request ends, as in
+  process. Through the Ray gateway it arrives after that block (the request is cut then).
 """
 
 from __future__ import annotations
@@ -149,6 +153,7 @@ class RemoteBackend:
         self._client = uuid.uuid4().hex
         self._ws: Any = None
         self._lock = threading.RLock()
+        self._send_lock = threading.Lock()  # interrupt() sends while the request's thread waits for a block
         self._start: SessionStart | None = None
         self._caps: Capabilities | None = None
         self._public: Capabilities | None = None
@@ -230,6 +235,18 @@ class RemoteBackend:
             reply = self._exchange({"op": "memory", "memop": memory_op_json(op), "mseq": self._mseq}, "memory")
             return memory_result_from_json(reply.get("result"))
 
+    def interrupt(self, session_id: str = "") -> None:
+        """Ask the server to abandon the block in flight of ``session_id`` (``""``: this client's
+        session); the request's stream then ends without it (see
+        :class:`~game.world.protocol.Interruptible`). Best effort, never raises, does not wait: with
+        no connection there is no block in flight to stop."""
+        ws = self._ws
+        if ws is None or self._closed:
+            return
+        session = session_id or (self._start.session_id if self._start is not None else "")
+        with self._send_lock, contextlib.suppress(Exception):
+            ws.send(dumps({"op": "interrupt", "session": session}))
+
     def close(self) -> None:
         """End the session on the server (best effort) and close the connection."""
         with self._lock:
@@ -237,7 +254,7 @@ class RemoteBackend:
                 return
             self._closed = True
             if self._ws is not None:
-                with contextlib.suppress(Exception):
+                with self._send_lock, contextlib.suppress(Exception):
                     self._ws.send(dumps({"op": "close"}))
                 self._drop()
 
@@ -389,7 +406,8 @@ class RemoteBackend:
         from websockets.exceptions import ConnectionClosed
 
         try:
-            self._ws.send(text)
+            with self._send_lock:
+                self._ws.send(text)
         except ConnectionClosed as exc:
             self._raise_closed(exc)
         except OSError as exc:

@@ -10,6 +10,7 @@ each recorded as a mark for the layout. Lamps and the lens get a :class:`Shine`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -22,6 +23,13 @@ from game.world.backends.stage import PLATE_RATE, Plate, Shine
 
 #: Extra plate width the camera can pan over, as a share of the frame width.
 PAN = 0.25
+#: Rows at which the rooms' line widths are authored: a width of ``n`` is ``n`` pixels at
+#: 540 rows and scales with the height painted.
+WIDTH_ROWS = 540
+#: A room is painted at least this many rows high and area-averaged down to the frame's size
+#: (supersampling), so that lines and thin shapes keep their share of the picture at any size: the
+#: error bank's 96 x 54 reference must look like a 960 x 540 frame reduced to 96 x 54.
+MIN_PAINT_ROWS = 270
 
 #: Wall, floor and trim colours per room (daylight, before the time-of-day grade).
 ROOMS: dict[str, tuple[RGB, RGB, RGB]] = {
@@ -60,11 +68,15 @@ class _Room:
         """Plate pixels of ``(x, y)`` given as shares of the (full) width and of the frame height."""
         return (x * self.full_w, y * self.h + self.margin)
 
+    def lw(self, width: float) -> int:
+        """Pixels of a line ``width`` pixels wide at :data:`WIDTH_ROWS` rows (at least 1)."""
+        return max(1, round(width * self.h / WIDTH_ROWS))
+
     def rect(self, x0: float, y0: float, x1: float, y1: float, fill: RGB, outline: RGB | None = None,
              width: int = 2, raw: bool = False) -> None:
         f = _c(fill) if raw else self.lit(fill)
         o = (_c(outline) if raw else self.lit(outline)) if outline else None
-        self.draw.rectangle((*self.px(x0, y0), *self.px(x1, y1)), fill=f, outline=o, width=width)
+        self.draw.rectangle((*self.px(x0, y0), *self.px(x1, y1)), fill=f, outline=o, width=self.lw(width))
 
     def ellipse(self, x0: float, y0: float, x1: float, y1: float, fill: RGB, raw: bool = False) -> None:
         self.draw.ellipse((*self.px(x0, y0), *self.px(x1, y1)), fill=_c(fill) if raw else self.lit(fill))
@@ -92,7 +104,8 @@ class _Room:
             gen = np.random.default_rng(int(ax + ay))
             for _ in range(int(30 * (x1 - x0) * 10)):
                 sx, sy = gen.uniform(ax, bx), gen.uniform(ay, ay + 0.6 * (by - ay))
-                self.draw.point((sx, sy), fill=(236, 236, 250))
+                col, row, star = int(sx), int(sy), self.lw(1)
+                self.draw.rectangle((col, row, col + star - 1, row + star - 1), fill=(236, 236, 250))
         if sky.light_r > 0 and not self.moon_drawn:
             self.moon_drawn = True
             r = 0.035 * self.h
@@ -102,14 +115,24 @@ class _Room:
             gen = np.random.default_rng(int(bx))
             for _ in range(int(60 * (x1 - x0) * 10)):
                 sx, sy = gen.uniform(ax, bx), gen.uniform(ay, by)
-                self.draw.line((sx, sy, sx - 2, sy + 8), fill=(190, 200, 214))
-        w = max(2, int(0.008 * self.h))
+                self.draw.line((sx, sy, sx - self.lw(2), sy + self.lw(8)), fill=(190, 200, 214), width=self.lw(1))
+        w = self.lw(0.008 * WIDTH_ROWS)
         self.draw.rectangle((ax, ay, bx, by), outline=self.lit(frame), width=w)
         for k in range(1, panes):
             x = ax + (bx - ax) * k / panes
             self.draw.line((x, ay, x, by), fill=self.lit(frame), width=w)
         self.draw.line((ax, (ay + by) / 2, bx, (ay + by) / 2), fill=self.lit(frame), width=w)
         self.mark("window", x0, y0, x1, y1)
+
+    def glazing(self, n: int, step: float, width: float, bottom: float, frame: RGB, panes: int) -> None:
+        """A wall of glass: ``n`` windows from ``x = 0.02`` every ``step``, each ``width`` wide, from
+        ``y = 0.04`` down to ``bottom`` (fractions of the room's height), marked as one ``window``
+        across the whole glass instead of one a pane."""
+        for k in range(n):
+            x0 = 0.02 + k * step
+            self.window(x0, 0.04, x0 + width, bottom, frame, panes=panes)
+        self.marks = [m for m in self.marks if m.name != "window"]
+        self.mark("window", 0.02, 0.04, 0.98, bottom)
 
     def walls(self, wall: RGB, floor: RGB, trim: RGB, floor_y: float = 0.74) -> None:
         fh = self.h + 2 * self.margin
@@ -123,7 +146,8 @@ class _Room:
         self.rect(0.0, floor_y - 0.012, 1.0, floor_y + 0.004, trim)
         for k in range(12):  # floorboards
             x = k / 12
-            self.draw.line((*self.px(x, floor_y), *self.px(x - 0.1, 1.1)), fill=self.lit(mul_rgb(floor, (0.7,) * 3)))
+            self.draw.line((*self.px(x, floor_y), *self.px(x - 0.1, 1.1)), fill=self.lit(mul_rgb(floor, (0.7,) * 3)),
+                           width=self.lw(1))
 
     def glow(self, cx: float, cy: float, r: float, colour: RGB, strength: float) -> None:
         """A soft pool of light painted onto the picture (lamplight falling on what is near)."""
@@ -174,11 +198,7 @@ def _kitchen(r: _Room, names: frozenset[str]) -> None:
 def _lantern_room(r: _Room, names: frozenset[str]) -> None:
     wall, floor, trim = ROOMS["lantern_room"]
     r.walls(wall, floor, trim, floor_y=0.8)
-    for k in range(6):  # the glazing all round, showing the night
-        x0 = 0.02 + k * 0.165
-        r.window(x0, 0.04, x0 + 0.15, 0.62, trim, panes=1)
-    r.marks = [m for m in r.marks if m.name != "window"]
-    r.mark("window", 0.02, 0.04, 0.98, 0.62)
+    r.glazing(6, 0.165, 0.15, 0.62, trim, panes=1)  # all round, showing the night
     # The great lens: a beehive of glass prism rings in a brass cage round a bright lamp.
     cx = 0.5
     r.rect(cx - 0.1, 0.7, cx + 0.1, 0.84, trim, (90, 70, 40), 3)
@@ -264,11 +284,7 @@ def _hut(r: _Room, names: frozenset[str]) -> None:
 def _glasshouse(r: _Room, names: frozenset[str]) -> None:
     wall, floor, trim = ROOMS["glasshouse"]
     r.walls(wall, floor, trim, floor_y=0.78)
-    for k in range(5):
-        x0 = 0.02 + k * 0.196
-        r.window(x0, 0.04, x0 + 0.18, 0.7, trim, panes=3)
-    r.marks = [m for m in r.marks if m.name != "window"]
-    r.mark("window", 0.02, 0.04, 0.98, 0.7)
+    r.glazing(5, 0.196, 0.18, 0.7, trim, panes=3)
     gen = np.random.default_rng(5)
     for x in (0.08, 0.22, 0.78, 0.9):  # tomato vines on canes
         r.rect(x, 0.3, x + 0.006, 0.82, (120, 96, 60))
@@ -293,14 +309,30 @@ PAINTERS = {"kitchen": _kitchen, "lantern_room": _lantern_room, "watch_room": _w
 def build_room(name: str, look: Look, width: int, height: int, names: frozenset[str]) -> Plate:
     """Paint interior ``name`` for ``look`` at ``width`` x ``height`` (about 20-60 ms at 960x540).
 
+    Below :data:`MIN_PAINT_ROWS` rows the room is painted at a whole multiple of the size and
+    area-averaged down (Pillow's box filter), so a small frame shows what a large one reduced
+    to its size would show.
+
     Raises:
         KeyError: ``name`` is not an interior of the vocabulary.
     """
     paint = PAINTERS[name]
     margin = int(math.ceil(LOOK_MAX * height * 0.5)) + 1
     pan = int(PAN * width)
-    room = _Room(look, width, height, margin, pan)
+    k = max(1, math.ceil(MIN_PAINT_ROWS / height))
+    room = _Room(look, width * k, height * k, margin * k, pan * k)
     paint(room, names)
-    room.marks.insert(0, Mark(name, "interior", (0, 0, room.full_w, height), PLATE_RATE, 0))
-    image = np.ascontiguousarray(np.asarray(room.image, dtype=np.uint8))
-    return Plate(width, height, image, margin, pan, (), tuple(room.marks), tuple(room.shines))
+    picture = room.image
+    if k > 1:
+        picture = picture.resize((width + pan, height + 2 * margin), Image.Resampling.BOX)
+    marks = [replace(m, box=_shrink(m.box, k)) for m in room.marks]
+    marks.insert(0, Mark(name, "interior", (0, 0, width + pan, height), PLATE_RATE, 0))
+    shines = tuple(replace(sh, box=_shrink(sh.box, k)) for sh in room.shines)
+    image = np.ascontiguousarray(np.asarray(picture, dtype=np.uint8))
+    return Plate(width, height, image, margin, pan, (), tuple(marks), shines)
+
+
+def _shrink(box: Box, k: int) -> Box:
+    """``box`` of a picture painted ``k`` times larger, in the frame's pixels (rounded outwards)."""
+    x0, y0, x1, y1 = box
+    return (x0 // k, y0 // k, -(-x1 // k), -(-y1 // k))

@@ -18,6 +18,10 @@ from game.world.protocol import Capabilities, MemoryOp, MemoryResult, SessionSta
 
 #: Most snapshots kept per backend; the oldest go first.
 MAX_SNAPSHOTS = 256
+#: Requests remembered per session by :meth:`SessionTable.admit` for idempotent replays of
+#: the same ``seq``. Each one keeps a whole copy of the state it started from (a model's KV
+#: cache, latents), so few are kept; the procedural backend keeps 64 of its own (4 numbers each).
+SEQ_MEMORY = 8
 
 
 def check_start_size(caps: Capabilities, start: SessionStart) -> None:
@@ -99,7 +103,7 @@ class SessionTable(Generic[S]):
         sess = self.sessions.get(self.current)
         return MemoryResult(ok=False, note="no session started") if sess is None else sess
 
-    def admit(self, request: WorldRequest, key: object, keep: int) -> S:
+    def admit(self, request: WorldRequest, key: object, keep: int = SEQ_MEMORY) -> S:
         """The state ``request`` runs on, and it makes its session the current one.
 
         A new ``seq`` (after the session's ``last_seq``) runs on the session itself, and a

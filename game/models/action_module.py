@@ -34,7 +34,7 @@ from diffusers.configuration_utils import ConfigMixin, register_to_config
 from diffusers.models.modeling_utils import ModelMixin
 from torch import nn
 
-from game.world.backends.causal_model import KVCache, LayerHook, rotate
+from game.models.causal_model import KVCache, LayerHook, rotate
 
 _Model: Any = ModelMixin
 _Config: Any = ConfigMixin

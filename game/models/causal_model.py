@@ -12,7 +12,7 @@ the model's own modules (patch embedding, condition embedder, each block's
   the cached latent frames, ``(B, N, S, H, Dh)`` (``N`` frames of ``S`` tokens), the
   clean latents of those frames (for a recache), each frame's tier (``sink_global``,
   ``sink_current``, ``rolling``) and extra per-frame caches of add-on modules (the
-  action module of :mod:`game.world.backends.action_module`). A cache is never
+  action module of :mod:`game.models.action_module`). A cache is never
   written in place: appending or evicting builds new tensors, so a shallow copy is
   an exact snapshot;
 * RoPE by position *in the cache* (StreamingLLM, Xiao et al. 2023, "Efficient

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from game.models.diffusion_loader import resolve_dtype
+
 #: SkyReels-V2-DF-1.3B-540P transformer (diffusers ``SkyReelsV2Transformer3DModel`` config).
 SKYREELS_DF_1_3B: dict[str, Any] = {
     "patch_size": (1, 2, 2),
@@ -78,8 +80,6 @@ def random_pipeline(size: str = "tiny", device: str = "cpu", dtype: str = "auto"
         SkyReelsV2Transformer3DModel,
         UniPCMultistepScheduler,
     )
-
-    from game.models.diffusion_loader import resolve_dtype
 
     tdtype = resolve_dtype(dtype, device)
     torch.manual_seed(seed)

@@ -6,12 +6,12 @@ build the architectures from their configurations:
 * :data:`WAN_T2V_1_3B` -- Wan 2.1 T2V 1.3B (``Wan-AI/Wan2.1-T2V-1.3B``: 30 layers,
   12 heads x 128, FFN 8960, UMT5 width 4096), the model Self-Forcing, CausVid and
   LongLive make causal; it is the SkyReels-V2 DF 1.3B transformer without the fps
-  embedding (:data:`game.world.backends.diffusion_arch.SKYREELS_DF_1_3B`);
+  embedding (:data:`game.models.diffusion_arch.SKYREELS_DF_1_3B`);
 * :data:`MATRIX_GAME_2` -- Matrix-Game 2.0's transformer: the same 1.3B body with
   Wan's image-to-video input (36 channels: noise, mask, image latents) and image
   embedder (CLIP ViT-H width 1280), plus :data:`MATRIX_GAME_2_ACTION` (action layers
   in blocks 0..14, FastVideo's ``MatrixGameWanVideoArchConfig``);
-* the Wan 2.1 VAE (:data:`game.world.backends.diffusion_arch.WAN_VAE`);
+* the Wan 2.1 VAE (:data:`game.models.diffusion_arch.WAN_VAE`);
 * :data:`TINY_WAN` / :data:`TINY_ACTION` / the tiny VAE -- a few thousand parameters, for the CPU.
 
 Pictures made with random weights are noise; only their timing and shapes mean anything.
@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from game.models.action_module import ActionModules
 from game.models.causal_loader import CausalComponents
 from game.models.checkpoint import cast_like_pretrained
-from game.world.backends.diffusion_arch import SKYREELS_DF_1_3B, TINY_VAE, WAN_VAE
+from game.models.diffusion_arch import SKYREELS_DF_1_3B, TINY_VAE, WAN_VAE
+from game.models.diffusion_loader import resolve_dtype
 
 #: Wan 2.1 T2V 1.3B (diffusers ``WanTransformer3DModel`` config).
 WAN_T2V_1_3B: dict[str, Any] = {k: v for k, v in SKYREELS_DF_1_3B.items() if k != "inject_sample_info"}
@@ -64,9 +66,6 @@ def random_model(kind: str = "causal", size: str = "tiny", device: str = "cpu", 
     """
     import torch
     from diffusers import AutoencoderKLWan, WanTransformer3DModel
-
-    from game.models.diffusion_loader import resolve_dtype
-    from game.world.backends.action_module import ActionModules
 
     tdtype = resolve_dtype(dtype, device)
     action = kind == "action"

@@ -1,0 +1,52 @@
+"""A story that does not load names every problem with its file:line, and an unclosed bracket or
+quote where it was opened (not where the parser gave up)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from game.errors import StoryError
+from game.story.lint import lint_story
+from game.story.loader import load_story
+
+HEAD = "format: 1\nid: broken\ntitle: Broken\nstart: a\n"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "story.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_every_schema_problem_is_named_with_its_line(tmp_path: Path) -> None:
+    folder = _write(tmp_path, HEAD + "scenes:\n  a:\n    location: x\n    mood: 3\n"  # line 8: not a field
+                    "  b:\n    location: y\n    choices: 3\n"                           # line 11: not a list
+                    "  c:\n    location: z\n    chunk: 99999\n")                        # line 14: too large
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    wheres = [w for w, _ in err.value.problems]
+    assert [w.rsplit(":", 2)[1] for w in wheres] == ["8", "11", "14"], err.value.problems
+    text = str(err.value)
+    assert all(w in text for w in wheres), text
+    assert "more problem(s)" in text and text.count("\n") == 2
+    diags = lint_story(folder, use_cache=False)
+    assert [(d.code, d.where) for d in diags] == [("WL018", w) for w in wheres]
+    assert "mood" in diags[0].message and "choices" in diags[1].message and "chunk" in diags[2].message
+
+
+def test_an_unclosed_bracket_is_reported_where_it_opened(tmp_path: Path) -> None:
+    folder = _write(tmp_path, HEAD + "scenes:\n  a:\n    location: x\n    tags: [one, two\n"  # line 8, col 11
+                    "    text: >-\n      a long\n      paragraph\n")
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    assert err.value.where.endswith("story.yaml:8:11"), str(err.value)
+    assert "never closed" in err.value.why
+    assert lint_story(folder, use_cache=False)[0].where.endswith("story.yaml:8:11")
+
+
+def test_an_unclosed_quote_is_reported_where_it_opened(tmp_path: Path) -> None:
+    folder = _write(tmp_path, "format: 1\nid: broken\ntitle: \"Broken\nstart: a\nscenes:\n  a:\n    location: x\n")
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    assert err.value.where.endswith("story.yaml:3:8"), str(err.value)
