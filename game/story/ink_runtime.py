@@ -466,7 +466,7 @@ class InkRuntime(StoryRuntime):
                 _, index, scene, shape, results = op
                 if shape != self._shape(scene):
                     raise RuntimeError(f"knot {scene!r} changed since the move was made there")
-                if index >= len(self.calls.choices(False)):
+                if not isinstance(index, int) or not 0 <= index < len(self.calls.choices(False)):
                     raise RuntimeError(f"choice {index} of knot {scene!r} is no longer there")
                 self._replaying = list(results)
                 self.calls.choose(index)
@@ -477,8 +477,8 @@ class InkRuntime(StoryRuntime):
                 if self._replaying:
                     raise RuntimeError("the story calls its external functions differently now")
                 self._replaying = None
-        except (ValueError, TypeError, IndexError) as exc:
-            raise RuntimeError(f"unreadable moves ({exc})") from exc
+        except (ValueError, TypeError, IndexError, KeyError) as exc:
+            raise RuntimeError(f"unreadable moves ({exc!r})") from exc
         finally:
             self._replaying = None
             self._ink_errors = []

@@ -240,3 +240,16 @@ def test_bink_s_own_wrappers_play_the_same(loop_json: Path, monkeypatch: pytest.
     assert isinstance(InkRuntime(load_story(loop_json)).calls, WrappedCalls)  # type: ignore[arg-type]
     assert playthrough() == direct
     assert isinstance(step_calls(object()), WrappedCalls)  # not a bink story: bink's API
+
+
+@pytest.mark.parametrize("ops", ['{"c": 1}\n', "not json\n", '["c", -1, "camp", "", []]\n', '["c", "x"]\n',
+                                 '["v", "courage", [1]]\n', '["v", "no_such_variable", 1]\n', "[]\n", '["c"]\n'])
+def test_damaged_moves_in_a_save_resume_at_the_knot_start(loop_json: Path, tmp_path: Path, ops: str) -> None:
+    s = new_session(loop_json, tmp_path, every=8)
+    play(s, ["camp.walk_north"])
+    broken = s.state.copy_state()
+    broken.world[INK_OPS] = ops
+    rt = InkRuntime(s.story)  # type: ignore[arg-type]
+    events = rt.resume(broken)
+    assert any(e.kind == "warning" and "does not fit" in e.text for e in events)
+    assert broken.scene == "north" and rt.available_choices(broken)
