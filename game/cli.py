@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "to load saves an earlier run made; default: a fresh temporary folder)")
 
     strings = sub.add_parser("strings", help="the story's player-visible strings: write gettext catalogues")
-    strings_sub = strings.add_subparsers(dest="strings_command", required=True)
+    strings_sub = strings.add_subparsers(dest="strings_command", required=True, metavar="{extract}")
     extract = strings_sub.add_parser("extract", help="write or update a PO catalogue (locale/LANG.po by default)")
     extract.add_argument("story")
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")

@@ -843,7 +843,7 @@ def prepare_serve(args: argparse.Namespace) -> ServePlan | int:
     token = os.environ.get("WORLDLOOM_TOKEN", "")
     if not token:
         print("error: WORLDLOOM_TOKEN is not set (the server refuses to run without a token; "
-              "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(24))'))",
+              "e.g. export WORLDLOOM_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))'))",
               file=out)
         return 2
     problem = token_problem(token, args.insecure_token)
