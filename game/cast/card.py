@@ -515,17 +515,20 @@ def card_from_dict(data: Any, where: str = "", marked: Marked | None = None, pre
     try:
         card = CharacterCard.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        at = _yaml_where(marked, loc) if marked else where
-        text = explain(dict(err))
-        head = str(loc[0]) if loc else ""
-        if prefixes and head in prefixes:
-            text = prefixes[head] + text[len(head):]
-        elif prefix:
-            text = f"{prefix}.{text}"
-        more = len(exc.errors()) - 1
-        raise CardError(text + (f" (and {more} more)" if more else ""), where=at or where) from exc
+        found: list[tuple[str, str]] = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            at = _yaml_where(marked, loc) if marked else where
+            text = explain(dict(err))
+            head = str(loc[0]) if loc else ""
+            if prefixes and head in prefixes:
+                text = prefixes[head] + text[len(head):]
+            elif prefix:
+                text = f"{prefix}.{text}"
+            found.append((at or where, text))
+        # every problem at once, each with its own file:line (fixing them one run at a time was slow)
+        rest = "".join(f"\n  {w}: {t}" if w else f"\n  {t}" for w, t in found[1:])
+        raise CardError(found[0][1] + rest, where=found[0][0]) from exc
     return card.model_copy(update={"where": where}) if where else card
 
 
