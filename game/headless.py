@@ -16,6 +16,7 @@ from typing import IO, Any
 from game.cast.castroom import cast_of
 from game.errorbank.clock import Clock
 from game.errors import InputError, SaveError, WorldloomError
+from game.inputs.address import parse_address
 from game.inputs.channels import Channels
 from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
@@ -218,6 +219,13 @@ class HeadlessRunner:
         elif v == "ask":
             self._ask(a[0], a[1], cmd.where)
         elif v == "say":
+            room = cast_of(s)
+            names = {cid: c.name for cid, c in s.story.model.cast.items()}
+            who, rest = parse_address(a[0], names)
+            if who and rest and room is not None and who in room.characters:  # "@eve hi", as in the window
+                self._ask(who, rest, cmd.where)
+                self._play()
+                return
             reply = self.channels.say(a[0])
             self._said(cmd, reply)
             if not reply.events:

@@ -32,11 +32,12 @@ from game.app.audio import AudioOut
 from game.app.dialogue import Line, LineReader
 from game.app.fonts import Fonts
 from game.app.frames import FrameClock, FrameFeed, QueuedFrame
-from game.app.inputs import MIN_CLIP, NO_MICROPHONE, InputWorker, Microphone, parse_address, run_line, run_voice
+from game.app.inputs import MIN_CLIP, NO_MICROPHONE, InputWorker, Microphone, run_line, run_voice
 from game.app.layout import Layout, character_boxes, make_layout, nearest_character
 from game.app.reload import Reloaded, Reloader
 from game.app.settings import SPEED_NAMES, Settings
 from game.errors import InputError, SaveError, WorldloomError
+from game.inputs.address import parse_address
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import Clarify, NotUnderstood
 from game.session import Session, TurnResult, View

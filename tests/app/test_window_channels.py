@@ -27,8 +27,9 @@ import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from game.app.app import App  # noqa: E402
-from game.app.inputs import NO_MICROPHONE, InputWorker, Microphone, parse_address  # noqa: E402
+from game.app.inputs import NO_MICROPHONE, InputWorker, Microphone  # noqa: E402
 from game.errors import InputError  # noqa: E402
+from game.inputs.address import parse_address  # noqa: E402
 from game.inputs.channels import Channels  # noqa: E402
 from game.inputs.meaning import LexicalEmbedder, Resolver  # noqa: E402
 from game.session import Session  # noqa: E402
