@@ -70,7 +70,8 @@ _YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is n
 
 
 _YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
-_I_AM = re.compile(r"(?i:\bi(?:'m|’m| am)\s+)([^.!?;]{1,120})")
+_I_AM = re.compile(r"(?i:\bi(?:'m|’m| am| was|'ve been|’ve been| have been|'ll be|’ll be| will be)\s+)"
+                   r"([^.!?;]{1,120})")
 #: "<Name> is/was a ... <noun>" and "my <kin> was a ... <noun>": who, and the noun phrase said of them.
 _CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)|\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
                     r"\s+(?:is|was|'s|’s|has been|had been|used to be|became)\s+(?:a|an|the|my|her|our|his)\s+"

@@ -98,6 +98,7 @@ def test_each_tagged_reply_regenerates_then_she_deflects_in_her_voice(eve: Any, 
     ("Biscuit is staying with my sister.", "My dog is called Biscuit. He's staying with my sister.", "repeat"),
     ("I'm sorry for your loss. Sit by the stove a while.", "My grandmother died last spring.", ""),
     ("Forty hives. That's a lot of stings.", "I keep forty hives near Rotterdam.", ""),
+    ("I was only going to be a useless, pathetic old woman.", "You're a useless, pathetic old woman.", "identity"),
 ])
 def test_refusals_sympathy_for_nothing_and_parroting_are_stopped(eve: Any, reply: str, line: str, kind: str) -> None:
     facts = facts_from_card(eve, eve.home)
