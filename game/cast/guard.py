@@ -144,7 +144,11 @@ ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.com
      r"\bi (?:do not|don't|dont) have (?:a |any )?(?:physical |real |human )?(?:body|form|senses|eyes|hands|"
      r"physical presence|emotions|personal (?:experiences|opinions|feelings))\b|"
      r"\b(?:as|since|because) i(?:'m| am) (?:a |an |just a |only a )?(?:text based|digital|virtual|computer|"
-     r"software|program)\b"),
+     r"software|program)\b|"
+     r"\bi (?:can't|cannot|can not|won't be able to|am unable to|'m unable to|am not able to|'m not able to) "
+     r"(?:help|assist)(?: you)?(?: with (?:that|this|your))?(?: request)?\s*$|"
+     r"\bi (?:can't|cannot|can not|am unable to|am not able to) (?:help|assist) (?:you )?with (?:that|this|your) "
+     r"(?:request|query|question|inquiry)\b"),
     ("sign_off",
      r"\bwishing you (?:a|an|all|the|every|lots|much|happiness|success|luck)\b|"
      r"\bhave an? (?:great|good|nice|wonderful|lovely|fantastic|pleasant|blessed|amazing|awesome|productive|"
@@ -160,8 +164,9 @@ ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.com
      r"ahead\b|\buntil next time\b|\b(?:talk|chat|speak) (?:to you )?soon\b|\bhappy (?:chatting|holidays)\b|"
      r"\bgood luck with (?:your|the) (?:game|project|studies|exam|interview)\b"),
     ("service",
-     r"\b(?:i|we) (?:sincerely |truly |deeply )?apologi[sz]e\b|\b(?:sorry|apologies) for (?:any|the) "
-     r"(?:inconvenience|confusion|oversight|misunderstanding|trouble caused|delay|frustration)\b|"
+     r"\b(?:i|we) (?:sincerely |truly |deeply )?apologi[sz]e\b|\b(?:sorry|apologies) for any\b|"
+     r"\b(?:sorry|apologies) for the (?:inconvenience|confusion|oversight|misunderstanding|trouble caused|delay|"
+     r"frustration)\b|"
      r"\binconvenience (?:this|that|it) (?:may have|might have|has) caused\b|"
      r"\bthank you for your (?:patience|understanding|feedback|cooperation|interest|kind words|support|"
      r"business|inquiry|enquiry|question)\b|\bi (?:really |truly )?appreciate your (?:patience|understanding|"

@@ -34,7 +34,12 @@ this turn. What it knows is **allowed**; anything else fails:
    grandmother, the keeper before her), "Admiral is a retired sea captain" (a one-eyed gull),
    "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not.
 6. **thanks nobody gave**: "You're welcome" when the player's line thanks her for nothing
-   (the customer-service close), kind ``ooc``.
+   (the customer-service close), kind ``ooc``; so is **sympathy for nothing**: "I'm sorry
+   for your loss", "sorry to hear that" when the player's line tells of no trouble
+   (:data:`TROUBLE_WORDS`).
+7. **the player's line said back as hers**: a sentence of four words or more whose words
+   are (nine in ten or more) the player's line this turn ("I love honey cake." to "I love
+   honey cake."; "Biscuit is staying with my sister."), kind ``repeat``.
 
 Returns a :class:`~game.cast.guard.Verdict` (``ok`` or kind ``contradiction`` /
 ``unverified`` / ``identity`` / ``ooc``) and the counts of what was checked (:class:`Checked`).
@@ -48,6 +53,7 @@ from dataclasses import dataclass
 
 from game.cast.factsheet import COMMON_CAPITALS, KIN, FactSheet, capitalised_names, quantities, singular
 from game.cast.guard import PersonaFacts, Verdict
+from game.cast.similarity import tokens
 from game.cast.told import NUMBER_WORD, parse_number
 
 _OCCUPATION = re.compile(r"(?i:\bi(?:'m|’m| am| was| used to be|'ve been|’ve been| have been| became)"
@@ -64,7 +70,8 @@ _YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is n
 
 
 _YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
-_I_AM = re.compile(r"(?i:\bi(?:'m|’m| am)\s+)([^.!?;]{1,120})")
+_I_AM = re.compile(r"(?i:\bi(?:'m|’m| am| was|'ve been|’ve been| have been|'ll be|’ll be| will be)\s+)"
+                   r"([^.!?;]{1,120})")
 #: "<Name> is/was a ... <noun>" and "my <kin> was a ... <noun>": who, and the noun phrase said of them.
 _CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)|\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
                     r"\s+(?:is|was|'s|’s|has been|had been|used to be|became)\s+(?:a|an|the|my|her|our|his)\s+"
@@ -81,7 +88,28 @@ PLAIN_NOUNS = frozenset("woman women man men person people lady gentleman soul o
 _THANKED = re.compile(r"(?i)\b(?:thank|thanks|thx|ta|cheers|grateful|appreciate|obliged)\b")
 _WELCOME = re.compile(r"(?i)\byou(?:'re|’re| are)\s+(?:very\s+|most\s+|so\s+)?welcome\b(?!\s+(?:to|in|here|back|"
                       r"aboard|at|on|for|any))")
+_SYMPATHY = re.compile(r"(?i)\bsorry (?:for your loss|to hear (?:that|this|about|of)|about your (?:loss|troubles?))\b|"
+                       r"\bmy (?:deepest )?condolences\b|\bmy heart goes out\b")
+#: Words of a player's line that tell of a trouble sympathy may answer.
+TROUBLE_WORDS = frozenset(
+    "died dead death dying lost lose losing loss passed funeral grave buried sick ill illness unwell hurt hurts "
+    "injured injury pain ache aches aching sad sadness unhappy miserable bad hard terrible awful horrible broke "
+    "broken cancer divorce divorced trouble troubles worried worry worries tired exhausted cold freezing wet "
+    "soaked lonely alone afraid scared frightened fear miss missed fired sacked accident drowned drowning storm "
+    "wreck wrecked crying cried tears grief grieving mourning widow widowed orphan poor debt homeless".split())
 _LIGHT = frozenset("a an the just so very really such and but or of to in on at for with not no quite too bit".split())
+
+
+def _parroted(text: str, player_line: str) -> str:
+    """The sentence of ``text`` (four words or more) made of the player's words, or ``""``."""
+    said = set(tokens(player_line))
+    if not said:
+        return ""
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        words = tokens(sentence)
+        if len(words) >= 4 and sum(w in said for w in words) >= 0.9 * len(words):
+            return sentence.strip()
+    return ""
 
 
 def _echoed(text: str, player_line: str, own: Iterable[str] = ()) -> str:
@@ -172,6 +200,13 @@ class Verifier:
         if _WELCOME.search(text) and not _THANKED.search(player_line):
             return Verdict(False, "ooc", ("says \"you're welcome\" to thanks nobody gave (a customer-service close)",),
                            "you're welcome"), checked
+        pity = _SYMPATHY.search(text)
+        if pity and not set(tokens(player_line)) & TROUBLE_WORDS:
+            return Verdict(False, "ooc", ("offers sympathy for a trouble the player never told of",),
+                           pity.group(0)), checked
+        parrot = _parroted(text, player_line)
+        if parrot:
+            return Verdict(False, "repeat", (f"says the player's line back as her own: {parrot!r}",), parrot), checked
         echo = _echoed(text, player_line, self.sheet.vocabulary)
         if echo:
             return Verdict(False, "identity", (f"takes on what the player called her: {echo!r}",), echo), checked

@@ -89,3 +89,20 @@ def test_each_tagged_reply_regenerates_then_she_deflects_in_her_voice(eve: Any, 
     turn = next(t for t in range(10) if pipe.turn_seed(t) % 2 == 0)  # the disclaimer first
     r = pipe.reply("Wake me at five?", turn)
     assert r.source == "model" and r.text == "I'll knock at five." and r.rejected[0].kind == "ooc"
+
+
+@pytest.mark.parametrize(("reply", "line", "kind"), [
+    ("I'm sorry for your loss, but I can't help you.", "I keep forty hives near Rotterdam.", "ooc"),
+    ("I'm sorry to hear that you're having a hard time.", "I bought that lemon in Harrowby.", "ooc"),
+    ("I love honey cake.", "I love honey cake.", "repeat"),
+    ("Biscuit is staying with my sister.", "My dog is called Biscuit. He's staying with my sister.", "repeat"),
+    ("I'm sorry for your loss. Sit by the stove a while.", "My grandmother died last spring.", ""),
+    ("Forty hives. That's a lot of stings.", "I keep forty hives near Rotterdam.", ""),
+    ("I was only going to be a useless, pathetic old woman.", "You're a useless, pathetic old woman.", "identity"),
+])
+def test_refusals_sympathy_for_nothing_and_parroting_are_stopped(eve: Any, reply: str, line: str, kind: str) -> None:
+    facts = facts_from_card(eve, eve.home)
+    guard, verifier = PersonaGuard(facts), Verifier(FactSheet.from_card(eve))
+    verdicts = [guard.check(reply), verifier.check(reply, facts, line)[0]]
+    failed = next((v for v in verdicts if not v.ok), None)
+    assert (failed.kind if failed else "") == kind, verdicts
