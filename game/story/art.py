@@ -29,7 +29,7 @@ ASPECT_SLACK = 0.1
 #: The faces a character's art (or the drawn figure) can show, by name.
 EXPRESSIONS = ("neutral", "smile", "frown", "surprised", "sad", "sleeping")
 #: The body poses a figure can take.
-POSES = ("stand", "sit", "walk", "hold", "give")
+POSES = ("stand", "sit", "walk", "hold", "give", "leap", "lie")
 #: Names a sheet cell may have (``pose.expression`` too).
 CELL_NAMES = frozenset(EXPRESSIONS) | frozenset(POSES)
 

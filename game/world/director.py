@@ -165,6 +165,19 @@ def world_value(story: Story, state: GameState, key: str, scene_id: str = "") ->
     return str(state.world.get(key, default))
 
 
+def moon_rises(story: Story) -> bool:
+    """Whether the story raises the moon itself: some scene's ``on_enter`` sets ``light`` to
+    ``moonrise`` or ``moonlight`` (then its nights before that have no moon in the sky)."""
+    return any(k == "light" and v in MOON_LIGHTS for sc in story.model.scenes.values() for e in sc.on_enter
+               for k, v in SETS_WORLD.findall(str(e)))
+
+
+def scene_light(story: Story, light: str) -> str:
+    """The light a scene is drawn in: the one the story set, else ``moonless`` where the story
+    raises the moon later (:func:`moon_rises`: no moon is up before "moonrise"), else ``""``."""
+    return light or ("moonless" if moon_rises(story) else "")
+
+
 def setting(story: Story, scene_id: str) -> str:
     """What the place of ``scene_id`` shows, in words: its location's prompt, then the scene's."""
     m = story.model
@@ -202,7 +215,8 @@ def outline(story: Story, state: GameState, scene_id: str) -> Scene:
     return Scene(location=loc_id, palette=loc.palette if loc else loc_id,
                  time_of_day=sets.get("time_of_day") or world_value(story, state, "time_of_day", scene_id),
                  weather=sets.get("weather") or world_value(story, state, "weather", scene_id),
-                 setting=setting(story, scene_id), light=sets.get("light") or str(state.world.get("light", "")))
+                 setting=setting(story, scene_id),
+                 light=scene_light(story, sets.get("light") or str(state.world.get("light", ""))))
 
 
 def opening(story: Story, state: GameState) -> tuple[Scene, ...]:
@@ -441,7 +455,8 @@ class Director:
         return Scene(location=state.location, palette=loc.palette if loc else state.location,
                      time_of_day=world_value(self.story, state, "time_of_day"),
                      weather=world_value(self.story, state, "weather"), entities=tuple(entities),
-                     setting=setting(self.story, state.scene), light=str(state.world.get("light", "")))
+                     setting=setting(self.story, state.scene),
+                     light=scene_light(self.story, str(state.world.get("light", ""))))
 
     def mood(self, state: GameState, cid: str) -> str:
         """A character's expression: her card's (from the relationship), else one read from trust and

@@ -11,6 +11,7 @@ six faces; :func:`pose_for` picks the body pose. Heights are frame pixels.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -47,13 +48,15 @@ _HAIR = ("braid", "hair", "plait", "curls", "ponytail")
 
 @dataclass(frozen=True)
 class Outfit:
-    """What a person wears: coat, scarf (or ``None``), hair colours and whether the hair is braided."""
+    """What a person wears: coat, scarf (or ``None``), hair colours and whether the hair is braided,
+    and the colour of a beard (``None``: clean-shaven)."""
 
     coat: RGB
     scarf: RGB | None
     hair: RGB
     braid: bool
     skin: RGB = (238, 204, 176)
+    beard: RGB | None = None
 
 
 def _colour_before(words: list[str], index: int) -> RGB | None:
@@ -66,6 +69,7 @@ def _colour_before(words: list[str], index: int) -> RGB | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def outfit(look: str, fallback: RGB) -> Outfit:
     """Read clothes from a look text (see the module doc); ``fallback`` colours the coat when none is named.
 
@@ -74,7 +78,7 @@ def outfit(look: str, fallback: RGB) -> Outfit:
     low = look.lower()
     edit = re.match(r"now ([a-z -]+):", low)
     words = re.findall(r"[a-z]+(?:-[a-z]+)?", low)
-    coat = scarf = hair = None
+    coat = scarf = hair = beard = None
     braid = False
     for k, w in enumerate(words):
         if coat is None and w in _GARMENTS:
@@ -84,10 +88,18 @@ def outfit(look: str, fallback: RGB) -> Outfit:
         if hair is None and w in _HAIR:
             hair = _colour_before(words, k)
             braid = braid or w in ("braid", "plait")
+        if beard is None and w in ("beard", "bearded", "whiskers", "whiskered"):
+            beard = _colour_before(words, k) or hair or (118, 94, 74)
     if edit:
         named = COLOUR_WORDS.get(edit.group(1).split()[-1])
         coat = named or coat
-    return Outfit(coat=coat or fallback, scarf=scarf, hair=hair or (92, 64, 44), braid=braid)
+    return Outfit(coat=coat or fallback, scarf=scarf, hair=hair or (92, 64, 44), braid=braid, beard=beard)
+
+
+def beard_box(pose: str) -> tuple[float, float, float, float]:
+    """Where :func:`person` draws a beard, in its box's units (heights; box 0.8 x 1.1), for ``pose``."""
+    cx, cy = 0.41, 0.3 + 0.1 + {"sit": 0.28, "lie": 0.5}.get(pose, 0.0) - 0.13
+    return (cx - 0.085, cy - 0.01, cx + 0.09, cy + 0.125)
 
 
 def face_for(state: str, expression: str) -> str:
@@ -103,6 +115,8 @@ def pose_for(state: str, asked: str, holding: bool) -> str:
     """The body pose: the one asked for (the director's ``give``...), else from the reaction and hands."""
     if asked in POSES:
         return asked
+    if state == "leap":
+        return "leap"
     if state == "sleep":
         return "sit"
     if state == "flee":
@@ -126,14 +140,14 @@ def person(height: int, dress: Outfit, face: str = "neutral", pose: str = "stand
     pen = Pen(height, 0.8, 1.0 + top)
     coat, line = dress.coat, _mix(dress.coat, (14, 12, 20), 0.6)
     boots = (46, 38, 36)
-    drop = 0.28 if pose == "sit" else 0.0  # a sitting figure's hips are lower
+    drop = {"sit": 0.28, "lie": 0.5}.get(pose, 0.0)  # a sitting (lying) figure's hips are lower
     hip = 0.62 + top + drop
-    if pose == "sit":
+    if pose in ("sit", "lie"):
         pen.polygon(((0.28, hip - 0.02), (0.62, hip - 0.02), (0.62, hip + 0.08), (0.28, hip + 0.08)), coat, line, 0.01)
         pen.line(((0.6, hip + 0.06), (0.66, 1.0 + top)), _mix(coat, (0, 0, 0), 0.3), 0.07)
         pen.ellipse((0.6, 0.96 + top, 0.76, 1.02 + top), boots)
     else:
-        feet = {"walk": ((0.2, 0.6), (0.3, 0.5))[step % 2]}.get(pose, (0.34, 0.46))
+        feet = {"walk": ((0.2, 0.6), (0.3, 0.5))[step % 2], "leap": (0.16, 0.64)}.get(pose, (0.34, 0.46))
         for x_top, x_foot in ((0.34, feet[0]), (0.44, feet[1])):
             pen.line(((x_top, hip), (x_foot, 0.97 + top)), _mix(coat, (0, 0, 0), 0.35), 0.07)
             pen.ellipse((x_foot - 0.06, 0.95 + top, x_foot + 0.08, 1.0 + top), boots)
@@ -163,6 +177,9 @@ def person(height: int, dress: Outfit, face: str = "neutral", pose: str = "stand
     elif pose == "hold":
         hand = (0.62, body_top + 0.2)
         arm = (shoulder, (0.56, body_top + 0.22), hand)
+    elif pose == "leap":  # an arm flung up
+        hand = (0.62, body_top - 0.12)
+        arm = (shoulder, (0.56, body_top - 0.02), hand)
     elif pose == "walk":
         hand = (0.6 if step % 2 == 0 else 0.24, body_top + 0.28)
         arm = (shoulder, hand)
@@ -178,6 +195,10 @@ def person(height: int, dress: Outfit, face: str = "neutral", pose: str = "stand
     head.circle(cx, cy + 0.005, 0.095, dress.skin)
     head.polygon(((cx - 0.12, cy - 0.02), (cx - 0.04, cy - 0.12), (cx + 0.09, cy - 0.09),
                   (cx + 0.1, cy - 0.04), (cx - 0.02, cy - 0.05)), dress.hair)  # fringe
+    if dress.beard is not None:  # a full beard round the jaw and chin, the mouth showing through
+        head.polygon(((cx - 0.085, cy - 0.01), (cx - 0.055, cy + 0.03), (cx + 0.09, cy + 0.03),
+                      (cx + 0.085, cy + 0.075), (cx + 0.04, cy + 0.125), (cx - 0.02, cy + 0.12),
+                      (cx - 0.08, cy + 0.06)), dress.beard)
     _face(head, cx, cy, face, blink)
     pen.paste_rotated(head, 0.0, (cx, cy))
     return pen.finish(foot=(0.41, 1.0 + top), hold=hand, tint=DARK_TINT if tint == "dark" else None, light=0.16)

@@ -36,7 +36,7 @@ class Place:
 #: characters the demo scenes place between x = 0.42 and 0.8).
 PLACES: dict[str, Place] = {
     "oak": Place(0.2, 0.78, sink=0.05),
-    "ash_trees": Place(0.9, 0.6),
+    "ash_trees": Place(0.85, 0.6),
     "pines": Place(0.1, 0.55),
     "stump": Place(0.33, 0.1, sink=0.07),
     "bracken": Place(0.95, 0.13, sink=0.08),
@@ -45,7 +45,18 @@ PLACES: dict[str, Place] = {
     "lighthouse": Place(0.7, 0.3, layer="far"),
     "causeway": Place(0.7, 0.36, layer="far"),
     "railing": Place(0.5, 0.3, sink=0.14),
+    # on the water just behind the quay's edge, between the people the quay places at 0.3 and 0.7
+    "cobles": Place(0.5, 0.14, sink=-0.012),
+    "lobster_pots": Place(0.09, 0.16, sink=0.06),
+    # seen from its foot the tower rises out of the top of the frame
+    "tower_foot": Place(0.16, 1.25, sink=0.06),
 }
+
+
+def lamp_lit(look: Look, names: frozenset[str]) -> bool:
+    """Whether a lighthouse lamp burns: at dusk and at night, unless the setting says it is
+    unlit (``unlit`` in ``names``: "the lighthouse stands on its rock, unlit")."""
+    return look.time in ("dusk", "night") and "unlit" not in names
 
 
 def _grade(look: Look, c: RGB) -> RGB:
@@ -87,17 +98,41 @@ def oak(height: int, look: Look, hollow: bool = False, leaf_bed: bool = False) -
     return pen.finish(foot=(0.5, 1.0), hold=(0.505, 0.9), light=0.15)
 
 
-def slender_tree(height: int, look: Look, birch: bool = False) -> Sprite:
-    """A tall slender ash (or ``birch``): grey trunk, light open crown. Box 0.5 x 1.0 heights."""
-    pen = Pen(height, 0.5, 1.0)
-    trunk = _grade(look, (200, 200, 190) if birch else (128, 122, 110))
-    crown = lerp_rgb(look.tree, _grade(look, (96, 132, 80)), 0.4)
-    pen.line(((0.25, 1.0), (0.24, 0.5), (0.27, 0.15)), trunk, 0.03)
-    pen.line(((0.245, 0.55), (0.12, 0.35)), trunk, 0.014)
-    pen.line(((0.255, 0.45), (0.38, 0.28)), trunk, 0.014)
-    for cx, cy, r in ((0.25, 0.2, 0.13), (0.14, 0.32, 0.1), (0.37, 0.3, 0.1), (0.25, 0.38, 0.09)):
-        pen.circle(cx, cy, r, crown)
-    return pen.finish(foot=(0.25, 1.0), hold=(0.25, 0.5), light=0.15)
+#: The stand of ash trees: ``(x of the foot, height, lean)`` per tree, in the stand's height units.
+ASH_STAND = ((0.26, 0.8, -0.03), (0.52, 1.0, 0.01), (0.76, 0.88, 0.03))
+
+
+def ash_trees(height: int, look: Look) -> Sprite:
+    """A stand of three tall ash trees: pale grey trunks that fork into upswept branches, each
+    branch ending in loose sprays of leaf (many small clumps with sky between them, lit on the
+    side of the light), not one ball of crown. Box 1.0 x 1.0 heights; ``foot`` under the middle tree."""
+    pen = Pen(height, 1.0, 1.0)
+    bark = _grade(look, (150, 146, 134))
+    bark_dark = _grade(look, (96, 92, 84))
+    leaf = lerp_rgb(look.tree, _grade(look, (92, 138, 62)), 0.65)
+    under = mul_rgb(leaf, (0.72, 0.76, 0.74))
+    lit = lerp_rgb(leaf, look.rim, 0.2 * look.sky.rim)
+    sprays: list[tuple[float, float, float]] = []
+    for k, (fx, th, lean) in enumerate(ASH_STAND):
+        top = 1.0 - th
+        fork = (fx + lean * 0.5, 1.0 - 0.45 * th)
+        pen.line(((fx, 1.0), fork), bark, 0.026)
+        pen.line(((fx + 0.008, 1.0), (fork[0] + 0.008, fork[1])), bark_dark, 0.008)
+        for dx, dy in ((-0.13, 0.18), (-0.06, 0.04), (0.07, 0.02), (0.14, 0.2), (0.0, 0.0)):
+            tip = (fork[0] + dx + lean, top + dy * th + 0.11)
+            mid = ((fork[0] + tip[0]) / 2 + 0.02 * (1 if dx > 0 else -1), (fork[1] + tip[1]) / 2)
+            pen.line((fork, mid, tip), bark, 0.012)
+            sprays.append((tip[0], tip[1], 0.085 + 0.012 * k))
+            sprays.append((mid[0] + 0.15 * dx, mid[1], 0.065))
+    for j, (cx, cy, r) in enumerate(sprays):  # loose sprays of leaf: clumps with gaps, dark below, lit above
+        for i in range(7):
+            a = 2.399 * (i + 3 * j)
+            d = r * (0.35 + 0.65 * ((i * 37 + j * 11) % 10) / 10)
+            x, y = cx + d * math.cos(a), cy + 0.8 * d * math.sin(a)
+            s = r * (0.32 + 0.18 * ((i + j) % 3) / 2)
+            pen.ellipse((x - s, y - 0.7 * s, x + s, y + 0.7 * s), under if y > cy else leaf)
+        pen.ellipse((cx - 0.4 * r, cy - 0.55 * r, cx + 0.2 * r, cy - 0.15 * r), lit)
+    return pen.finish(foot=(0.52, 1.0), hold=(0.52, 0.5), light=0.15)
 
 
 def pine(height: int, look: Look) -> Sprite:
@@ -241,16 +276,81 @@ def railing(height: int, look: Look, width_units: float) -> Sprite:
     return pen.finish(foot=(width_units / 2, 1.0), hold=(width_units / 2, 0.4))
 
 
+def cobles(height: int, look: Look) -> Sprite:
+    """Two cobles (small clinker-built fishing boats) moored side by side, each with a stubby mast
+    and its rope to the quay. Box 3.2 x 1.0 heights; ``foot`` at the waterline's centre."""
+    pen = Pen(height, 3.2, 1.0)
+    for x0, hull, stripe in ((0.05, (58, 92, 120), (230, 226, 210)), (1.65, (156, 54, 44), (236, 200, 90))):
+        body, dark = _grade(look, hull), _grade(look, (30, 30, 34))
+        pen.polygon(((x0, 0.55), (x0 + 1.5, 0.5), (x0 + 1.3, 0.95), (x0 + 0.25, 0.95)), body, dark, 0.02)
+        pen.line(((x0 + 0.06, 0.62), (x0 + 1.44, 0.58)), _grade(look, stripe), 0.05)
+        pen.line(((x0 + 0.6, 0.55), (x0 + 0.62, 0.02)), _grade(look, (96, 76, 58)), 0.04)  # the mast
+        pen.line(((x0 + 0.62, 0.1), (x0 + 1.2, 0.5)), _grade(look, (70, 64, 56)), 0.015)  # a stay
+        pen.line(((x0 + 1.45, 0.55), (x0 + 1.6, 1.0)), _grade(look, (150, 132, 100)), 0.015)  # its rope
+    return pen.finish(foot=(1.6, 0.95), hold=(1.6, 0.6), light=0.12)
+
+
+def lobster_pots(height: int, look: Look) -> Sprite:
+    """Lobster pots stacked in a wet tower of three rows: netted domes on flat wooden bases, with a
+    coil of rope at the foot. Box 1.4 x 1.0 heights."""
+    pen = Pen(height, 1.4, 1.0)
+    net = _grade(look, (104, 96, 78))
+    wood = _grade(look, (128, 94, 62))
+    cord = _grade(look, (186, 170, 132))
+    rows = ((0.05, 0.68, 3), (0.23, 0.36, 2), (0.42, 0.04, 1))
+    for left, top, n in rows:
+        for k in range(n):
+            x = left + k * 0.42
+            pen.ellipse((x, top, x + 0.4, top + 0.3 * 2), net, wood, 0.015)
+            for j in range(1, 4):  # the netting's hoops
+                pen.line(((x + 0.1 * j, top + 0.03), (x + 0.1 * j, top + 0.3)), cord, 0.01)
+            pen.polygon(((x - 0.01, top + 0.26), (x + 0.41, top + 0.26), (x + 0.41, top + 0.32),
+                         (x - 0.01, top + 0.32)), wood)
+    pen.ellipse((1.05, 0.88, 1.38, 1.0), cord)
+    return pen.finish(foot=(0.7, 1.0), hold=(0.7, 0.5), light=0.1)
+
+
+def tower_foot(height: int, look: Look, lit: bool) -> Sprite:
+    """The foot of a white lighthouse as you stand at it: a broad white tower on black rock
+    rising out of the frame, its shut iron door up three stone steps, a wet high-water line;
+    a stair window shows the lamp's glow once it is ``lit``.
+    Box 0.46 x 1.0 heights (at 1.25 frame heights, about 0.3 of the width)."""
+    pen = Pen(height, 0.46, 1.0)
+    rock = _grade(look, (44, 44, 50))
+    white = _grade(look, (236, 234, 224))
+    shade = _grade(look, (178, 180, 186))
+    iron = _grade(look, (40, 44, 50))
+    pen.polygon(((0.06, 0.0), (0.4, 0.0), (0.42, 0.94), (0.04, 0.94)), white, shade, 0.004)
+    pen.polygon(((0.3, 0.0), (0.4, 0.0), (0.42, 0.94), (0.33, 0.94)), shade)  # the round side in shadow
+    pen.polygon(((0.04, 0.86), (0.42, 0.86), (0.42, 0.94), (0.04, 0.94)), _grade(look, (120, 128, 110)))
+    pen.polygon(((0.0, 0.93), (0.46, 0.93), (0.46, 1.0), (0.0, 1.0)), rock)
+    for k in range(3):  # the steps up to the door
+        y = 0.9 - 0.02 * k
+        pen.polygon(((0.14 + 0.01 * k, y - 0.02), (0.3 - 0.01 * k, y - 0.02), (0.3 - 0.01 * k, y),
+                     (0.14 + 0.01 * k, y)), _grade(look, (150, 148, 140)))
+    pen.polygon(((0.16, 0.84), (0.16, 0.66), (0.22, 0.62), (0.28, 0.66), (0.28, 0.84)), iron,
+                _grade(look, (20, 22, 26)), 0.004)  # the shut iron door
+    for y in (0.7, 0.78):
+        pen.line(((0.165, y), (0.275, y)), _grade(look, (70, 74, 80)), 0.006)
+    pen.circle(0.255, 0.75, 0.006, _grade(look, (160, 140, 90)))
+    pen.polygon(((0.2, 0.36), (0.24, 0.36), (0.24, 0.46), (0.2, 0.46)),
+                (255, 226, 150) if lit else iron)  # a stair window
+    return pen.finish(foot=(0.23, 1.0), hold=(0.22, 0.75), light=0.12)
+
+
 #: Landmark name -> how to draw it (``height`` px, look, the setting's other names).
 DRAW: dict[str, Callable[[int, Look, frozenset[str]], Sprite]] = {
     "oak": lambda h, lk, names: oak(h, lk, "hollow" in names, "leaf_bed" in names),
-    "ash_trees": lambda h, lk, names: slender_tree(h, lk),
+    "ash_trees": lambda h, lk, names: ash_trees(h, lk),
     "pines": lambda h, lk, names: pine(h, lk),
     "stump": lambda h, lk, names: stump(h, lk),
     "bracken": lambda h, lk, names: bracken(h, lk),
     "reeds": lambda h, lk, names: reeds(h, lk),
     "stepping_stones": lambda h, lk, names: stepping_stones(h, lk),
-    "lighthouse": lambda h, lk, names: lighthouse(h, lk, lk.time in ("dusk", "night")),
+    "lighthouse": lambda h, lk, names: lighthouse(h, lk, lamp_lit(lk, names)),
+    "cobles": lambda h, lk, names: cobles(h, lk),
+    "lobster_pots": lambda h, lk, names: lobster_pots(h, lk),
+    "tower_foot": lambda h, lk, names: tower_foot(h, lk, "beam" in names),
     "causeway": lambda h, lk, names: causeway(h, lk),
     "railing": lambda h, lk, names: railing(h, lk, 3.4),
 }

@@ -16,11 +16,11 @@ in world units (1.0 = one screen width), ``camera_y`` in screen heights (positiv
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from game.world.backends.landmarks import DRAW, PLACES, Place
+from game.world.backends.landmarks import DRAW, PLACES, Place, lamp_lit
 from game.world.backends.layout import Box, Mark, PartKind, mark_box
 from game.world.backends.palette import Look
 from game.world.backends.raster import (
@@ -52,6 +52,7 @@ HORIZON = 0.55
 #: height units ``(x0, y0, x1, y1)`` (see :func:`game.world.backends.landmarks.oak`).
 SUBPARTS: dict[str, dict[str, tuple[float, float, float, float]]] = {
     "oak": {"hollow": (0.43, 0.74, 0.58, 1.0), "leaf_bed": (0.44, 0.9, 0.58, 0.99)},
+    "lighthouse": {"lit_lamp": (0.4, 0.12, 0.54, 0.23)},  # recorded only while the lamp burns
 }
 #: How fast water moves, columns per frame, as a share of the width (creek, sea).
 FLOW_SPEED = {"creek": 0.0035, "sea": 0.0012}
@@ -236,21 +237,23 @@ def build_backdrop(
     period = PERIOD_SCREENS * width
     margin = int(math.ceil(LOOK_MAX * height)) + 1
     rows = height + margin
-    sky, stars = _paint_sky(look, width, height, seed)
+    sea = "sea" in names
+    painters = (_paint_sea if sea else _paint_far, _paint_none if sea else _paint_near, _paint_ground)
+    creek = "creek" in names or (look.water is not None and not sea)
+    far = painters[0](look, rng("layer", location, 0), width, height, period, rows, creek)
+    moon_mark, sky_look = _moon(look, far, width, height)
+    sky, stars = _paint_sky(sky_look, width, height, seed)
     dither = rng("dither", location, seed)
     sky_u8 = to_u8(sky, dither)
     behind = np.concatenate(
         [sky.mean(axis=1), np.repeat(sky[-1:].mean(axis=1), margin, axis=0)], axis=0
     )
-    sea = "sea" in names
-    painters = (_paint_sea if sea else _paint_far, _paint_none if sea else _paint_near, _paint_ground)
     stamps = _stamps(look, names, width, height)
-    marks: list[Mark] = []
+    marks: list[Mark] = [moon_mark] if moon_mark is not None else []
     layers: list[Layer] = []
-    creek = "creek" in names or (look.water is not None and not sea)
     for k, paint in enumerate(painters):
         gen = rng("layer", location, k)
-        canvas = paint(look, gen, width, height, period, rows, creek)
+        canvas = far if k == 0 else paint(look, gen, width, height, period, rows, creek)
         layer_name = ("far", "near", "ground")[k]
         surface = np.argmax(canvas.alpha > 0.5, axis=0)  # before any landmark stands on it
         covered = (canvas.alpha > 0.04).any(axis=1)
@@ -260,7 +263,8 @@ def build_backdrop(
         for name, spr, place in stamps:
             if place.layer != layer_name:
                 continue
-            marks += _stamp_landmark(canvas, surface, name, spr, place, width, height, period, RATES[k], sea)
+            marks += _stamp_landmark(canvas, surface, name, spr, place, width, height, period, RATES[k], sea,
+                                     frozenset() if lamp_lit(look, names) else frozenset({"lit_lamp"}))
         flow_mask = (canvas.water > 0.5) & (canvas.occluded < 0.5)
         colour, alpha = canvas.colour, canvas.alpha
         a3 = alpha[:, :, None]
@@ -301,6 +305,23 @@ def build_backdrop(
     return Backdrop(width, height, period, margin, sky_u8, tuple(layers), stars, tuple(marks))
 
 
+def _moon(look: Look, far: _Canvas, width: int, height: int) -> tuple[Mark | None, Look]:
+    """The moon's mark (the part of its disc above the far layer's crest, in the fixed sky) and
+    the look to paint the sky with: a rising moon's centre moved onto the crest at its column."""
+    sky = look.sky
+    if not sky.moon or sky.light_r <= 0.0:
+        return None, look
+    col = int(sky.light_pos[0] * width)
+    crest = int(np.argmax(far.alpha[:, col] > 0.5)) if (far.alpha[:, col] > 0.5).any() else height
+    if sky.rising:
+        sky = replace(sky, light_pos=(sky.light_pos[0], crest / height))
+        look = replace(look, sky=sky)
+    r = sky.light_r * height
+    cx, cy = sky.light_pos[0] * width, sky.light_pos[1] * height
+    box = (int(cx - r), int(cy - r), int(math.ceil(cx + r)), int(min(math.ceil(cy + r), crest)))
+    return Mark("moon", "landmark", box, 0.0, 0), look
+
+
 def _span(image: U8, mask: Bool, mark: Mark, top: int, period: int) -> Span:
     """The part of a landmark that rises above its layer's band (rows ``mark.y0 .. top``)."""
     x0, y0, x1, _ = mark.box
@@ -322,10 +343,10 @@ def _stamps(look: Look, names: frozenset[str], width: int, height: int) -> list[
 
 def _stamp_landmark(
     canvas: _Canvas, surface: I64, name: str, spr: Sprite, place: Place, width: int, height: int,
-    period: int, rate: float, sea: bool,
+    period: int, rate: float, sea: bool, skip: frozenset[str] = frozenset(),
 ) -> list[Mark]:
     """Paint a landmark into ``canvas`` standing on the layer's ``surface`` (first covered row per
-    column) and return its marks."""
+    column) and return its marks (without the :data:`SUBPARTS` named in ``skip``)."""
     x = place.x * width
     col = int(x) % period
     if place.layer == "far":
@@ -338,6 +359,8 @@ def _stamp_landmark(
     marks = [Mark(name, kind, (x0, y0, x0 + spr.width, y0 + spr.height), rate, period)]
     h = spr.height
     for sub, (a, b, c, d) in SUBPARTS.get(name, {}).items():
+        if sub in skip:
+            continue
         sub_kind: PartKind = "prop" if sub == "leaf_bed" else kind
         marks.append(Mark(sub, sub_kind,
                           (x0 + int(a * h), y0 + int(b * h), x0 + int(c * h), y0 + int(d * h)), rate, period))

@@ -54,11 +54,13 @@ class Placed:
 
 @dataclass
 class Layout:
-    """The layout record of one frame, in drawing order (later entries are in front)."""
+    """The layout record of one frame, in drawing order (later entries are in front); ``poses``:
+    the body pose each character was drawn in (``stand``, ``sit``, ``leap``, ``lie``...)."""
 
     width: int
     height: int
     parts: list[Placed] = field(default_factory=list)
+    poses: dict[str, str] = field(default_factory=dict)
     _boxes: list[tuple[str, PartKind, Box]] = field(default_factory=list)
 
     def add(self, name: str, kind: PartKind, box: Box) -> None:

@@ -10,6 +10,7 @@ global random generator.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -23,17 +24,18 @@ from PIL import Image
 
 from game.work import on_behalf
 from game.world.backends.cache import ObjectCache
-from game.world.backends.figures import face_for, outfit, person, pose_for
+from game.world.backends.figures import beard_box, face_for, outfit, person, pose_for
 from game.world.backends.landscape import LOOK_MAX, Backdrop, build_backdrop
 from game.world.backends.layout import Box, Layout
 from game.world.backends.motion import STATES, Pose, pose
 from game.world.backends.palette import Look, resolve_look
 from game.world.backends.particles import Particles, build_particles
-from game.world.backends.raster import RGB, U8, blit, draw_line
+from game.world.backends.raster import RGB, U8, blit, draw_line, mul_rgb
 from game.world.backends.rooms import build_room
 from game.world.backends.scenery import Embed, Setting, Vocabulary
 from game.world.backends.seeds import unit
 from game.world.backends.sprites import (
+    Pen,
     Sprite,
     campfire,
     colour_from_text,
@@ -79,6 +81,11 @@ CUT_FLOOR = 0.55
 STAGES_KEPT = 8
 #: Radius of a lantern's light, as a share of the frame height; how much warmer it makes what it reaches.
 LANTERN_REACH = 0.3
+#: Surfaces a person sets things down on: layout name -> where its top is, as a share of its box
+#: from the top (a desk's box starts at its lamp; see :mod:`game.world.backends.rooms`).
+SURFACES = {"table": 0.0, "desk": 0.43}
+#: Gulls drawn where the setting names them (outdoors).
+GULLS = 4
 #: Seconds the lighthouse beam takes for one turn.
 BEAM_TURN_S = 6.0
 #: A setting that says a kite is up (a held kite then flies high on its string).
@@ -107,6 +114,8 @@ class Actor:
         phase: the actor's own phase in ``[0, 1)``.
         state: the state drawn (unknown states become ``idle``).
         held: items it holds, as actors.
+        noun: the vocabulary name of a thing; ``body``: a body pose the scene's setting gives a
+            character (``lie``; see :func:`_setting_pose`), ``""`` for the reaction's own.
     """
 
     entity: Entity
@@ -119,6 +128,7 @@ class Actor:
     state: str
     held: tuple[Actor, ...] = ()
     noun: str = ""
+    body: str = ""
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -263,7 +273,7 @@ class Painter:
                 self._actor(by_id.get(h, Entity(id=h, kind="item", name=h)), pictures, notes, actor)
                 for h in e.holding
             )
-            actors.append(replace(actor, held=held))
+            actors.append(_setting_pose(replace(actor, held=held), setting))
         return Plan(
             look=look,
             backdrop=backdrop,
@@ -472,10 +482,11 @@ class Painter:
                                  f"(best {sim:.2f}); drew a {kind}")
             if holder is None:
                 height = ITEM_H * self.height * (1.4 if noun == "kite" else 1.0)
-            elif noun in ("kite", "scarf") or kind == "image":
+            elif noun in ("kite", "scarf") or (kind == "image" and noun not in HELD_SIZE):
                 height = holder.height * (HELD_KITE_H if noun == "kite" else HELD_H)
-            else:
-                share = HELD_SIZE.get(kind, 0.12) * (CREATURE_HOLDS if holder.kind == "creature" else 1.0)
+            else:  # a picture of a known thing (the stone) is held at that thing's size
+                size = HELD_SIZE.get(noun, 0.12) if kind == "image" else HELD_SIZE.get(kind, 0.12)
+                share = size * (CREATURE_HOLDS if holder.kind == "creature" else 1.0)
                 height = holder.height * min(HELD_H, share)
             height *= _size_of(e.look)
         default = {"kite": (222.0, 52.0, 48.0), "leaf": (94.0, 174.0, 74.0),
@@ -605,6 +616,8 @@ class Painter:
             system.draw(out, frame, camera_x)
         if plan.setting.has("beam"):
             self._beam(out, frame, layout)
+        if plan.setting.has("gulls") and not plan.setting.interior:
+            self._gulls(out, frame, camera_x, plan.light, layout)
         feet = plan.backdrop.feet_row(camera_y)
         for actor in plan.actors:
             if actor.kind in ("lantern", "campfire"):
@@ -647,7 +660,9 @@ class Painter:
         e = actor.entity
         h = actor.height
         is_char = e.kind == "character"
-        p = pose(actor.state, local, frame, self.fps, actor.phase) if is_char else Pose()
+        # lying down it breathes, but does not hop or sidle (the reaction keeps only its face)
+        motion = "idle" if actor.body == "lie" and actor.state in ("leap", "tilt", "nuzzle") else actor.state
+        p = pose(motion, local, frame, self.fps, actor.phase) if is_char else Pose()
         centre = self.width / 2.0
         x = (e.x - camera_x) * self.width
         x += (centre - x) * p.toward
@@ -660,10 +675,17 @@ class Painter:
         ground = feet - e.y * (feet - 0.12 * self.height)
         if not is_char and e.y > 0.0:
             ground += 0.02 * self.height * math.sin(frame * 0.12 + actor.phase * 6.28)
+        bed = next((b for n, _, b in layout.drawn() if n == "hollow"), None) if actor.body == "lie" else None
+        if bed is not None:  # it lies in the door of the hollow, on its bed spilling over the sill
+            x, ground = (bed[0] + bed[2]) / 2.0, bed[3] + 0.3 * h
         y = ground - p.y * h
         eyes = str((frame // 3) % 4) if actor.kind == "campfire" else p.eyes
+        if actor.body == "lie":  # what it holds lies under it, flat on the bed
+            for item in actor.held:
+                self._lay_under(out, item, x, ground, h, light, layout)
         if actor.kind in ("creature", "figure", "sheet"):
-            body = pose_for(actor.state, e.pose, bool(actor.held))
+            body = actor.body or pose_for(actor.state, e.pose, bool(actor.held))
+            layout.poses[e.id] = body
             eyes = f"{p.eyes}/{face_for(actor.state, e.expression)}/{body}/{(frame // 6) % 2 if body == 'walk' else 0}"
         spr = self.sprite(actor, eyes, p.tint, p.head, p.sx, p.sy, face < 0, light)
         if is_char and e.y <= 0.0:
@@ -673,14 +695,20 @@ class Painter:
         x0, y0 = int(round(x - spr.foot[0])), int(round(y - spr.foot[1]))
         blit(out, spr.rgb, spr.alpha, x0, y0)
         layout.add(e.id, e.kind, _box(spr, x0, y0))
+        if actor.kind == "figure" and outfit(e.look, actor.colour).beard is not None:
+            self._feature(layout, f"{e.id}.beard", beard_box(eyes.split("/")[2]), spr, x0, y0, face < 0)
         if actor.kind == "campfire":
             self._smoke(out, x, y0, h, frame)
         hand = (x0 + spr.hold[0], y0 + spr.hold[1])
         # A picture has no hand: things it wears go round its middle, under the head.
         neck = (x0 + spr.width / 2.0, y0 + 0.55 * spr.height) if actor.kind == "image" else hand
-        for j, item in enumerate(actor.held):
+        spots = self._set_down(actor, layout, x0, spr.width) if actor.kind == "figure" else []
+        for j, item in enumerate(actor.held if actor.body != "lie" else ()):
             # a person holds the first thing in her hand (a small thing does not hide her face)
             in_hand = actor.kind == "figure" and j == 0 and item.noun not in ("kite", "scarf")
+            if actor.kind == "figure" and not in_hand and item.noun not in ("kite", "scarf"):
+                self._put(out, item, spots, j, hand, face, h, light, layout)
+                continue
             self._draw_held(out, item, -1 if in_hand else j, neck if item.noun == "scarf" else hand, face, h,
                             frame, light, layout, flown, ground)
         for ef in p.effects:
@@ -690,6 +718,59 @@ class Painter:
             ex, ey = x + ef.x * h * face, ground - ef.y * h
             blit(out, fx.rgb, fx.alpha, int(round(ex - fx.foot[0])), int(round(ey - fx.foot[1])),
                  opacity=int(255 * min(1.0, ef.alpha)))
+
+    def _set_down(self, actor: Actor, layout: Layout, x0: int, width: int) -> list[tuple[float, float]]:
+        """Where a person sets down what she holds beyond what is in her hand: spots along the top
+        of the room's table or desk (:data:`SURFACES`), nearest her first and clear of her, as
+        ``(x, y)`` frame pixels of a thing's bottom centre; ``[]`` where there is none."""
+        spots: list[tuple[float, float]] = []
+        for name, _, (a, b, c, d) in layout.drawn():
+            top = SURFACES.get(name)
+            if top is None:
+                continue
+            y = b + top * (d - b)
+            step = max(4.0, 0.05 * self.width)
+            xs = [a + step * (k + 0.7) for k in range(int((c - a) / step))]
+            spots += [(sx, y) for sx in xs if not x0 - 0.3 * step < sx < x0 + width + 0.3 * step]
+        centre = x0 + width / 2.0
+        return sorted(spots, key=lambda p: abs(p[0] - centre))
+
+    def _put(self, out: U8, item: Actor, spots: list[tuple[float, float]], index: int, hand: tuple[float, float],
+             face: float, holder_h: int, light: RGB, layout: Layout) -> None:
+        """A gift a person holds beyond the first: set down on a table or desk spot, else carried in
+        the crook of her arm (stacked above her hand, against her coat), never on the floor."""
+        spr = self.sprite(item, "", "", 0.0, 1.0, 1.0, face < 0, light)
+        if index - 1 < len(spots):
+            sx, sy = spots[index - 1]
+            x0, y0 = int(round(sx - spr.width / 2.0)), int(round(sy - spr.height))
+        else:
+            x0 = int(round(hand[0] - face * (0.06 + 0.05 * index) * holder_h - spr.width / 2.0))
+            y0 = int(round(hand[1] - (0.05 + 0.07 * index) * holder_h - spr.height / 2.0))
+        blit(out, spr.rgb, spr.alpha, x0, y0)
+        layout.add(item.entity.id, item.entity.kind, _box(spr, x0, y0))
+
+    def _lay_under(self, out: U8, item: Actor, x: float, ground: float, holder_h: int, light: RGB,
+                   layout: Layout) -> None:
+        """A held thing laid flat under its lying holder: a kite spread out wider than the holder
+        (the spars bent, it covers the bed), anything else beside its chin; recorded in the layout."""
+        kite_ = item.noun == "kite"
+        spr = self.sprite(item, "", "", 0.0, 3.0 if kite_ else 1.0, 0.7 if kite_ else 1.0, False, light)
+        cx = x if kite_ else x + 0.3 * holder_h
+        x0, y0 = int(round(cx - spr.width / 2.0)), int(round(ground + 0.2 * holder_h - spr.height))
+        blit(out, spr.rgb, spr.alpha, x0, y0)
+        layout.add(item.entity.id, item.entity.kind, _box(spr, x0, y0))
+
+    @staticmethod
+    def _feature(layout: Layout, name: str, box: tuple[float, float, float, float], spr: Sprite, x0: int, y0: int,
+                 mirror: bool) -> None:
+        """Record a part of a figure (``box`` in :func:`~game.world.backends.figures.person`'s units,
+        0.8 x 1.1 heights) drawn in ``spr`` at ``(x0, y0)``, mirrored when it faces left."""
+        kx, ky = spr.width / 0.8, spr.height / 1.1
+        a, c = box[0] * kx, box[2] * kx
+        if mirror:
+            a, c = spr.width - c, spr.width - a
+        layout.add(name, "prop", (x0 + int(a), y0 + int(box[1] * ky), x0 + int(math.ceil(c)),
+                                  y0 + int(math.ceil(box[3] * ky))))
 
     def _beam(self, out: U8, frame: int, layout: Layout) -> None:
         """The lighthouse beam wheeling out over the water from its lamp: the lighthouse's in
@@ -701,17 +782,37 @@ class Painter:
         if q < 0.125:
             return
         tower = next((b for name, _, b in layout.drawn() if name == "lighthouse"), None)
+        foot = next((b for name, _, b in layout.drawn() if name == "tower_foot"), None)
         scale = 0.5 if tower is not None else 1.0
         spr = self.cache.get(("beam", self.width, self.height, q, reach < 0, scale),
                              lambda: _beam_sprite(self.width, self.height, q * scale, reach < 0))
         if tower is not None:  # the lamp of the lighthouse sprite (see landmarks.lighthouse)
             x0, y0, x1, y1 = tower
             ox, oy = x0 + (x1 - x0) * 0.47 / 0.9, y0 + (y1 - y0) * 0.17
+        elif foot is not None:  # at the foot of the tower: the lamp is above the frame, over the tower
+            ox, oy = (foot[0] + foot[2]) / 2.0, 0.15 * self.height
         else:
             ox, oy = 0.5 * self.width, 0.04 * self.height
         x0, y0 = int(round(ox - spr.foot[0])), int(round(oy - spr.foot[1]))
         blit(out, spr.rgb, spr.alpha, x0, y0)
         layout.add("beam", "prop", _box(spr, x0, y0))
+
+    def _gulls(self, out: U8, frame: int, camera_x: float, light: RGB, layout: Layout) -> None:
+        """A few gulls wheeling over the water: white wings in a shallow ``m``, each flapping and
+        drifting on its own slow loop across the upper sky (recorded as one ``gulls`` part)."""
+        boxes: list[Box] = []
+        for k in range(GULLS):
+            t = frame / self.fps
+            x = ((0.18 + 0.23 * k + 0.012 * t * (1 + 0.3 * k)) % 1.1 - 0.05 - 0.1 * camera_x % 1.0) * self.width
+            y = (0.14 + 0.07 * k + 0.02 * math.sin(0.5 * t + 1.7 * k)) * self.height
+            size = max(8, int(self.height * (0.08 - 0.01 * k)))
+            flap = int(((frame + 5 * k) // 3) % 4)
+            spr = self.cache.get(("gull", size, flap, light), functools.partial(_gull_sprite, size, flap, light))
+            x0, y0 = int(round(x - spr.foot[0])), int(round(y - spr.foot[1]))
+            blit(out, spr.rgb, spr.alpha, x0, y0)
+            boxes.append(_box(spr, x0, y0))
+        layout.add("gulls", "prop", (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                     max(b[2] for b in boxes), max(b[3] for b in boxes)))
 
     def _smoke(self, out: U8, x: float, top: int, h: int, frame: int) -> None:
         """Grey puffs rising and fading above a fire."""
@@ -755,6 +856,23 @@ class Painter:
         layout.add(item.entity.id, kind, _box(spr, x0, y0))
 
 
+def _gull_sprite(size: int, flap: int, light: RGB) -> Sprite:
+    """A gull seen from below, ``size`` px wide: two wings in an ``m``, raised or lowered by ``flap``
+    (0..3), white with dark tips, in the scene's ``light``."""
+    lift = (0.34, 0.16, -0.02, 0.16)[flap]
+    pen = Pen(size, 1.0, 0.6)
+    white = mul_rgb((244.0, 244.0, 238.0), light)
+    edge = mul_rgb((120.0, 124.0, 134.0), light)
+    tip = mul_rgb((50.0, 50.0, 56.0), light)
+    for side in (-1, 1):
+        wing = ((0.5, 0.32), (0.5 + side * 0.22, 0.3 - lift), (0.5 + side * 0.46, 0.34 - 0.4 * lift))
+        pen.line(wing, edge, 0.11)
+        pen.line(wing, white, 0.06)
+        pen.line((wing[2], (0.5 + side * 0.49, 0.36 - 0.3 * lift)), tip, 0.06)
+    pen.ellipse((0.44, 0.26, 0.56, 0.4), white)
+    return pen.finish(foot=(0.5, 0.33), hold=(0.5, 0.33))
+
+
 def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
     """A soft wedge of light ``length`` (0..1) of half the frame long, from its narrow end (``foot``)."""
     w = max(4, int(0.55 * width * length))
@@ -769,6 +887,26 @@ def _beam_sprite(width: int, height: int, length: float, left: bool) -> Sprite:
     a = np.clip(alpha * 255 + 0.5, 0, 255).astype(np.uint8)
     spr = Sprite(rgb=rgb, alpha=a, foot=(0.0, h / 2.0), hold=(0.0, h / 2.0))
     return transform(spr, 1.0, 1.0, True) if left else spr
+
+
+#: Setting poses (scenery ``pose`` entries) -> ``(state an idle character takes, body pose)``.
+SETTING_POSES = {"leaping": ("leap", "leap"), "lying": ("", "lie")}
+
+
+def _setting_pose(actor: Actor, setting: Setting) -> Actor:
+    """``actor`` in the pose its scene's setting gives it: a phrase that names it (its id or a word
+    of its name) and says what it is doing ("the creature leaping after it": an idle creature
+    leaps; "the creature curled up on it": it lies down, keeping its reaction's face)."""
+    e = actor.entity
+    if e.kind != "character" or not setting.poses:
+        return actor
+    words = {e.id.lower(), *(w for w in re.findall(r"[a-z]+", e.name.lower()) if w not in ("the", "a", "an"))}
+    for name, phrase in setting.poses:
+        if words & set(re.findall(r"[a-z]+", phrase.lower())):
+            state, body = SETTING_POSES[name]
+            return replace(actor, state=state if state and actor.state == "idle" else actor.state,
+                           body=body if actor.state != "flee" else "")
+    return actor
 
 
 def _edited_colour(look: str) -> RGB | None:

@@ -106,7 +106,8 @@ class Sky:
         light: sun or moon colour; ``light_pos``: its centre as fractions of (width, height);
         light_r: its radius as a fraction of the height (0 = hidden).
         glow: strength of the glow around it, 0..1.
-        moon: draw a crescent moon instead of a sun.
+        moon: draw a crescent moon instead of a sun; ``rising``: it sits on the far crest, half
+        behind it (the backdrop puts its centre on the crest at its column).
         stars: star density, 0..1.
         cloud_lit, cloud_shade: cloud colours; ``clouds``: cover 0..1;
         streaks: long thin clouds (dusk) instead of puffs.
@@ -130,6 +131,7 @@ class Sky:
     grade: RGB
     ambient: float
     rim: float
+    rising: bool = False
 
 
 SKIES: dict[str, Sky] = {
@@ -309,6 +311,15 @@ LIGHTS: dict[str, tuple[RGB, float]] = {
 }
 
 
+#: Where the moon is for a light the story set at night: ``(centre as shares of (width, height),
+#: radius as a share of the height)``. Rising (``moonrise``) it sits on the far hills' crest, half
+#: behind them; once it "clears the hill" (``moonlight``) it hangs just above them; ``moonless``
+#: (a night before the story's moonrise) has none. Any other night has the sky's own high moon.
+MOON_AT: dict[str, tuple[tuple[float, float], float]] = {
+    "moonrise": ((0.74, 0.47), 0.042), "moonlight": ((0.72, 0.3), 0.036), "moonless": ((0.74, 0.6), 0.0),
+}
+
+
 def resolve_look(
     palette_name: str,
     time_of_day: str,
@@ -397,6 +408,10 @@ def resolve_look(
             streaks=False,
         )
         haze = sky.horizon
+    moon = MOON_AT.get(light.lower())
+    if sky.moon and moon is not None:  # the moon's place in the night the story is at
+        sky = replace(sky, light_pos=moon[0], light_r=moon[1] if sky.light_r > 0 else 0.0,
+                      glow=sky.glow * (1.0 if moon[1] else 0.3), rising=light.lower() == "moonrise")
     lit = LIGHTS.get(light.lower())
     if lit is not None:
         colour, share = lit

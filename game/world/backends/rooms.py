@@ -48,8 +48,11 @@ def _c(c: RGB) -> tuple[int, int, int]:
 class _Room:
     """Pillow drawing on the plate picture, with marks recorded in frame rows."""
 
-    def __init__(self, look: Look, width: int, height: int, margin: int, pan: int) -> None:
+    def __init__(self, look: Look, width: int, height: int, margin: int, pan: int,
+                 names: frozenset[str] = frozenset()) -> None:
         self.look = look
+        #: rain runs down the glass: the weather's, or the setting's "rain on the windows"
+        self.rain = look.rain > 0 or "rain_on_glass" in names
         self.w, self.h, self.margin = width, height, margin
         self.full_w = width + pan
         self.image = Image.new("RGB", (self.full_w, height + 2 * margin))
@@ -111,11 +114,18 @@ class _Room:
             r = 0.035 * self.h
             cx, cy = ax + 0.7 * (bx - ax), ay + 0.3 * (by - ay)
             self.draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=_c(lerp_rgb(sky.light, (255, 255, 255), 0.3)))
-        if self.look.rain > 0:
+        if self.rain:  # streaks, and drops beading on the glass
             gen = np.random.default_rng(int(bx))
-            for _ in range(int(60 * (x1 - x0) * 10)):
+            streak = _c(lerp_rgb(sky.mid, (200, 210, 224), 0.35))
+            for _ in range(int(30 * (x1 - x0) * 10)):
                 sx, sy = gen.uniform(ax, bx), gen.uniform(ay, by)
-                self.draw.line((sx, sy, sx - self.lw(2), sy + self.lw(8)), fill=(190, 200, 214), width=self.lw(1))
+                self.draw.line((sx, sy, sx - self.lw(2), sy + self.lw(8)), fill=streak, width=self.lw(1))
+            drop = _c(lerp_rgb(sky.horizon, (214, 222, 234), 0.5))
+            for _ in range(int(20 * (x1 - x0) * 10)):
+                sx, sy = gen.uniform(ax, bx), gen.uniform(ay, by)
+                r = gen.uniform(0.6, 1.6) * self.h / 270
+                self.draw.ellipse((sx - r, sy - r, sx + r, sy + 1.4 * r), fill=drop)
+            self.mark("rain_on_glass", x0, y0, x1, y1)
         w = self.lw(0.008 * WIDTH_ROWS)
         self.draw.rectangle((ax, ay, bx, by), outline=self.lit(frame), width=w)
         for k in range(1, panes):
@@ -202,7 +212,7 @@ def _lantern_room(r: _Room, names: frozenset[str]) -> None:
     # The great lens: a beehive of glass prism rings in a brass cage round a bright lamp.
     cx = 0.5
     r.rect(cx - 0.1, 0.7, cx + 0.1, 0.84, trim, (90, 70, 40), 3)
-    lit = "beam" in names or r.look.time != "day"
+    lit = ("beam" in names or r.look.time != "day") and "unlit" not in names
     for k in range(9):
         y0 = 0.1 + k * 0.065
         half = 0.11 + 0.05 * math.sin(math.pi * (k + 0.5) / 9)
@@ -218,6 +228,7 @@ def _lantern_room(r: _Room, names: frozenset[str]) -> None:
     if lit:
         r.ellipse(cx - 0.035, 0.35, cx + 0.035, 0.43, (255, 248, 210), raw=True)
         r.glow(cx, 0.39, 0.22, (255, 236, 190), 0.3)
+        r.mark("lit_lamp", cx - 0.035, 0.35, cx + 0.035, 0.43)
     box = r.mark("lens", cx - 0.16, 0.1, cx + 0.16, 0.84)
     r.shines.append(Shine(box, 48.0, 0.2, width=0.12))
     for x in (0.12, 0.86):  # brass clockwork
@@ -320,7 +331,7 @@ def build_room(name: str, look: Look, width: int, height: int, names: frozenset[
     margin = int(math.ceil(LOOK_MAX * height * 0.5)) + 1
     pan = int(PAN * width)
     k = max(1, math.ceil(MIN_PAINT_ROWS / height))
-    room = _Room(look, width * k, height * k, margin * k, pan * k)
+    room = _Room(look, width * k, height * k, margin * k, pan * k, names)
     paint(room, names)
     picture = room.image
     if k > 1:

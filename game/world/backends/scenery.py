@@ -10,9 +10,10 @@ cosine >= :data:`NEAR`) and, when nothing is near, reported in the notes, never
 dropped silently. :func:`nearest_thing` does the same for the noun of an entity
 (an object a world edit added: "a campfire", "a brolly").
 
-Entries come in three kinds: ``interior`` (the whole stage is a room), ``landmark``
-(painted into the static layers at a fixed place) and ``prop`` (drawn per frame or
-beside the landmarks). Names are stable: the painter's layout record uses them.
+Entries come in four kinds: ``interior`` (the whole stage is a room), ``landmark``
+(painted into the static layers at a fixed place), ``prop`` (drawn per frame or
+beside the landmarks) and ``pose`` (what a character the phrase names is doing:
+leaping, lying down). Names are stable: the painter's layout record uses them.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 #: near misses ("wind" -> window 0.46) stay under it.
 NEAR = 0.5
 
-ThingKind = Literal["interior", "landmark", "prop"]
+ThingKind = Literal["interior", "landmark", "prop", "pose"]
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,26 @@ VOCAB: tuple[Thing, ...] = (
     Thing("sea", "landmark", ("sea", "sound", "ocean", "tide", "water at low water", "black water", "waves",
                               "quay", "harbour", "harbor", "slipway"),
           "the open sea with its waves and tide"),
+    Thing("cobles", "landmark", ("cobles", "coble", "boats", "boat", "fishing boats", "dinghy", "dinghies"),
+          "small wooden fishing boats moored in a harbour", ("sea",)),
+    Thing("lobster_pots", "landmark", ("lobster pots", "lobster pot", "creels", "crab pots"),
+          "lobster pots stacked on a quay"),
+    Thing("tower_foot", "landmark", ("foot of a white lighthouse", "foot of the lighthouse", "foot of the tower",
+                                     "iron door", "tower door"),
+          "the foot of a lighthouse tower with its iron door", ("sea",)),
     Thing("railing", "landmark", ("gallery", "iron rail", "railing", "balcony"),
           "an iron railing of a lighthouse gallery high above the sea", ("sea",)),
+    Thing("leaping", "pose", ("leaping", "leaps", "leap", "jumping", "bounding"), "a character leaping in the air",
+          by_meaning=False),
+    Thing("lying", "pose", ("lying", "lies down", "lying down", "curled up", "curls up"),
+          "a character lying down on its bed", by_meaning=False),
+    Thing("rain_on_glass", "prop", ("rain on the windows", "rain on the window", "rain on the glass",
+                                    "rain streaked", "rain-streaked"),
+          "rain running down the window glass", ("window",), by_meaning=False),
+    Thing("gulls", "prop", ("gulls", "gull", "seagulls", "seabirds"), "gulls wheeling over the water",
+          by_meaning=False),
+    Thing("unlit", "prop", ("unlit", "not lit", "lamp out"), "a lighthouse lamp that is not lit",
+          by_meaning=False),
     Thing("beam", "prop", ("beam", "sweeping light"), "the beam of a lighthouse sweeping over the water",
           by_meaning=False),
     Thing("stove", "prop", ("stove", "range", "oven"), "a black iron stove with a kettle"),
@@ -128,6 +147,9 @@ _FILLER = frozenset(
     "tide turning ahead low high above below far near around like arms roots slope pale "
     "grey gray black white dark bright".split()
 )
+#: A setting that says a lamp or lens is dark ("the great lens, dark and cold"), read over the whole
+#: text because the phrase split at "and" would leave only filler words.
+_DARK_LAMP = re.compile(r"\b(lens|lamp|lighthouse)\b[^;.:]{0,12}\b(dark|unlit|cold)\b")
 _SPLIT = re.compile(r"[,;:.!?]|\band\b|\bwith\b")
 _WORD = re.compile(r"[a-z']+")
 
@@ -141,12 +163,15 @@ class Setting:
         things: every entry it names (with what they need), in vocabulary order.
         mapped: ``(phrase, entry)`` pairs found by meaning rather than by word.
         notes: phrases nothing in the vocabulary is near.
+        poses: ``(pose entry, phrase)`` for each phrase that says what someone is doing ("the
+            creature leaping after it"): the painter gives that pose to the characters it names.
     """
 
     interior: str
     things: tuple[str, ...]
     mapped: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    poses: tuple[tuple[str, str], ...] = ()
 
     def has(self, name: str) -> bool:
         return name in self.things
@@ -215,6 +240,7 @@ class Vocabulary:
         names: list[str] = []
         mapped: list[tuple[str, str]] = []
         notes: list[str] = []
+        poses: list[tuple[str, str]] = []
         for raw in _SPLIT.split(text):
             phrase = raw.strip()
             words = [w for w in _WORD.findall(phrase.lower()) if w not in _FILLER]
@@ -222,7 +248,8 @@ class Vocabulary:
                 continue
             found = _named(phrase)
             if found:
-                names += found
+                poses += [(n, phrase) for n in found if BY_NAME[n].kind == "pose"]
+                names += [n for n in found if BY_NAME[n].kind != "pose"]
                 continue
             name, sim = self._nearest(phrase, ("landmark", "prop", "interior"))
             if name and sim >= NEAR:
@@ -232,12 +259,15 @@ class Vocabulary:
                 why = (f"nearest is {name} at {sim:.2f}" if name else
                        f"no embedder to match by meaning{': ' + self.unavailable if self.unavailable else ''}")
                 notes.append(f"scenery: nothing in the vocabulary is near {phrase!r} ({why}); not drawn")
+        if _DARK_LAMP.search(text.lower()):
+            names.append("unlit")
         interior = next((n for n in names if BY_NAME[n].kind == "interior"), "")
         full = _with_needs(names)
         if interior:  # one room: the other rooms' words name their furniture, not another stage
             full = [n for n in full if BY_NAME[n].kind != "interior" or n == interior]
         order = {t.name: k for k, t in enumerate(VOCAB)}
-        setting = Setting(interior, tuple(sorted(full, key=order.__getitem__)), tuple(mapped), tuple(notes))
+        setting = Setting(interior, tuple(sorted(full, key=order.__getitem__)), tuple(mapped), tuple(notes),
+                          tuple(poses))
         self._settings[text] = setting
         return setting
 

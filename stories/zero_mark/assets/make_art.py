@@ -7,8 +7,9 @@ Run from anywhere::
 It (re)writes, next to this script:
 
 - ``creature.png`` (128x128 RGBA): the small horned creature with the pale ring on its brow;
-- ``creature_sheet.png`` (768x128 RGBA): the same creature with each face of ``FACES``, a sprite
-  sheet (``cast.creature.sheet`` in the story), so its face follows its reactions;
+- ``creature_sheet.png`` (768x256 RGBA): the same creature with each face of ``FACES`` (first row)
+  and leaping or lying down (``BODIES``, second row), a sprite sheet (``cast.creature.sheet`` in the
+  story), so its face and body follow its reactions and the scene;
 - ``kite.png``, ``leaf.png``, ``stone.png`` (96x96 RGBA): the three things the player carries;
 - ``anchor_clearing.png`` (320x180 RGB): a painterly dusk clearing, the world's style anchor.
 
@@ -88,12 +89,15 @@ FACES = ("neutral", "smile", "frown", "surprised", "sad", "sleeping")
 
 
 def creature() -> None:
-    """``creature.png`` (neutral) and ``creature_sheet.png`` (a cell per face of :data:`FACES`)."""
+    """``creature.png`` (neutral) and ``creature_sheet.png`` (a cell per face of :data:`FACES`, and
+    below them a cell per pose of :data:`BODIES`)."""
     size = 128
     _creature("neutral").resize((size, size), Image.Resampling.LANCZOS).save(HERE / "creature.png", optimize=True)
-    sheet = Image.new("RGBA", (size * len(FACES), size), (0, 0, 0, 0))
+    sheet = Image.new("RGBA", (size * len(FACES), 2 * size), (0, 0, 0, 0))
     for k, face in enumerate(FACES):
         sheet.paste(_creature(face).resize((size, size), Image.Resampling.LANCZOS), (k * size, 0))
+    for k, (_, body, face) in enumerate(BODIES):
+        sheet.paste(_creature_pose(face, body).resize((size, size), Image.Resampling.LANCZOS), (k * size, size))
     sheet.save(HERE / "creature_sheet.png", optimize=True)
 
 
@@ -115,6 +119,20 @@ def _creature(face: str) -> Image.Image:
         _poly(d, [(x - 4.6, 100), (x + 4.6, 100), (x + 3.8, 116), (x - 3.8, 116)], FUR)
         _ellipse(d, x, 118, 6, 3.6, INK)
         _ellipse(d, x, 117.6, 4.6, 2.4, (86, 66, 58, 255))
+    _head(d, face)
+    # a little shade under the head on the body
+    shade = Image.new("RGBA", im.size, (0, 0, 0, 0))
+    sd = ImageDraw.Draw(shade)
+    _ellipse(sd, 64, 76, 20, 4, (70, 50, 40, 70))
+    shade = shade.filter(ImageFilter.GaussianBlur(3 * SS))
+    body_mask = Image.new("L", im.size, 0)
+    _ellipse(ImageDraw.Draw(body_mask), 64, 92, 29, 26, 255)
+    shade.putalpha(ImageChops.multiply(shade.getchannel("A"), body_mask))
+    return Image.alpha_composite(im, shade)
+
+
+def _head(d: ImageDraw.ImageDraw, face: str) -> None:
+    """The creature's head (ears, horns, face with ``face``, the ring) centred at (64, 52)."""
     # ears: long, drooping out to the sides
     for side in (-1, 1):
         ang = side * 0.42
@@ -168,15 +186,47 @@ def _creature(face: str) -> Image.Image:
         _line(d, [(59.5, 70), (64, 67.8), (68.5, 70)], INK, 1.1)
     else:
         _line(d, [(60, 68), (64, 67.5), (68, 68)], INK, 1)
-    # a little shade under the head on the body
-    shade = Image.new("RGBA", im.size, (0, 0, 0, 0))
-    sd = ImageDraw.Draw(shade)
-    _ellipse(sd, 64, 76, 20, 4, (70, 50, 40, 70))
-    shade = shade.filter(ImageFilter.GaussianBlur(3 * SS))
-    body_mask = Image.new("L", im.size, 0)
-    _ellipse(ImageDraw.Draw(body_mask), 64, 92, 29, 26, 255)
-    shade.putalpha(ImageChops.multiply(shade.getchannel("A"), body_mask))
-    return Image.alpha_composite(im, shade)
+
+
+#: Body poses beyond sitting in ``creature_sheet.png``'s second row: ``(cell name, body, face)``,
+#: left to right (the painter picks ``<body>.<face>``, else ``<body>``; see the story's ``sheet``).
+BODIES = (("leap", "leap", "smile"), ("lie", "lie", "neutral"), ("lie.sleeping", "lie", "sleeping"),
+          ("lie.smile", "lie", "smile"))
+
+
+def _creature_pose(face: str, body: str) -> Image.Image:
+    """The creature ``body`` = ``leap`` (all four hooves off the ground, stretched out after
+    something above and ahead, ears streaming) or ``lie`` (lying down, legs tucked, chin low),
+    with ``face``, drawn at ``SS`` times 128 px like :func:`_creature`."""
+    size = 128
+    im, d = _canvas(size)
+    if body == "leap":
+        _poly(d, _rotated_ellipse(22, 104, 15, 6, 0.5), INK)  # the tail streaming behind
+        _poly(d, _rotated_ellipse(22, 104, 13, 4.5, 0.5), FUR_DARK)
+        for (x0, y0), (x1, y1) in (((44, 100), (24, 118)), ((52, 102), (34, 121))):  # hind legs pushing off
+            _line(d, [(x0, y0), (x1, y1)], INK, 12)
+            _line(d, [(x0, y0), (x1, y1)], FUR, 8.5)
+            _ellipse(d, x1, y1, 5.5, 3.4, INK)
+        for (x0, y0), (x1, y1) in (((80, 84), (104, 74)), ((84, 90), (108, 84))):  # forelegs reaching out
+            _line(d, [(x0, y0), (x1, y1)], INK, 12)
+            _line(d, [(x0, y0), (x1, y1)], FUR, 8.5)
+            _ellipse(d, x1, y1, 3.6, 5.5, INK)
+        _poly(d, _rotated_ellipse(62, 92, 34, 20, -0.38), INK)
+        _poly(d, _rotated_ellipse(62, 92, 32, 18, -0.38), FUR)
+        _poly(d, _rotated_ellipse(66, 99, 18, 9, -0.38), FUR_LIGHT)
+        head, hx, hy = Image.new("RGBA", im.size, (0, 0, 0, 0)), 8, 0
+    else:  # lie
+        _poly(d, _rotated_ellipse(104, 110, 13, 6, 0.3), INK)  # the tail curled round
+        _poly(d, _rotated_ellipse(104, 110, 11, 4.5, 0.3), FUR_DARK)
+        _ellipse(d, 64, 106, 42, 16, INK)
+        _ellipse(d, 64, 106, 40, 14, FUR)
+        for x in (46, 82):  # forelegs tucked in front, hooves showing
+            _ellipse(d, x, 118, 8, 4.5, INK)
+            _ellipse(d, x, 117.6, 6.4, 3.2, (86, 66, 58, 255))
+        head, hx, hy = Image.new("RGBA", im.size, (0, 0, 0, 0)), 0, 30
+    _head(ImageDraw.Draw(head), face)
+    im.alpha_composite(head, (hx * SS, hy * SS))
+    return im
 
 
 # -- the kite ------------------------------------------------------------------------------
