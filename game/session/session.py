@@ -434,7 +434,7 @@ class Session:
     def _checkpoint(self, label: str, state: GameState) -> Checkpoint:
         """A checkpoint of ``state`` with every extension's snapshot as it is now; its difference
         from the last checkpoint is worked out now (a turn's worth), so no save has to."""
-        cp = Checkpoint(label, state, {name: ext.save_extra() for name, ext in self.extensions.items()})
+        cp = Checkpoint(label, state, self._extras())
         cp.delta_from(self.checkpoints[-1] if self.checkpoints else None)
         return cp
 
@@ -538,7 +538,7 @@ class Session:
             path = slot_path(self.save_dir, slot)
             data = SaveData(self.story.id, self.story.digest, self.state, self.log.upto(self.state.log_offset),
                             list(self.checkpoints), label=self.view().scene_title,
-                            extra={name: ext.save_extra() for name, ext in self.extensions.items()},
+                            extra=self._extras(),
                             forward=self.forward.steps, forward_events=self.forward.events)
             write_save(path, data)
         if thumbnail is not None:
