@@ -61,8 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "for the architecture in --model")
     play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
     play.add_argument("--errorbank", metavar="DB",
-                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom; "
-                           "the null backend is not guarded unless this is given)")
+                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
     play.add_argument("--no-errorbank", action="store_true", help="do not guard the backend or record failures")
     play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
@@ -127,10 +126,10 @@ def _backend_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _errorbank(args: argparse.Namespace) -> str | None:
-    """The error bank to guard the backend with, or ``None``: ``--no-errorbank``, or the ``null`` backend
-    without an explicit ``--errorbank`` (its flat frames are frozen by design: guarding it recorded a
-    ``frame.frozen`` case every block and swapped in the procedural world)."""
-    if args.no_errorbank or (getattr(args, "backend", "") == "null" and not args.errorbank):
+    """The error bank to guard the backend with, or ``None`` with ``--no-errorbank``. (A backend whose
+    frames are still by design, such as ``null``, says so in ``Capabilities.placeholder_frames``; the
+    guard reads it.)"""
+    if args.no_errorbank:
         return None
     from game.errorbank.cli import default_db
 
