@@ -170,12 +170,13 @@ class Channels:
             w.writeframes(pcm.tobytes())
         return str(path)
 
-    def image(self, path: str | Path, dropped_on: str = "") -> Reply:
-        """Validate a dropped image and submit it (placed in view, or given to ``dropped_on``).
+    def image(self, path: str | Path, dropped_on: str = "", x: float | None = None) -> Reply:
+        """Validate a dropped image and submit it (placed in view at ``x``, a fraction of the view's
+        width, or where pictures go without one; or given to ``dropped_on``).
 
         Raises:
             game.errors.InputError: not a usable PNG/JPEG (the message names the file and why).
         """
-        intent = reference_intent(path, dropped_on)
+        intent = reference_intent(path, dropped_on, x)
         result = self.session.submit(intent)
         return Reply(str(path), None, list(result.events), result=result)
