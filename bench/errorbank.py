@@ -9,8 +9,8 @@ over): once with the error bank on (``errorbank=<a fresh database>``, as the CLI
 default: the guard, its monitors, the reference render, the SQLite store) and once
 without it, the baseline. Interleaving the two puts the same machine load on both.
 Backend: the procedural world at small frames (``--size``); ``--backend null`` is the
-flat test backend (the guard judges its still frames frozen while the camera moves and
-falls back to the procedural world, so it measures the fault path).
+flat test backend (``Capabilities.placeholder_frames``: the guard renders no reference for it
+and takes its still frames as they are, so it measures the guard without the reference render).
 
 For the first and the last ``--window`` turns it prints the median and mean wall time and
 CPU time (``time.process_time``: every thread of the process, which is the game's and the

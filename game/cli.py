@@ -23,10 +23,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from game.errors import WorldloomError
+
+if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
+    from game.story.story import Story
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -61,8 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "for the architecture in --model")
     play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
     play.add_argument("--errorbank", metavar="DB",
-                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom; "
-                           "the null backend is not guarded unless this is given)")
+                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
     play.add_argument("--no-errorbank", action="store_true", help="do not guard the backend or record failures")
     play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
@@ -127,10 +130,10 @@ def _backend_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _errorbank(args: argparse.Namespace) -> str | None:
-    """The error bank to guard the backend with, or ``None``: ``--no-errorbank``, or the ``null`` backend
-    without an explicit ``--errorbank`` (its flat frames are frozen by design: guarding it recorded a
-    ``frame.frozen`` case every block and swapped in the procedural world)."""
-    if args.no_errorbank or (getattr(args, "backend", "") == "null" and not args.errorbank):
+    """The error bank to guard the backend with, or ``None`` with ``--no-errorbank``. (A backend whose
+    frames are still by design, such as ``null``, says so in ``Capabilities.placeholder_frames``; the
+    guard reads it.)"""
+    if args.no_errorbank:
         return None
     from game.errorbank.cli import default_db
 
@@ -142,17 +145,26 @@ def _dialogue(args: argparse.Namespace) -> str | None:
     return None if args.dialogue.strip().lower() == "none" else str(args.dialogue)
 
 
-def _warn_lint(story: str) -> None:
-    """Before play: one warning line per lint error of ``story`` and their count (play goes on if it
-    loads; a story that does not load is left to the loader's error, which names every problem)."""
-    from game.story.lint import lint_story
+def _load_and_warn(path: str) -> Story:
+    """The story at ``path``, loaded once for play and for its start lint, and one warning line
+    per lint error and their count before play (the findings come from lint's memo when the story
+    is unchanged; else lint checks the story just loaded, with no second load; a story that does
+    not load raises the loader's error, which names every problem).
 
-    errors = [d for d in lint_story(story) if d.severity == "error" and d.code != "WL018"]
+    Raises:
+        game.errors.StoryError: the story does not load.
+    """
+    from game.story.lint import lint_story
+    from game.story.loader import load_story
+
+    story = load_story(path)
+    errors = [d for d in lint_story(path, story=story) if d.severity == "error" and d.code != "WL018"]
     for d in errors:
         console.print(f"warning: {d.format()}", markup=False, highlight=False)
     if errors:
-        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {story} for details",
+        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {path} for details",
                       markup=False, highlight=False)
+    return story
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -169,13 +181,13 @@ def cmd_play(args: argparse.Namespace) -> int:
                              hint="add --headless, or drop them to play in the window")
         if args.screenshot and (Path(args.screenshot).is_dir() or not args.screenshot.lower().endswith(".png")):
             raise InputError("--screenshot needs a .png file name", where=args.screenshot)
-    _warn_lint(args.story)
+    story = _load_and_warn(args.story)
     if args.headless:
         from game.headless import play_headless
         from game.inputs.script import read_script
 
         commands = read_script(args.inputs) if args.inputs else []
-        runner = play_headless(args.story, commands, backend=args.backend, seed=args.seed,
+        runner = play_headless(args.story, commands, story=story, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
                                dialogue=_dialogue(args), voice=not args.no_voice,
@@ -201,7 +213,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     code: int = run_window(args.story, backend=args.backend, seed=args.seed, save_dir=args.save_dir,
                       size=args.size, fullscreen=args.fullscreen, screenshot=args.screenshot,
                       max_frames=args.frames, backend_options=_backend_options(args), errorbank=_errorbank(args),
-                      watch=args.watch, dialogue=_dialogue(args), voice=not args.no_voice)
+                      watch=args.watch, dialogue=_dialogue(args), voice=not args.no_voice, story=story)
     return code
 
 

@@ -22,6 +22,7 @@ from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
+from game.story.story import Story
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
@@ -292,7 +293,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   backend_options: dict[str, Any] | None = None,
                   errorbank: str | Path | None = None, dialogue: Any = "transformers",
                   voice: bool = True, cast_options: dict[str, Any] | None = None,
-                  on_warning: Callable[[str], None] | None = None, clock: Clock | None = None) -> HeadlessRunner:
+                  on_warning: Callable[[str], None] | None = None, clock: Clock | None = None,
+                  story: Story | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
 
     The game is built by :func:`game.session.open_game` (as in the window):
@@ -305,7 +307,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
-    :func:`game.session.open_game`).
+    :func:`game.session.open_game`). ``story`` is the story at ``story_path`` already loaded
+    (``worldloom play`` loads it once, for its start lint and for play).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -313,9 +316,9 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     Raises:
         game.errors.WorldloomError: a bad story, command or backend, naming where.
     """
-    game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
-                     save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
-                     cast_options=cast_options, clock=clock)
+    game = open_game(story_path if story is None else story, backend=backend, backend_options=backend_options,
+                     size=size, seed=seed, save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
+                     cast_options=cast_options, clock=clock, source=story_path)
     for text in game.warnings:
         if on_warning is not None:
             on_warning(text)

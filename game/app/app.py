@@ -891,8 +891,9 @@ class App:
         return next((c for c, r in boxes.items() if r.collidepoint(pos)), "")
 
     def drop_file(self, path: str, pos: tuple[int, int]) -> bool:
-        """A file dropped on the window: a PNG/JPEG becomes a picture in the world (given to
-        the character under ``pos``, if any); anything else is a notice.
+        """A file dropped on the window: a PNG/JPEG becomes a picture in the world where it was
+        dropped (``pos`` across the world view, mapped to a fraction of the frame's width), or is
+        given to the character under ``pos``; anything else is a notice.
 
         Returns:
             Whether it was sent (checked and placed on the input worker).
@@ -901,10 +902,13 @@ class App:
         if Path(path).suffix.lower() not in PICTURE_SUFFIXES:
             self.notify(f"{name}: only PNG or JPEG pictures can be dropped here.")
             return False
-        who = self.character_at(pos) if self.layout.world.collidepoint(pos) else ""
+        world = self.layout.world
+        inside = world.collidepoint(pos)
+        who = self.character_at(pos) if inside else ""
+        x = (pos[0] - world.x) / max(1, world.w) if inside else None  # where in the view it fell
         self._clear_clarify()
         self._send(f"looking at {name} …", f"picture: {name}",
-                   lambda channels: channels.image(path, dropped_on=who))
+                   lambda channels: channels.image(path, dropped_on=who, x=x))
         return True
 
     def talk_start(self) -> bool:

@@ -19,6 +19,7 @@ import pygame
 
 from game.app.app import App
 from game.session import open_game
+from game.story.story import Story
 
 #: Window size when none is given.
 DEFAULT_WINDOW = (1280, 720)
@@ -37,7 +38,7 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
                max_frames: int = 0, window_size: tuple[int, int] = DEFAULT_WINDOW,
                threaded: bool = True, backend_options: dict[str, Any] | None = None,
                errorbank: str | Path | None = None, watch: bool = False, dialogue: Any = "transformers",
-               voice: bool = True) -> int:
+               voice: bool = True, story: Story | None = None) -> int:
     """Play the story at ``story_path`` in a window.
 
     Args:
@@ -58,6 +59,8 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
             :func:`game.cast.castroom.dialogue_spec`; ``None``: authored lines only). If it
             cannot load, they answer with their authored lines and the reason is printed.
         voice: characters speak their replies aloud (on the window's mixer).
+        story: the story at ``story_path`` already loaded (``worldloom play`` loads it once,
+            for its start lint and for play); default: loaded here.
 
     Returns:
         The exit code: 0, or 1 if ``max_frames`` were asked for and the world
@@ -67,8 +70,9 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         game.errors.WorldloomError: the story cannot be loaded or the backend
             cannot start (the CLI prints it in one line).
     """
-    game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
-                     save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice, realtime=True)
+    game = open_game(story_path if story is None else story, backend=backend, backend_options=backend_options,
+                     size=size, seed=seed, save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
+                     realtime=True, source=story_path)
     for text in game.warnings:
         print(f"worldloom: {text}", file=sys.stderr)
     session = game.session

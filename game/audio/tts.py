@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from game.errors import WorldloomError
+from game.wav import decode_pcm, write_wav
 
 F32 = npt.NDArray[np.float32]
 
@@ -149,28 +150,10 @@ def read_wav(path: str | Path) -> tuple[F32, int]:
             raw = w.readframes(n)
     except (OSError, EOFError, wave.Error) as exc:
         raise SpeechError(f"cannot read the speech WAV: {exc}", where=str(path)) from exc
-    if width == 2:
-        x = np.frombuffer(raw, "<i2").astype(np.float32) / 32768.0
-    elif width == 1:
-        x = (np.frombuffer(raw, np.uint8).astype(np.float32) - 128.0) / 128.0
-    elif width == 4:
-        x = np.frombuffer(raw, "<i4").astype(np.float32) / 2147483648.0
-    else:
+    x = decode_pcm(raw, width, channels)
+    if x is None:
         raise SpeechError(f"unsupported WAV sample width {width}", where=str(path))
-    if channels > 1:
-        x = x[: len(x) - len(x) % channels].reshape(-1, channels).mean(axis=1)
-    return np.clip(x, -1.0, 1.0).astype(np.float32), int(rate)
-
-
-def write_wav(path: str | Path, audio: F32, rate: int) -> Path:
-    """Write float32 mono ``audio`` as a 16-bit PCM WAV at ``rate`` Hz."""
-    pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2")
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(int(rate))
-        w.writeframes(pcm.tobytes())
-    return Path(path)
+    return x, int(rate)
 
 
 def resample(audio: F32, src: int, dst: int) -> F32:

@@ -36,6 +36,9 @@ What it does with each request:
 * records every case (fault, drift, correction, whether it worked) in the store, and
   one drift sample per checked block.
 
+A backend whose frames are placeholders by design (``Capabilities.placeholder_frames``, the
+``null`` backend) gets no reference and no drift check, and its still blocks are not frozen.
+
 The story state is never touched: the guard only ever changes which frames are shown.
 Sequence numbers: the inner backend sees ``seq * SEQ_STRIDE`` for a request's first
 attempt (a repeat of the same request replays it) and higher numbers for retries and
@@ -802,8 +805,8 @@ class GuardedBackend:
             self._ref_memory(MemoryOp("restore", handle=ref_handle))
 
     def _start_reference(self, start: SessionStart) -> None:
-        if self.reference_factory is None:
-            return
+        if self.reference_factory is None or self.caps.placeholder_frames:
+            return  # no reference: nothing to compare placeholder frames with
         try:
             if self._ref is None:
                 w, h = reference_size(self.caps)

@@ -64,6 +64,8 @@ def motion_expected(request: WorldRequest, caps: Capabilities, frames: int) -> b
 class FrameMonitor:
     """Frame faults of one block: wrong shape or dtype, empty, black, frozen, late.
 
+    A backend with ``Capabilities.placeholder_frames`` (still by design) is never frozen.
+
     Args:
         thresholds: ``black`` and ``frozen`` thresholds.
     """
@@ -78,7 +80,7 @@ class FrameMonitor:
         Args:
             chunk: what the backend yielded (should be a :class:`FrameChunk`).
             request: the request it answers.
-            caps: the backend's capabilities (frame size).
+            caps: the backend's capabilities (frame size, ``placeholder_frames``).
             reference: the reference block ``(T, h, w, 3)`` uint8, or ``None``.
             elapsed_ms: time the block took since it was asked for, ms of the guard's clock
                 (:mod:`game.errorbank.clock`; 0 = not measured).
@@ -101,7 +103,7 @@ class FrameMonitor:
             out.append(Finding("frame.black", "error", f"black block: {bright:.2%} of pixels lit",
                                _metric("black", bright, t)))
         moved = motion(frames)
-        if len(frames) > 1 and t.alarm("frozen", moved):
+        if len(frames) > 1 and not caps.placeholder_frames and t.alarm("frozen", moved):
             expected = (motion(reference) > REFERENCE_MOTION if reference is not None
                         else motion_expected(request, caps, len(frames)))
             if expected:

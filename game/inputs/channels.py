@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-import wave
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,6 +36,7 @@ from game.inputs.meaning import Clarify, NotUnderstood, Outcome, Resolver, Under
 from game.inputs.voice import Transcript, recognise, scene_phrases
 from game.state import Event, GameState, Say
 from game.story.story import Story
+from game.wav import pcm16, write_wav
 
 
 class _Session(Protocol):
@@ -156,26 +156,18 @@ class Channels:
     def _write_clip(self, samples: np.ndarray, rate: int | None) -> str:
         if rate is None:
             raise InputError("a sample rate is needed with raw voice samples")
-        x = np.asarray(samples)
-        if x.ndim == 2:
-            x = x.mean(axis=1)
-        pcm = x.astype(np.int16) if x.dtype == np.int16 else (np.clip(x, -1.0, 1.0) * 32767.0).astype(np.int16)
+        pcm = pcm16(samples)
         digest = hashlib.sha1(pcm.tobytes() + str(rate).encode()).hexdigest()[:16]
         self.voice_dir.mkdir(parents=True, exist_ok=True)
-        path = self.voice_dir / f"voice-{digest}.wav"
-        with wave.open(str(path), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(int(rate))
-            w.writeframes(pcm.tobytes())
-        return str(path)
+        return str(write_wav(self.voice_dir / f"voice-{digest}.wav", pcm, rate))
 
-    def image(self, path: str | Path, dropped_on: str = "") -> Reply:
-        """Validate a dropped image and submit it (placed in view, or given to ``dropped_on``).
+    def image(self, path: str | Path, dropped_on: str = "", x: float | None = None) -> Reply:
+        """Validate a dropped image and submit it (placed in view at ``x``, a fraction of the view's
+        width, or where pictures go without one; or given to ``dropped_on``).
 
         Raises:
             game.errors.InputError: not a usable PNG/JPEG (the message names the file and why).
         """
-        intent = reference_intent(path, dropped_on)
+        intent = reference_intent(path, dropped_on, x)
         result = self.session.submit(intent)
         return Reply(str(path), None, list(result.events), result=result)

@@ -42,6 +42,7 @@ import numpy as np
 
 from game.errors import InputError
 from game.models.embedder import ModelError
+from game.wav import decode_pcm
 
 #: Sample rate pocketsphinx's acoustic model expects, Hz.
 RATE = 16000
@@ -86,17 +87,10 @@ def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
         raise InputError("no such voice clip", where=str(p)) from exc
     except (wave.Error, EOFError, OSError) as exc:
         raise InputError(f"not a PCM WAV file: {exc}", where=str(p)) from exc
-    if width == 1:
-        x = (np.frombuffer(raw, np.uint8).astype(np.float32) - 128.0) / 128.0
-    elif width == 2:
-        x = np.frombuffer(raw, "<i2").astype(np.float32) / 32768.0
-    elif width == 4:
-        x = np.frombuffer(raw, "<i4").astype(np.float32) / 2147483648.0
-    else:
+    x = decode_pcm(raw, width, channels)
+    if x is None:
         raise InputError(f"{8 * width}-bit WAV is not supported (8, 16 or 32-bit PCM)", where=str(p))
-    if channels > 1:
-        x = x.reshape(-1, channels).mean(axis=1)
-    return x.astype(np.float32), rate
+    return x, rate
 
 
 def resample(x: np.ndarray, rate: int, to: int = RATE) -> np.ndarray:

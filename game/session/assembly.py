@@ -88,7 +88,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
               dialogue: Any = "transformers", voice: bool = True, realtime: bool = False,
               recorded: RecordedReplies | None = None, cast_options: dict[str, Any] | None = None,
               steps: Sequence[Step] = (), clock: Clock | None = None,
-              agents: AgentPolicy | None = None) -> Game:
+              agents: AgentPolicy | None = None, source: str | Path | None = None) -> Game:
     """Build a whole game.
 
     Args:
@@ -122,6 +122,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
             :class:`~game.cast.agentmind.ModelAgentPolicy`, which only ever picks among the
             actions the story declares and falls back to the rules if the model fails; none
             with ``dialogue=None`` or ``recorded`` (they then act by their rules and wait).
+        source: the path a loaded ``story`` was loaded from (what ``reload()`` re-reads when it
+            is a file); a story given by path is its own.
 
     Raises:
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
@@ -129,7 +131,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     loaded = story if isinstance(story, Story) else load_story(story)
     loaded = localised(loaded, translation_for(loaded))  # $WORLDLOOM_LANG's names and titles
     # a file given by name is what reload() re-reads (a folder: the story's own file)
-    source = Path(story) if not isinstance(story, Story) and Path(story).is_file() else None
+    given = source if isinstance(story, Story) else story
+    source = Path(given) if given is not None and Path(given).is_file() else None
     if isinstance(backend, str):
         kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
         kwargs.update(backend_options or {})

@@ -57,11 +57,17 @@ class Instruct(_Intent):
 
 
 class AddReference(_Intent):
-    """A dropped image that becomes an object with the image as its reference."""
+    """A dropped image that becomes an object with the image as its reference.
+
+    ``x`` is where in the view it was dropped: a fraction of the world picture's width from its
+    left edge, 0 to 1 (the window maps the mouse there); ``None`` (a script's ``image``): the
+    place every such picture takes (:func:`game.world.edits.place` with ``here``).
+    """
 
     type: Literal["add_reference"] = "add_reference"
     path: str
     entity_id: str = ""
+    x: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class Wait(_Intent):

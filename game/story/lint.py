@@ -624,8 +624,13 @@ class ExtraCheck(Protocol):
         ...
 
 
-def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | None = None) -> list[Diagnostic]:
+def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | None = None,
+               story: Story | None = None) -> list[Diagnostic]:
     """Lint the story at ``path``; a story that does not load gives one WL018 error per problem.
+
+    ``story`` is that story already loaded (``worldloom play`` loads it once, for its start
+    lint and for play): linted as it is, never loaded again; its findings are the memo's
+    when the memo has them.
 
     ``extra`` adds the findings of another room's check after the story's own (not run
     for a story that does not load); they are kept in the memo with the story's, which
@@ -649,13 +654,14 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     modules = extra.modules if extra is not None else ()
     tag = extra.name if extra is not None else ""
     if use_cache and not ink:
-        digest = cached_digest(root)
+        digest = story.digest if story is not None else cached_digest(root)
         memo = _memo_file(digest, overrides, root, tag) if digest else None
         found = _read_memo(memo, root.parent, modules) if memo else None
         if found is not None:
             return found
     try:
-        story = load_story(path, use_cache=use_cache, compile_now=False)
+        if story is None:
+            story = load_story(path, use_cache=use_cache, compile_now=False)
     except StoryError as exc:
         c = CODES["WL018"]
         return [Diagnostic(where or str(path), "WL018", overrides.get("WL018", c.severity),

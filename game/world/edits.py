@@ -434,7 +434,9 @@ def add_reference(host: EditHost, intent: AddReference,
     Args:
         host: the session.
         intent: ``path`` of the image; ``entity_id`` the character it was dropped on
-            (it becomes a gift), or ``""`` to place it in view.
+            (it becomes a gift), or ``""`` to place it in view: at ``intent.x`` (a fraction of
+            the view from its left edge, on the ground) where the player dropped it, else
+            where :func:`place` puts ``here``.
         validate: ``path -> absolute path``, raising ``InputError`` for a bad image
             (``game.images.validate_image`` in a session); ``None`` checks only
             that the file exists.
@@ -458,7 +460,7 @@ def add_reference(host: EditHost, intent: AddReference,
     target = intent.entity_id
     ident = _new_id(st, "picture")
     stem = Path(path).stem.replace("_", " ").replace("-", " ")
-    x, y = place(host, {"relation": "here"}, ident)
+    x, y = place(host, {"relation": "here"}, ident) if intent.x is None else (round(st.camera_x + intent.x, 3), 0.0)
     st.objects[ident] = {"name": "picture", "noun": "picture", "look": f"a picture of {stem}", "colour": "",
                          "size": "", "x": x, "y": y, "location": st.location, "image": path, "on": "",
                          "kind": "picture", "turn": st.turn}

@@ -65,6 +65,11 @@ class Capabilities:
         directives: the keys of the story directives it acts on (``camera`` for an Ink
             ``# camera: low``); any other directive of a request is reported as ignored.
         max_session_frames: hard cap on a session's length, or ``None``.
+        placeholder_frames: its frames stand in for pictures by design (the ``null``
+            backend's flat grey): they never move and never look like the scene. A guard
+            (:class:`game.errorbank.guard.GuardedBackend`) does not call a still block of
+            such a backend frozen and renders no reference for it, so no drift is measured;
+            shape, dtype, black, lateness and the story's entities are still checked.
     """
 
     backend: str
@@ -89,6 +94,7 @@ class Capabilities:
     snapshot: bool = False
     max_session_frames: int | None = None
     directives: tuple[str, ...] = ()
+    placeholder_frames: bool = False
 
     def round_up(self, min_frames: int) -> int:
         """Frames the backend will produce for ``min_frames``: whole blocks, at least one."""

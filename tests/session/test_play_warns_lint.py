@@ -49,3 +49,39 @@ def test_play_of_a_clean_story_warns_nothing(tmp_path: Path, capsys: pytest.Capt
     assert main(["play", str(tmp_path), *PLAY]) == 0
     out = capsys.readouterr().err  # the console writes to stderr
     assert "warning:" not in out and "played 0 input(s)" in out
+
+
+def test_play_loads_the_story_once_for_its_lint_and_for_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from game.story.story import Story
+
+    monkeypatch.setenv("WORLDLOOM_CACHE", str(tmp_path / "cache"))  # cold: nothing loaded before
+    (tmp_path / "story.yaml").write_text(STORY, encoding="utf-8")
+    loads: list[Path] = []
+    init = Story.__init__
+
+    def counted(self: Story, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        loads.append(self.folder)
+
+    monkeypatch.setattr(Story, "__init__", counted)
+    assert main(["play", str(tmp_path), *PLAY]) == 0
+    assert loads == [tmp_path]  # was two: lint's parse, then play's read of the cache lint had filled
+    first = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning:")]
+    assert len(first) == 3
+    assert main(["play", str(tmp_path), *PLAY]) == 0  # unchanged: the cached story, lint's memo
+    assert loads == [tmp_path] * 2
+    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning:")] == first
+
+
+def test_a_story_given_by_file_is_what_reload_rereads(tmp_path: Path) -> None:
+    from game.session import open_game
+    from game.story.loader import load_story
+
+    path = tmp_path / "other.yaml"
+    path.write_text(STORY, encoding="utf-8")
+    game = open_game(load_story(path), backend="null", dialogue=None, voice=False, source=path)
+    try:
+        assert game.session.source == path
+    finally:
+        game.close()

@@ -23,7 +23,8 @@ from game.world.protocol import (
 
 
 class NullBackend:
-    """Implements the protocol with flat grey frames of ``width x height``."""
+    """Implements the protocol with flat grey frames of ``width x height`` (``placeholder_frames``:
+    a guard does not take them for a frozen or drifting world)."""
 
     def __init__(self, width: int = 32, height: int = 18, fps: float = 24.0,
                  frames_per_block: int = 12) -> None:
@@ -32,7 +33,7 @@ class NullBackend:
                                  switch_modes=("recache", "scene_cut", "plain"),
                                  actions=("w", "a", "s", "d"), mouse=True, camera=POSE_PARTS,
                                  ref_images="any_chunk",
-                                 structured_scene=True, snapshot=True)
+                                 structured_scene=True, snapshot=True, placeholder_frames=True)
         self.frame = 0
         self._snapshots: dict[str, int] = {}
 
