@@ -20,7 +20,9 @@ Edits (``Instruct.edit``) and their parameters (``Instruct.params``):
 ``remove_object``   ``target`` (object or item id, or a noun)
 ``change_object``   ``target``, and ``colour`` and/or ``size``
 ``look``            ``character``, and ``wear`` (a noun such as ``scarf``) and/or ``colour``
-``give_object``     ``object``, ``character`` (a player's object handed over; not ranked here)
+``give_object``     ``object``, ``character`` (a player's object handed over), or ``name``,
+                    ``character``, optional ``colour``, ``size`` (a new thing made and handed
+                    over: "give her a lantern"); not ranked here
 ==================  ==========================================================
 """
 
