@@ -416,7 +416,7 @@ class Resolver:
             return prep
         scored = self._score(prep.body, raw, prep.slots, prep.excluded, state, prep.lex)
         vague = self._vague_gift(raw, prep, scored, state)
-        return vague if vague is not None else self._decide(raw, scored, prep.slots, prep.body)
+        return vague if vague is not None else self._decide(raw, scored, prep.slots, prep.body, state)
 
     def prime(self, texts: Sequence[str], state: GameState) -> None:
         """Embed the lines ``texts`` and the scene's candidates in one batch (a bench or an
@@ -459,15 +459,15 @@ class Resolver:
         for item in state.inventory:
             choice = next((x for x in scored if x.cand.kind == "choice" and x.cand.things == {item}), None)
             if choice is not None:
-                opts.append(self._option(choice))
+                opts.append(self._option(choice, state))
             elif item in self.story.model.items:
-                opts.append(Option(f"give the {self._name(item)}", Give(item_id=item, character_id=people[0]),
+                opts.append(Option(f"give the {self._name(item, state)}", Give(item_id=item, character_id=people[0]),
                                    f"give:{item}:{people[0]}", 0.0, (item,)))
         if len(opts) < 2:
             return None
         opts = opts[:3]
         ranked = tuple((x.cand.key, round(x.score, 4)) for x in scored[:5])
-        return Clarify(raw, self._question(tuple(opts)), tuple(opts), ranked)
+        return Clarify(raw, self._question(tuple(opts), state), tuple(opts), ranked)
 
     def _excluded(self, pol: Polarity, lex: Lexicon) -> frozenset[str]:
         if not pol.excluded:
@@ -638,7 +638,7 @@ class Resolver:
                 best.score = max(best.score, g.score)
                 scored.remove(g)
 
-    def _decide(self, raw: str, scored: list[_Scored], slots: Slots, body: str) -> Outcome:
+    def _decide(self, raw: str, scored: list[_Scored], slots: Slots, body: str, state: GameState) -> Outcome:
         th = self.thresholds
         ranked = tuple((s.cand.key, round(s.score, 4)) for s in scored[:5])
         if not scored or scored[0].score < th.clarify:
@@ -649,9 +649,9 @@ class Resolver:
             each = [next((s for s in scored if s.cand.things == {t} and s.score >= th.clarify), None)
                     for t in slots.things]
             seen: dict[str, _Scored] = {x.cand.key: x for x in each if x is not None}
-            opts = tuple(self._option(s) for s in seen.values())
+            opts = tuple(self._option(s, state) for s in seen.values())
             if len(opts) >= 2:
-                return Clarify(raw, self._question(opts), opts, ranked)
+                return Clarify(raw, self._question(opts, state), opts, ranked)
         same = top.intent.model_dump() if top.intent is not None else None
         second = next((s for s in scored[1:] if s.intent is None or s.intent.model_dump() != same), None)
         margin = top.score - (second.score if second else 0.0)
@@ -668,25 +668,31 @@ class Resolver:
                     all(dump != c.intent.model_dump() for c in close if c.intent is not None):
                 close.append(s)
         if len(close) >= 2:
-            opts = tuple(self._option(s) for s in close[:3])
-            return Clarify(raw, self._question(opts), opts, ranked)
+            opts = tuple(self._option(s, state) for s in close[:3])
+            return Clarify(raw, self._question(opts, state), opts, ranked)
         return NotUnderstood(raw, "unknown", REPLIES["unknown"], ranked)
 
-    def _option(self, s: _Scored) -> Option:
+    def _option(self, s: _Scored, state: GameState) -> Option:
         label = s.cand.label
         if s.cand.kind == "edit" and isinstance(s.intent, Instruct):
-            label = describe(s.intent.edit, s.intent.params)
+            label = describe(s.intent.edit, s.intent.params, lambda ident: self._name(ident, state))
         return Option(label, s.intent, s.cand.key, round(s.score, 4), tuple(sorted(s.cand.things)))
 
-    def _name(self, thing: str) -> str:
+    def _name(self, thing: str, state: GameState) -> str:
+        """What the player sees for id ``thing``: an item's or character's name, an object's noun."""
         m = self.story.model
         if thing in m.items:
-            return thing.replace("_", " ")
+            return m.items[thing].name
+        if thing in m.cast:
+            return m.cast[thing].name
+        obj = state.objects.get(thing)
+        if obj is not None:
+            return str(obj.get("name") or obj.get("noun") or thing.replace("_", " "))
         return thing.replace("_", " ")
 
-    def _question(self, opts: tuple[Option, ...]) -> str:
+    def _question(self, opts: tuple[Option, ...], state: GameState) -> str:
         if all(len(o.things) == 1 for o in opts) and len({o.things for o in opts}) == len(opts):
-            names = [f"the {self._name(o.things[0])}" for o in opts]
+            names = [f"the {self._name(o.things[0], state)}" for o in opts]
         else:
             names = [o.label for o in opts]
         text = ", ".join(names[:-1]) + " or " + names[-1] + "?"

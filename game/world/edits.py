@@ -276,9 +276,20 @@ def _look_text(noun: str, colour: str, size: str) -> str:
     return f"{article} {words}"
 
 
+def _noun(host: EditHost, name: str) -> str:
+    """The noun a new object is called by: ``name`` itself, unless it is the id of a thing
+    the player already has ("put a lantern by the stump" with a worn ``creature_lantern``
+    -> ``lantern``; an item id -> the item's name), so no id reaches the player's text."""
+    obj = host.state.objects.get(name)
+    if obj is not None:
+        return str(obj.get("noun") or obj.get("name") or name)
+    items = host.story.model.items
+    return items[name].name if name in items else name
+
+
 def _add(host: EditHost, p: dict[str, str]) -> list[Event]:
     st = host.state
-    noun = p.get("name", "")
+    noun = _noun(host, p.get("name", ""))
     if not noun:
         return refuse(host, "add_object", "missing", "You picture something, but nothing comes.")
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]

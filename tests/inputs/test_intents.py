@@ -86,7 +86,7 @@ def test_colour_and_object_variants_fill_the_slots(resolver: Resolver, mini: Sto
 def test_close_calls_ask_back_and_the_answer_is_understood(resolver: Resolver, mini: Story) -> None:
     state = fresh_state(mini, "meadow")
     ask = resolver.understand("the kite or the leaf", state)
-    assert isinstance(ask, Clarify) and ask.question == "The kite or the leaf?"
+    assert isinstance(ask, Clarify) and ask.question == "The red kite or the green leaf?"
     assert {o.key for o in ask.options} == {"choice:offer_kite", "choice:offer_leaf"}
     answer = resolver.understand("the leaf", state, pending=ask)
     assert isinstance(answer, Understood) and answer.intent == Choose(choice_id="offer_leaf")
