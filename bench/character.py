@@ -36,6 +36,7 @@ the pipeline checks them) and how many good ones pass; the baseline (no checks) 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections import defaultdict
@@ -138,6 +139,8 @@ def run(args: argparse.Namespace) -> None:
     filler: list[str] = data["filler"]
     if args.split != "all":
         probes = [p for p in probes if p["split"] == args.split]
+    if args.category:
+        probes = [p for p in probes if p["category"] == args.category]
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in probes:
         by[p["category"]].append(p)
@@ -154,6 +157,7 @@ def run(args: argparse.Namespace) -> None:
     appraiser = Appraiser(enc)
     base = facts_from_card(card, card.home)
     rows: list[dict[str, Any]] = []
+    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed after the loop)
     settings = DialogueSettings(seed=0)
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
@@ -205,11 +209,17 @@ def run(args: argparse.Namespace) -> None:
             if p["category"] == "mood":
                 row["recall"] = appraiser.appraise(p["ask"]).intent == p["intent"]
             rows.append(row)
+            if out is not None:
+                out.write(json.dumps({"id": p["id"], "ask": p["ask"], **{k: v for k, v in row.items()}},
+                                     ensure_ascii=False) + "\n")
+                out.flush()
         if args.show:
             print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
                   f"    baseline: {base_text[:110]!r}")
         if n % 10 == 0:
-            print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s")
+            print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s", flush=True)
+    if out is not None:
+        out.close()
     report(rows)
 
 
@@ -261,6 +271,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a quarter of each category, both splits")
     ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
+    ap.add_argument("--category", default="", help="only this category (e.g. identity), every probe of it")
+    ap.add_argument("--out", default="", help="write each probe's two replies, sources and checks as JSONL here")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     run(ap.parse_args())
