@@ -311,17 +311,19 @@ class Session:
             return TurnResult(events, request, turn.checkpoint)
 
     def _prepare(self, intent: AnyIntent, progress: Progress | None) -> None:
-        """The prepare phase, off the lock: the rules on a copy of the state, then every
-        step that prepares sees that turn (a refused intent prepares nothing)."""
+        """The prepare phase: the rules on a copy of the state, under the lock (an Ink story
+        has one bink story object, which the window's ``choices()`` also drives, and bink is
+        not thread-safe), then every step that prepares sees that turn, off the lock (a
+        refused intent prepares nothing)."""
         preparing = [s for s in self.steps if isinstance(s, Prepares) and s.prepares(intent)]
         if not preparing or not self._started:
             return
         with self._lock:
             ahead = self._turn(self.state.copy_state(), intent, progress)
-        try:
-            events = self.rules.apply(ahead, intent)
-        except WorldloomError:
-            return
+            try:
+                events = self.rules.apply(ahead, intent)
+            except WorldloomError:
+                return
         for step in preparing:
             step.prepare(ahead, intent, events)
 

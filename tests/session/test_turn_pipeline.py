@@ -3,6 +3,7 @@ an empty menu told to the player, a choice's chunk hint, and `open_game`'s backe
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,48 @@ def test_steps_run_in_order_prepare_off_the_lock_and_a_refusal_restores_the_stat
     with pytest.raises(InputError, match="not that word"):
         s.submit(Say(text="forbidden"))
     assert s.state.variables["courage"] == courage and s.state.turn == 1
+
+
+def test_the_rules_run_on_the_prepare_copy_under_the_lock_and_the_step_prepares_off_it(mini_path: Path,
+                                                                                        tmp_path: Path) -> None:
+    # an Ink story has one bink story object that the window thread's choices() also drives
+    s = Session(load_story(mini_path), NullBackend(), save_dir=tmp_path, steps=[Recorder("a", [])])
+    s.start()
+    held: list[bool] = []
+
+    def lock_held_elsewhere() -> bool:
+        out: list[bool] = []
+
+        def try_it() -> None:
+            got = s._lock.acquire(blocking=False)
+            out.append(not got)
+            if got:
+                s._lock.release()
+
+        probe = threading.Thread(target=try_it)
+        probe.start()
+        probe.join()
+        return out[0]
+
+    apply = s.runtime.apply
+
+    def watched(state: GameState, intent: AnyIntent) -> list[Event]:
+        held.append(lock_held_elsewhere())
+        return apply(state, intent)
+
+    step = s.steps[0]
+    prepare = step.prepare
+
+    def prepare_watched(host: Turn, intent: AnyIntent, events: list[Event]) -> None:
+        held.append(lock_held_elsewhere())
+        prepare(host, intent, events)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(s.runtime, "apply", watched)
+        mp.setattr(step, "prepare", prepare_watched)
+        s.submit(Say(text="hello there", target="creature"))
+    # rules on the copy (locked), the step's slow work (free), the real turn's rules (locked)
+    assert held == [True, False, True]
 
 
 def test_open_game_builds_the_stack_voice_over_guard_over_backend(tmp_path: Path) -> None:
