@@ -36,6 +36,7 @@ the pipeline checks them) and how many good ones pass; the baseline (no checks) 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections import defaultdict
@@ -55,7 +56,7 @@ from game.cast.similarity import plain_text
 from game.cast.told import parse_number
 from game.cast.verifier import Verifier
 from game.models.embedder import get_embedder
-from game.models.llm import split_sentences
+from game.models.llm import SentenceSplitter, split_sentences
 from game.models.registry import build_model
 from game.state.events import Event
 
@@ -89,11 +90,38 @@ def tell(memory: Memory, text: str, turn: int, reply: str = "I'll remember that.
 
 
 def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
-    """The model's own reply to the same prompt: no guard, no verifier, no grounding (3 sentences at most)."""
+    """The model's own reply to the same prompt: no guard, no verifier, no grounding (3 sentences at most).
+
+    Generation stops once a fourth sentence starts (the pipeline, too, stops at
+    ``max_sentences``): the text is the same as generating all tokens and keeping three."""
     assert pipe.model is not None
-    raw = "".join(pipe.model.stream(pipe.prompt(text), max_new_tokens=pipe.settings.max_new_tokens,
-                                    temperature=pipe.settings.temperature, seed=seed))
-    return " ".join(split_sentences(raw)[:3]).strip()
+    splitter = SentenceSplitter()
+    done: list[str] = []
+    stream = pipe.model.stream(pipe.prompt(text), max_new_tokens=pipe.settings.max_new_tokens,
+                               temperature=pipe.settings.temperature, seed=seed)
+    try:
+        for delta in stream:
+            done += splitter.feed(delta)
+            if len(done) > pipe.settings.max_sentences:
+                break
+        else:
+            done += splitter.flush()
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    return " ".join(done[:pipe.settings.max_sentences]).strip()
+
+
+def earlier_baselines(path: str) -> dict[str, str]:
+    """Probe id -> the baseline reply an earlier ``--out`` run wrote (same model, seed and prompt)."""
+    out: dict[str, str] = {}
+    if path:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("variant") == "baseline":
+                out[row["id"]] = row["text"]
+    return out
 
 
 def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
@@ -138,6 +166,8 @@ def run(args: argparse.Namespace) -> None:
     filler: list[str] = data["filler"]
     if args.split != "all":
         probes = [p for p in probes if p["split"] == args.split]
+    if args.category:
+        probes = [p for p in probes if p["category"] == args.category]
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in probes:
         by[p["category"]].append(p)
@@ -154,6 +184,8 @@ def run(args: argparse.Namespace) -> None:
     appraiser = Appraiser(enc)
     base = facts_from_card(card, card.home)
     rows: list[dict[str, Any]] = []
+    reuse = earlier_baselines(args.baseline_from)
+    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed after the loop)
     settings = DialogueSettings(seed=0)
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
@@ -183,7 +215,10 @@ def run(args: argparse.Namespace) -> None:
         reply = pipe.reply(p["ask"], turn)
         grounded_s = time.perf_counter() - t
         t = time.perf_counter()
-        base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
+        if p["id"] in reuse:
+            base_text = reuse[p["id"]]
+        else:
+            base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
         base_s = time.perf_counter() - t
         facts = facts_from_memory(base, memory)
         for variant, text, secs in (("grounded", reply.text, grounded_s), ("baseline", base_text, base_s)):
@@ -205,11 +240,17 @@ def run(args: argparse.Namespace) -> None:
             if p["category"] == "mood":
                 row["recall"] = appraiser.appraise(p["ask"]).intent == p["intent"]
             rows.append(row)
+            if out is not None:
+                out.write(json.dumps({"id": p["id"], "ask": p["ask"], **{k: v for k, v in row.items()}},
+                                     ensure_ascii=False) + "\n")
+                out.flush()
         if args.show:
             print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
                   f"    baseline: {base_text[:110]!r}")
         if n % 10 == 0:
-            print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s")
+            print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s", flush=True)
+    if out is not None:
+        out.close()
     report(rows)
 
 
@@ -261,6 +302,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a quarter of each category, both splits")
     ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
+    ap.add_argument("--category", default="", help="only this category (e.g. identity), every probe of it")
+    ap.add_argument("--out", default="", help="write each probe's two replies, sources and checks as JSONL here")
+    ap.add_argument("--baseline-from", default="",
+                    help="reuse the baseline replies an earlier --out run wrote (matched by probe id; re-judged "
+                         "with the current checks; their latency is not measured again)")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     run(ap.parse_args())

@@ -1,6 +1,7 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
     python bench/explore.py [--scenes 5000] [--max-states 50000] [--choices 20000] [--repeat 3] [--quick] [--no-ink]
+                            [--ink-only]
 
 Prints (figures, never assertions):
 
@@ -15,7 +16,8 @@ Prints (figures, never assertions):
 * the same generated story written in Ink (``--ink``, on by default): compiled
   with the npm ``inkjs`` compiler (node; installed once into
   ``~/.cache/worldloom/npm``), then bink's own choices/s (choose + continue, with
-  and without a ``save_state`` checkpoint each) and worldloom's ``InkRuntime``
+  and without a ``save_state`` checkpoint each, and reading each line with its tags
+  and each choice's text and tags, as a game must) and worldloom's ``InkRuntime``
   choices/s with a checkpoint (``copy_state``) each, best of ``--repeat`` interleaved
   rounds, and their ratios, beside the YAML runtime's figure above.
 
@@ -175,29 +177,48 @@ def compile_ink(source: str, out: Path) -> str:
     return "" if done.returncode == 0 else f"inkjs: {done.stderr.strip()[:200]}"
 
 
-def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1) -> tuple[float, int]:
+def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1, lines: bool = False) -> tuple[float, int]:
     """bink alone: random choices, each ``choose_choice_index`` + ``continue_maximally``
-    (and a ``save_state`` first when ``checkpoint``): ``(choices/s, restarts)``."""
+    (and a ``save_state`` first when ``checkpoint``): ``(choices/s, restarts)``.
+
+    ``lines``: what a game reads from bink instead, through bink's own API: each line on its own
+    (``cont`` until ``can_continue`` is false) with its tags, and each choice's text and tags.
+    """
     import bink.story
 
     story = bink.story.Story(json_text)
     rng = random.Random(seed)
-    story.continue_maximally()
+
+    def run() -> None:
+        if not lines:
+            story.continue_maximally()
+            return
+        while story.can_continue():
+            story.cont()
+            list(story.get_current_tags())
+
+    def count_choices() -> int:
+        found = story.get_current_choices()
+        if lines:  # read, as a game shows them
+            return len([(found[i], list(found.get_tags(i))) for i in range(len(found))])
+        return len(found)
+
+    run()
     saved: list[str] = []
     restarts = 0
     t0 = time.process_time()
     for _ in range(n):
-        count = len(story.get_current_choices())
+        count = count_choices()
         if not count:
             story.reset_state()
-            story.continue_maximally()
+            run()
             restarts += 1
-            count = len(story.get_current_choices())
+            count = count_choices()
         if checkpoint:
             saved.append(story.save_state())
             del saved[:-200]
         story.choose_choice_index(rng.randrange(count))
-        story.continue_maximally()
+        run()
     return n / (time.process_time() - t0), restarts
 
 
@@ -229,15 +250,18 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
-        bare = saving = rate = yaml_rate = 0.0  # best of `repeat` rounds, interleaved (per CPU second)
+        bare = by_line = saving = rate = yaml_rate = 0.0  # best of `repeat` rounds, interleaved (per CPU second)
         for _ in range(repeat):
             yaml_rate = max(yaml_rate, choices_rate(yaml_story, choices)[0])
             bare = max(bare, bink_rate(raw, choices, checkpoint=False)[0])
+            by_line = max(by_line, bink_rate(raw, choices, checkpoint=False, lines=True)[0])
             saving = max(saving, bink_rate(raw, choices, checkpoint=True)[0])
             got, restarts = choices_rate(story, choices)
             rate = max(rate, got)
         each = f"{choices} choices, {restarts} restarts, best of {repeat}"
         print(f"bink      {name:<18} {bare:9.0f} choices/s plain (choose + continue_maximally; {each})")
+        print(f"bink      {name:<18} {by_line:9.0f} choices/s reading what a game shows (each line with its tags, "
+              "each choice's text and tags; bink's API)")
         print(f"bink      {name:<18} {saving:9.0f} choices/s with a save_state at each choice")
         print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint "
               "(GameState.copy_state) at each choice")
@@ -248,6 +272,8 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         print(f"ratio     {name:<18} {rate / saving:9.2f}x  InkRuntime (checkpoint each) / bink with a save_state "
               "each (goal >= 1.0)")
         print(f"ratio     {name:<18} {rate / bare:9.2f}x  InkRuntime (checkpoint each) / bink plain (goal >= 1.0)")
+        print(f"ratio     {name:<18} {rate / by_line:9.2f}x  InkRuntime (checkpoint each) / bink reading each line, "
+              "its tags and the choices")
 
 
 def main() -> None:
@@ -261,9 +287,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="rounds of the Ink choices/s figures (bink, bink + save_state, InkRuntime; best of each)")
     ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 5,000 states, 2,000 choices")
+    ap.add_argument("--ink-only", action="store_true",
+                    help="only the runtimes' choices/s on the generated story (Ink, bink, YAML): no explorer or lint")
     args = ap.parse_args()
     if args.quick:
         args.scenes, args.max_states, args.choices = 500, 5_000, 2_000
+    if args.ink_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "story.yaml"
+            path.write_text(yaml.safe_dump(generate(args.scenes), sort_keys=False, width=200), encoding="utf-8")
+            ink_section(args.scenes, args.choices, load_story(path, use_cache=False), max(1, args.repeat))
+        return
 
     demo = ROOT / "stories" / "zero_mark"
     if not (demo / "story.yaml").is_file():

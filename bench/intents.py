@@ -4,7 +4,11 @@ Usage: ``python bench/intents.py [--lexical] [--wrong] [--sweep] [--appraisal]``
 
 Prints accuracy overall and per tag, the number of false accepts (inputs that
 should have done nothing but were accepted), negation leaks ("don't offer the
-leaf" taking the leaf), and with ``--wrong`` every miss. ``--lexical`` runs the
+leaf" taking the leaf), choice precision (of the lines that picked an authored
+choice, the share that picked the expected one), and with ``--wrong`` every miss.
+The baseline in the same run is the resolver without gifts of new things
+(``Resolver(new_gifts=False)``: "give her a lantern" could only be a choice or an
+edit). ``--lexical`` runs the
 character-trigram fallback instead of MiniLM, for comparison. ``--sweep`` reruns
 the set over a grid of acceptance thresholds (accept, margin) and prints accuracy
 and false accepts for each, which is how the defaults were chosen.
@@ -94,13 +98,21 @@ def main() -> None:
     t0 = time.perf_counter()
     report = evaluate(cases, embedder=LexicalEmbedder() if args.lexical else None)
     secs = time.perf_counter() - t0
+    embedder = LexicalEmbedder() if args.lexical else None
+    before = evaluate(cases, make=lambda story: Resolver(story, embedder, new_gifts=False))
     print(f"embedder: {'lexical trigrams' if args.lexical else 'MiniLM (all-MiniLM-L6-v2)'}")
     print(f"cases: {report.total} (skipped {report.skipped}: story not present)")
     print(f"accuracy: {report.correct}/{report.total} = {report.accuracy:.1%}")
     print(f"false accepts (should do nothing, did something): {report.false_accepts}")
     print(f"negation leaks (a negated thing was used): {report.negation_leaks}")
+    print(f"choice precision (lines that picked a choice, picked the right one): "
+          f"{report.choice_right}/{report.choice_accepts} = {report.choice_precision:.1%}")
     for tag, (ok, n) in sorted(report.by_tag.items()):
-        print(f"  {tag:11s} {ok:3d}/{n:<3d} {ok / n:6.1%}")
+        was = before.by_tag[tag][0]
+        print(f"  {tag:11s} {ok:3d}/{n:<3d} {ok / n:6.1%}   (before new gifts: {was}/{n})")
+    print(f"baseline, the rule before new gifts (\"give her a lantern\" had no gift), same run: "
+          f"accuracy {before.correct}/{before.total} = {before.accuracy:.1%}, false accepts {before.false_accepts}, "
+          f"choice precision {before.choice_right}/{before.choice_accepts} = {before.choice_precision:.1%}")
     print(f"time: {secs:.1f} s incl. model load ({1000 * secs / max(1, report.total):.0f} ms/input)")
     if args.wrong:
         for case, got in report.wrong:

@@ -82,6 +82,7 @@ from game.cast.dialogue import (
     facts_from_memory,
     pipeline_for,
 )
+from game.cast.grounding import says_value
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
 from game.cast.persona_log import PersonaLog, Rejection
@@ -846,8 +847,12 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
       kind), the names she gave herself (``name_kept``: only her own), and her identity
       anchor (constant: from her card);
     * ``player_name``: the name she holds, where it was told, and the later replies that say it;
-    * ``facts``: each thing the player told her about themselves (a disclosure with proper
-      nouns), when, and the later exchanges whose reply says it or whose prompt retrieved it;
+    * ``facts``: each thing the player told her about themselves: first every belief her
+      memory took from the player's lines (``belief``: ``entity.key = value``; said back when
+      a later reply says the value, :func:`~game.cast.grounding.says_value`, "40" for "forty",
+      and the player's own question that turn does not), then any other disclosure with proper
+      nouns (a question never counts), when, and the later exchanges whose reply says it or
+      whose prompt retrieved it;
     * ``path``: trust/affinity (every axis) after each turn, and first/min/max/last.
     """
     out: dict[str, Any] = {}
@@ -869,14 +874,29 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
         name_said = [exchange_of[e.turn] for e in replies if name and 0 <= told_at < e.turn and e.turn not in named
                      and re.search(rf"\b{re.escape(name)}\b", e.text)]
         facts = []
+        asked = {e.turn: e.text for e in said}  # a reply that echoes the question does not count
+        line_at = {e.turn: e.text for e in said}
+        told = [b for b in ch.memory.beliefs() if (b.entity == "player" and b.key != "name")
+                or b.entity.startswith("player_")]
+        for b in told:  # what her memory took from the player's lines, checked by value ("forty" == "40")
+            later = [e for e in replies if e.turn > b.turn]
+            facts.append({
+                "told": line_at.get(b.turn, b.source), "belief": f"{b.entity}.{b.key} = {b.value}", "terms": [b.value],
+                "told_at_exchange": exchange_of.get(b.turn, 0),
+                "said_in_replies": [exchange_of[e.turn] for e in later if says_value(e.text, b.value)
+                                    and not says_value(asked.get(e.turn, ""), b.value)],
+                "retrieved_in_prompts": [exchange_of[e.turn] for e in later
+                                         if any(says_value(m, b.value) for m in e.data.get("memories", []))]})
+        believed = {b.turn for b in told}
         for s in said:
             terms = [t for t in key_terms(s.text) if t not in mine and t != name]
-            if not is_disclosure(s.text) or not terms or extract_player_name(s.text):
-                continue
+            if (s.turn in believed or s.text.rstrip().endswith("?") or not is_disclosure(s.text) or not terms
+                    or extract_player_name(s.text)):
+                continue  # a question is not a disclosure, whatever it contains ("Which treat did I say I'm fond of?")
             later = [e for e in replies if e.turn > s.turn]
-            asked = {e.turn: e.text.lower() for e in said}  # a reply that echoes the question does not count
             in_reply = [exchange_of[e.turn] for e in later
-                        if any(t.lower() in e.text.lower() and t.lower() not in asked.get(e.turn, "") for t in terms)]
+                        if any(t.lower() in e.text.lower() and t.lower() not in asked.get(e.turn, "").lower()
+                               for t in terms)]
             in_memory = [exchange_of[e.turn] for e in later
                          if any(t.lower() in m.lower() for m in e.data.get("memories", []) for t in terms)]
             facts.append({"told": s.text, "terms": terms, "told_at_exchange": exchange_of.get(s.turn, 0),
@@ -923,7 +943,8 @@ def format_summary(summary: Mapping[str, Any]) -> list[str]:
         else:
             lines.append("  player's name: never told")
         for f in s["facts"]:
-            lines.append(f"  fact told at exchange {f['told_at_exchange']}: {f['told']!r} -> "
+            belief = f" ({f['belief']})" if f.get("belief") else ""
+            lines.append(f"  fact told at exchange {f['told_at_exchange']}: {f['told']!r}{belief} -> "
                          f"said back at {f['said_in_replies'] or 'none'}, retrieved into her prompt at "
                          f"{f['retrieved_in_prompts'] or 'none'}")
         stats = s["path_stats"]

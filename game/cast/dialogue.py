@@ -605,9 +605,13 @@ class DialoguePipeline:
 
     def _clean(self, sentence: str) -> str | None:
         """``sentence`` without a leading speaker label of hers ("Eve: ..."); ``None`` when the
-        model has started writing someone else's turn ("Player: ...")."""
+        model has started writing someone else's turn ("Player: ...", or the player's own
+        name once she knows it: "Tomas: ...")."""
         if _OTHER_TURN.match(sentence):
             return None
+        player = self.guard.facts.player_name
+        if player and re.match(rf"\s*\**{re.escape(player)}(?:\s+\S+)?\**\s*:", sentence, re.I):
+            return None  # "Tomas: ..." is the player's turn, written by the model
         names = [n for n in (self.guard.facts.name, *self.guard.facts.aliases) if n]
         for name in sorted(names, key=len, reverse=True):
             m = re.match(rf"\s*\**{re.escape(name)}\**\s*:\s*", sentence, re.I)
@@ -619,6 +623,9 @@ class DialoguePipeline:
     def _judge(self, sentence: str, emitted: list[str], seen: set[str]) -> Verdict | Literal["ok", "stop", "skip"]:
         if not sentence or only_filler(sentence):
             return "skip"  # "Mm." alone is no answer: dropped; a reply of nothing else is regenerated
+        if sentence.rstrip().endswith(":"):
+            # "If they automated the light, I would:" opens a list or a script, not speech
+            return Verdict(False, "code", ("opens a list or a script (ends with ':')",), sentence)
         if normalise(sentence) in seen:
             return "stop"  # the model loops: end the reply here
         if len(tokens(sentence)) >= REPEAT_MIN_WORDS:

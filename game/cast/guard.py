@@ -31,7 +31,8 @@ reaches the player, in this order:
    (:data:`ASSISTANT_SPEAK`: capability disclaimers, sign-offs, customer-service register); ``code``: code, JSON or
    markup in the text (fences, braces with quotes, ``def f(``, ``import x``, tags);
 3. ``never_say``: the card's ``never_say`` lines and phrases, matched the same way;
-4. ``leak``: chat-role labels or template macros in the text, her instructions
+4. ``leak``: chat-role labels, template macros or the prompt's note layout ("(turn 12)", a
+   leading "- " bullet) in the text, her instructions
    echoed back ("You are Eve..."), or any :data:`LEAK_WORDS` consecutive words of
    the system prompt repeated verbatim;
 5. ``contradiction``: a contradiction with the sink and entity facts in
@@ -277,8 +278,10 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 
 _CONTROL_TOKENS = re.compile(r"<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|</?s>|<\s*/?\s*system\s*>", re.I)
 _ROLE_LINE = re.compile(r"^(\s*)(system|developer|assistant|user|admin|root)\s*:", re.I | re.M)
+#: Chat-role labels, template macros and the prompt's own note layout ("(turn 12)", a "- " note
+#: bullet at the start of a line, as her memory notes are written in the prompt).
 _LEAK_MARKERS = re.compile(r"^\s*(?:system|assistant|user|developer)\s*:|<\|[^|<>]{0,40}\|>|\{\{\s*\w+\s*\}\}|"
-                           r"\[/?INST\]|<</?SYS>>", re.I | re.M)
+                           r"\[/?INST\]|<</?SYS>>|\(\s*turn\s+\d+\s*\)|^\s*[-\u2022*]\s+\S", re.I | re.M)
 
 #: A capitalised name of one or two words.
 _NAME = r"([A-Z][A-Za-z\u00c0-\u024f'\-]+(?:\s+[A-Z][A-Za-z\u00c0-\u024f'\-]+)?)"

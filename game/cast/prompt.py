@@ -458,7 +458,7 @@ class PromptBuilder:
             label = ("the player" if b.entity == "player" else
                      "the player's " + b.entity.removeprefix("player_").replace("_", " ") if b.entity.startswith(
                          "player_") else names.get(b.entity, b.entity.replace("_", " ")))
-            text = f"- {label}: {b.key} = {one_line(b.value)} ({one_line(b.source)}, turn {b.turn})"
+            text = f"- {label}: {b.key} = {one_line(b.value)} ({one_line(b.source)})"
             if spent - start + cost("beliefs", text) <= bel_cap:
                 take("beliefs", text, bel_cap, float(b.turn), 0.0, f"{b.entity}.{b.key}")
         # 5. memories
@@ -469,7 +469,7 @@ class PromptBuilder:
         candidates["memories"] = len(retrieved)
         leftovers = []
         for s in retrieved:
-            text = f"- (turn {s.turn}) {one_line(s.text)}"
+            text = f"- {one_line(s.text)}"
             if not (spent - start + cost("memories", text) <= mem_cap
                     and take("memories", text, mem_cap, s.score, float(s.turn), str(s.index))):
                 leftovers.append((s, text))

@@ -20,13 +20,16 @@ Edits (``Instruct.edit``) and their parameters (``Instruct.params``):
 ``remove_object``   ``target`` (object or item id, or a noun)
 ``change_object``   ``target``, and ``colour`` and/or ``size``
 ``look``            ``character``, and ``wear`` (a noun such as ``scarf``) and/or ``colour``
-``give_object``     ``object``, ``character`` (a player's object handed over; not ranked here)
+``give_object``     ``object``, ``character`` (a player's object handed over), or ``name``,
+                    ``character``, optional ``colour``, ``size`` (a new thing made and handed
+                    over: "give her a lantern"); not ranked here
 ==================  ==========================================================
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from game.inputs.slots import WEARABLES, Slots
@@ -234,8 +237,16 @@ def params_for(edit: str, slots: Slots, text: str) -> tuple[dict[str, str], bool
     return params, False
 
 
-def describe(edit: str, params: dict[str, str]) -> str:
-    """A short player-facing phrase for an edit ("make it rain", "add a golden lantern")."""
+def describe(edit: str, params: dict[str, str], name: Callable[[str], str] | None = None) -> str:
+    """A short player-facing phrase for an edit ("make it rain", "add a golden lantern").
+
+    Args:
+        edit: the edit name.
+        params: its parameters; ``character``, ``target`` and ``object`` hold ids.
+        name: id -> the name the player sees ("eve" -> "Eve", "lamp_oil" -> "tin of lamp
+            paraffin"); default: the id with its underscores as spaces.
+    """
+    shown = name or (lambda ident: ident.replace("_", " "))
     v = params.get("value", "")
     if edit == "weather":
         return {"clear": "clear the sky"}.get(v, f"make it {v}" if v else "change the weather")
@@ -244,15 +255,27 @@ def describe(edit: str, params: dict[str, str]) -> str:
     if edit == "light":
         return f"light it with {v}" if v else "change the light"
     look = " ".join(x for x in (params.get("size", ""), params.get("colour", "")) if x)
+    who = _the(shown(params["character"])) if params.get("character") else "the character"
+    target = _the(shown(params["target"])) if params.get("target") else "the thing"
     if edit == "add_object":
         return f"add a {look + ' ' if look else ''}{params.get('name', 'thing')}"
     if edit == "remove_object":
-        return f"remove the {params.get('target', 'thing')}"
+        return f"remove {target}"
     if edit == "change_object":
-        return f"make the {params.get('target', 'thing')} {look}".strip()
+        return f"make {target} {look}".strip()
     if edit == "look":
         if not params.get("wear"):
-            return f"make the {params.get('character', 'character')} {params.get('colour', '')}".strip()
+            return f"make {who} {params.get('colour', '')}".strip()
         wear = " ".join(x for x in (params.get("colour", ""), params.get("wear", "")) if x)
-        return f"give the {params.get('character', 'character')} a {wear}".strip()
+        return f"give {who} a {wear}".strip()
+    if edit == "give_object":
+        thing = params.get("name") or shown(params.get("object", "")) or "thing"
+        return f"give {who} {'a ' if params.get('name') else 'the '}{thing}"
     return edit.replace("_", " ")
+
+
+def _the(name: str) -> str:
+    """``"the " + name`` unless it has its article or is a proper name ("Eve", "the creature")."""
+    if name.lower().startswith(("the ", "a ", "an ")) or name[:1].isupper():
+        return name
+    return f"the {name}"

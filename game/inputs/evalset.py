@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from game.inputs.meaning import Clarify, Embedder, NotUnderstood, Outcome, Resolver, Understood
-from game.state import GameState, Give, Instruct
+from game.state import Choose, GameState, Give, Instruct
 from game.story.loader import load_story
 from game.story.runtime import StoryRuntime
 from game.story.story import Story
@@ -55,6 +55,8 @@ class Report:
         by_tag: tag -> (correct, total).
         wrong: ``(case, what happened)`` for every miss.
         skipped: cases whose story is not present.
+        choice_accepts, choice_right: accepted intents that picked an authored choice, and how
+            many of those were the expected one (``choice_precision``).
     """
 
     total: int = 0
@@ -64,11 +66,18 @@ class Report:
     by_tag: dict[str, list[int]] = field(default_factory=dict)
     wrong: list[tuple[Case, str]] = field(default_factory=list)
     skipped: int = 0
+    choice_accepts: int = 0
+    choice_right: int = 0
 
     @property
     def accuracy(self) -> float:
         """Correct / total (0 when empty)."""
         return self.correct / self.total if self.total else 0.0
+
+    @property
+    def choice_precision(self) -> float:
+        """Of the lines that picked an authored choice, the share that picked the expected one (1 when none)."""
+        return self.choice_right / self.choice_accepts if self.choice_accepts else 1.0
 
 
 def load_cases(path: Path = EVAL_PATH) -> list[Case]:
@@ -176,6 +185,9 @@ def evaluate(cases: list[Case], make: Callable[[Story], Resolver] | None = None,
         row[1] += 1
         if case.expect.startswith("none") and isinstance(outcome, Understood):
             report.false_accepts += 1
+        if isinstance(outcome, Understood) and isinstance(outcome.intent, Choose):
+            report.choice_accepts += 1
+            report.choice_right += ok
         report.negation_leaks += _leaks(case, outcome, story)
         if not ok:
             report.wrong.append((case, _describe(outcome)))

@@ -12,7 +12,8 @@ The order (DESIGN.md, the path of one turn):
    vectors; Reimers & Gurevych 2019, loaded once by
    :func:`game.models.embedder.get_embedder`) rank the candidates: the scene's
    available authored choices (their text) and actions (their examples and
-   keywords), a gift of something the player holds, and the world-edit
+   keywords), a gift of something the player holds, a gift of a new thing
+   ("give her a lantern", :func:`new_gift_noun`), and the world-edit
    vocabulary (:data:`game.inputs.edits.EDITS`). A candidate's similarity is
    the largest cosine between the line and any of its example sentences.
 4. **Slots** (:mod:`game.inputs.slots`) fill the parameters and adjust the
@@ -25,7 +26,9 @@ The order (DESIGN.md, the path of one turn):
    (:data:`game.inputs.edits.CUES`: "remove", "paint"...) loses :data:`NO_CUE`; a
    choice, action or gift whose words do not explain a colour, size or place the
    line names ("make the kite green" is not "offer the kite") loses
-   :data:`UNEXPLAINED`; an action whose keyword is said gains :data:`KEYWORD`.
+   :data:`UNEXPLAINED`, and so does a choice or action that does not say the new
+   thing a gift line names, or dressing someone in it with no wear word; an
+   action whose keyword is said gains :data:`KEYWORD`.
 5. **Decision** (:class:`Thresholds`): the top candidate is accepted when its
    score is at least ``accept`` and its margin over the best candidate that
    would do something else is at least ``margin``. When the top two are both at
@@ -51,8 +54,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from game.inputs.edits import EDITS, VALUE_EDITS, cued, describe, find_value, params_for
-from game.inputs.slots import COLOURS, SIZES, Lexicon, Slots, parse
+from game.inputs.edits import EDITS, VALUE_EDITS, VALUE_WORDS, cued, describe, find_value, params_for
+from game.inputs.slots import COLOURS, NOT_NOUNS, PRONOUNS, SIZES, VERBS, WEARABLES, Lexicon, Slots, parse
 from game.state import Choose, GameState, Give, Instruct, Say
 from game.story.negation import Polarity, analyse, normalise
 from game.story.runtime import StoryRuntime
@@ -80,9 +83,54 @@ _NO = frozenset({"no", "nope", "neither", "none", "nah", "cancel", "no thanks", 
 _ORDINALS = {"1": 0, "one": 0, "first": 0, "former": 0, "2": 1, "two": 1, "second": 1, "latter": 1,
              "3": 2, "three": 2, "third": 2}
 _WORD = re.compile(r"[a-z0-9']+")
+#: Words that make a gift of a thing a ``look`` edit (dressing someone) rather than a gift.
+_WEAR = re.compile(r"\b(?:wear|wears|wearing|dress|dressed|tie|put|around|round|on)\b")
 
 #: What a line of free text can mean (a subset of :data:`game.state.AnyIntent`).
 TextIntent = Choose | Give | Say | Instruct
+
+
+def new_gift_noun(body: str, lex: Lexicon) -> str:
+    """The thing a gift line asks for that the player does not hold ("give her *a lantern*"), or ``""``.
+
+    The line must introduce it as something new: ``a`` / ``an`` / ``some``, then up to
+    two words before its head noun ("a small brass lantern" -> ``lantern``); "a cup of
+    tea" -> ``cup of tea``. "my toy" or "the pebble" name something the player should
+    already hold, so they are not new gifts. The thing is not a story item, tag,
+    character or object (those are gifts of what is held), an edit value, a colour or
+    size, or a wearable (wearables are the ``look`` edit: "give her a scarf"); a head
+    followed by a verb ("a friendly wave") is no thing at all. A place's name may be a
+    gift ("a lantern" in a story with a Lantern Room).
+    """
+    for m in re.finditer(r"\b(?:a|an|some)\s+([a-z' -]+)", body):
+        words = _WORD.findall(m.group(1))
+        run = _noun_run(words)
+        if not run:
+            continue
+        head = run[-1]
+        if head in COLOURS or head in SIZES or head in WEARABLES or head in VALUE_WORDS:
+            continue
+        rest = words[len(run):]
+        if rest[:1] == ["of"]:  # "a cup of tea", "a bunch of flowers"
+            tail = _noun_run(rest[1:])
+            if tail:
+                run, head = run + ["of", *tail], f"{head} of {tail[-1]}"
+        if lex.find(" ".join(run), ("item", "tag", "character", "object")):
+            continue
+        return head
+    return ""
+
+
+def _noun_run(words: Sequence[str]) -> list[str]:
+    """The words of a noun phrase at the start of ``words`` (at most 3), ``[]`` if a verb ends it."""
+    run: list[str] = []
+    for w in words:
+        if w in NOT_NOUNS or w in PRONOUNS:
+            break
+        if w in VERBS:
+            return []
+        run.append(w)
+    return run[:3]
 
 
 class Embedder(Protocol):
@@ -258,14 +306,18 @@ class Resolver:
             loads MiniLM through :func:`game.models.embedder.get_embedder` (once per
             process), falling back to :class:`LexicalEmbedder` if it cannot load.
         thresholds: acceptance thresholds.
+        new_gifts: whether "give her a lantern" (a thing the player does not hold) is a gift
+            of a new thing (:func:`new_gift_noun`); ``False`` is the rule before it, kept for
+            ``bench/intents.py``'s baseline.
 
     Raises:
         Nothing at construction; the embedder loads on first use.
     """
 
     def __init__(self, story: Story, embedder: Embedder | None = None,
-                 thresholds: Thresholds | None = None) -> None:
+                 thresholds: Thresholds | None = None, new_gifts: bool = True) -> None:
         self.story = story
+        self.new_gifts = new_gifts
         self.runtime = StoryRuntime(story)
         self._embedder = embedder
         self.thresholds = thresholds or Thresholds()
@@ -364,7 +416,7 @@ class Resolver:
             return prep
         scored = self._score(prep.body, raw, prep.slots, prep.excluded, state, prep.lex)
         vague = self._vague_gift(raw, prep, scored, state)
-        return vague if vague is not None else self._decide(raw, scored, prep.slots, prep.body)
+        return vague if vague is not None else self._decide(raw, scored, prep.slots, prep.body, state)
 
     def prime(self, texts: Sequence[str], state: GameState) -> None:
         """Embed the lines ``texts`` and the scene's candidates in one batch (a bench or an
@@ -407,15 +459,15 @@ class Resolver:
         for item in state.inventory:
             choice = next((x for x in scored if x.cand.kind == "choice" and x.cand.things == {item}), None)
             if choice is not None:
-                opts.append(self._option(choice))
+                opts.append(self._option(choice, state))
             elif item in self.story.model.items:
-                opts.append(Option(f"give the {self._name(item)}", Give(item_id=item, character_id=people[0]),
+                opts.append(Option(f"give the {self._name(item, state)}", Give(item_id=item, character_id=people[0]),
                                    f"give:{item}:{people[0]}", 0.0, (item,)))
         if len(opts) < 2:
             return None
         opts = opts[:3]
         ranked = tuple((x.cand.key, round(x.score, 4)) for x in scored[:5])
-        return Clarify(raw, self._question(tuple(opts)), tuple(opts), ranked)
+        return Clarify(raw, self._question(tuple(opts), state), tuple(opts), ranked)
 
     def _excluded(self, pol: Polarity, lex: Lexicon) -> frozenset[str]:
         if not pol.excluded:
@@ -430,16 +482,37 @@ class Resolver:
         people = [c for c in slots.characters if c in lex.present]
         if not people and len(lex.present) == 1:
             people = [lex.present[0]]
-        if not things or len(people) != 1:
+        if len(people) != 1:
             return None
+        if not things:
+            return self._new_gift(body, slots, people[0], lex) if self.new_gifts else None
         thing, who = things[0], people[0]
         m = self.story.model
         name = m.items[thing].name if thing in m.items else str(state.objects.get(thing, {}).get("name", thing))
-        cname = m.cast[who].name if who in m.cast else who
-        cname = cname if cname.lower().startswith("the ") else cname
+        cname = self._cast_name(who)
         examples = (f"give the {name} to {cname}", f"hand {cname} the {name}", f"offer {cname} the {name}")
         return Candidate(f"give:{thing}:{who}", "give", f"{thing}:{who}", f"give the {name} to {cname}", examples,
                          frozenset({thing}))
+
+    def _new_gift(self, body: str, slots: Slots, who: str, lex: Lexicon) -> Candidate | None:
+        """"give her a lantern": a gift of a new thing (:func:`new_gift_noun`), made in the world and handed over."""
+        noun = new_gift_noun(body, lex)
+        if not noun:
+            return None
+        cname = self._cast_name(who)
+        look = " ".join(x for x in (slots.sizes[-1] if slots.sizes else "",
+                                    slots.colours[-1] if slots.colours else "", noun) if x)
+        art = "an" if look[:1] in "aeiou" else "a"
+        said = next((w for w in _WORD.findall(body) if w in PRONOUNS), "")
+        examples = (f"give {cname} {art} {look}", f"hand {cname} {art} {look}", f"offer {cname} {art} {look}",
+                    *((f"give {said} {art} {look}",) if said else ()))
+        return Candidate(f"give:new:{noun}:{who}", "give", f"new:{noun}:{who}", f"give {cname} {art} {look}",
+                         examples, frozenset({noun}))
+
+    def _cast_name(self, who: str) -> str:
+        """How the player's text names character ``who`` (its display name, never its id)."""
+        cast = self.story.model.cast
+        return cast[who].name if who in cast else who.replace("_", " ")
 
     def _score(self, body: str, raw: str, slots: Slots, excluded: frozenset[str], state: GameState,
                lex: Lexicon) -> list[_Scored]:
@@ -447,6 +520,7 @@ class Resolver:
         give = self._give(body, slots, state, lex)
         if give is not None:
             cands.append(give)
+        gift = give.ref.split(":")[1] if give is not None and give.ref.startswith("new:") else ""
         examples = [e for c in cands for e in c.examples]
         mat = self.vectors(examples)
         xs = self.vectors([body, lex.delex(body, slots.nouns)])
@@ -478,6 +552,12 @@ class Resolver:
             if c.kind != "edit" and self._unexplained(c, slots, lex):
                 score -= UNEXPLAINED
                 notes.append("unexplained")
+            elif gift and c.kind in ("choice", "action") and not self._mentions(c, gift, lex):
+                score -= UNEXPLAINED  # "give her a lantern" is not "tell her you came to see the light"
+                notes.append("not the gift")
+            if gift and c.ref == "look" and not _WEAR.search(body):
+                score -= UNEXPLAINED  # "give her a lamp" hands a lamp over; it is not dressing her in one
+                notes.append("not worn")
             if c.kind == "edit" and not cued(c.ref, body):
                 score -= NO_CUE
                 notes.append("no cue")
@@ -487,6 +567,14 @@ class Resolver:
                 intent = Choose(choice_id=c.ref)
             elif c.kind == "action":
                 intent = Say(text=raw, action_id=c.ref)
+            elif c.kind == "give" and c.ref.startswith("new:"):
+                _, noun, who = c.ref.split(":")
+                params = {"name": noun, "character": who}
+                if slots.colours:
+                    params["colour"] = slots.colours[-1]
+                if slots.sizes:
+                    params["size"] = slots.sizes[-1]
+                intent = Instruct(edit="give_object", params=params, text=raw)
             elif c.kind == "give":
                 thing, who = c.ref.split(":")
                 if thing in self.story.model.items and thing not in state.objects:
@@ -512,6 +600,15 @@ class Resolver:
         self._absorb(out)
         out.sort(key=lambda s: -s.score)
         return out
+
+    @staticmethod
+    def _mentions(c: Candidate, noun: str, lex: Lexicon) -> bool:
+        """Whether candidate ``c``'s words (or the names of its things) say ``noun``."""
+        words = " ".join(c.examples).lower()
+        for term in lex.terms:
+            if term.id in c.things:
+                words += " " + " ".join(term.phrases)
+        return noun in set(_WORD.findall(words))
 
     @staticmethod
     def _unexplained(c: Candidate, slots: Slots, lex: Lexicon) -> bool:
@@ -541,7 +638,7 @@ class Resolver:
                 best.score = max(best.score, g.score)
                 scored.remove(g)
 
-    def _decide(self, raw: str, scored: list[_Scored], slots: Slots, body: str) -> Outcome:
+    def _decide(self, raw: str, scored: list[_Scored], slots: Slots, body: str, state: GameState) -> Outcome:
         th = self.thresholds
         ranked = tuple((s.cand.key, round(s.score, 4)) for s in scored[:5])
         if not scored or scored[0].score < th.clarify:
@@ -552,9 +649,9 @@ class Resolver:
             each = [next((s for s in scored if s.cand.things == {t} and s.score >= th.clarify), None)
                     for t in slots.things]
             seen: dict[str, _Scored] = {x.cand.key: x for x in each if x is not None}
-            opts = tuple(self._option(s) for s in seen.values())
+            opts = tuple(self._option(s, state) for s in seen.values())
             if len(opts) >= 2:
-                return Clarify(raw, self._question(opts), opts, ranked)
+                return Clarify(raw, self._question(opts, state), opts, ranked)
         same = top.intent.model_dump() if top.intent is not None else None
         second = next((s for s in scored[1:] if s.intent is None or s.intent.model_dump() != same), None)
         margin = top.score - (second.score if second else 0.0)
@@ -571,25 +668,31 @@ class Resolver:
                     all(dump != c.intent.model_dump() for c in close if c.intent is not None):
                 close.append(s)
         if len(close) >= 2:
-            opts = tuple(self._option(s) for s in close[:3])
-            return Clarify(raw, self._question(opts), opts, ranked)
+            opts = tuple(self._option(s, state) for s in close[:3])
+            return Clarify(raw, self._question(opts, state), opts, ranked)
         return NotUnderstood(raw, "unknown", REPLIES["unknown"], ranked)
 
-    def _option(self, s: _Scored) -> Option:
+    def _option(self, s: _Scored, state: GameState) -> Option:
         label = s.cand.label
         if s.cand.kind == "edit" and isinstance(s.intent, Instruct):
-            label = describe(s.intent.edit, s.intent.params)
+            label = describe(s.intent.edit, s.intent.params, lambda ident: self._name(ident, state))
         return Option(label, s.intent, s.cand.key, round(s.score, 4), tuple(sorted(s.cand.things)))
 
-    def _name(self, thing: str) -> str:
+    def _name(self, thing: str, state: GameState) -> str:
+        """What the player sees for id ``thing``: an item's or character's name, an object's noun."""
         m = self.story.model
         if thing in m.items:
-            return thing.replace("_", " ")
+            return m.items[thing].name
+        if thing in m.cast:
+            return m.cast[thing].name
+        obj = state.objects.get(thing)
+        if obj is not None:
+            return str(obj.get("name") or obj.get("noun") or thing.replace("_", " "))
         return thing.replace("_", " ")
 
-    def _question(self, opts: tuple[Option, ...]) -> str:
+    def _question(self, opts: tuple[Option, ...], state: GameState) -> str:
         if all(len(o.things) == 1 for o in opts) and len({o.things for o in opts}) == len(opts):
-            names = [f"the {self._name(o.things[0])}" for o in opts]
+            names = [f"the {self._name(o.things[0], state)}" for o in opts]
         else:
             names = [o.label for o in opts]
         text = ", ".join(names[:-1]) + " or " + names[-1] + "?"

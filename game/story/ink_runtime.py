@@ -44,7 +44,7 @@ from typing import Any
 from game.errors import InputError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
 from game.state.trusted import trusted
-from game.story.bink_calls import step_calls
+from game.story.bink_calls import Tagged, step_calls
 from game.story.ink import (
     DIRECTIVES,
     HOOK,
@@ -153,14 +153,24 @@ class InkRuntime(StoryRuntime):
         self._choice_objects: list[Choice] = []
         #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects.
         self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice]]] = {}
-        self._choice_tags: list[list[str]] = []
+        self._choice_tags: list[tuple[str, ...]] = []
+        #: Whether bink can continue (None: ask it); False after every step, which runs Ink until it cannot.
+        self._more: bool | None = None
+        #: Tags read before: tag -> ``split_tag(tag)``, ``("", "")`` for a global tag (not a directive).
+        self._tag_parts: dict[str, tuple[str, str]] = {}
+        #: ``# scene:`` values read before -> their location id.
+        self._tag_locations: dict[str, str] = {}
         self._slugs: dict[str, str] = {}
         self._texts: dict[str, str] = {}
         self._state: GameState | None = None
         self._events: list[Event] = []
         self._errors: list[tuple[str, Exception]] = []
         self._ink_errors: list[str] = []
+        #: Events a resync made (a warning, the knot's lines) for the next step on :attr:`_deferred_for`.
         self._deferred: list[Event] = []
+        #: The state object the :attr:`_deferred` events belong to (not a copy made of it, such as the
+        #: one ``Session``'s prepare phase runs the rules on).
+        self._deferred_for: GameState | None = None
         self._cause = "start"
         self._chunk: str | int | None = None
         self._ending = ""
@@ -359,7 +369,7 @@ class InkRuntime(StoryRuntime):
         A ``# id:`` tag on a choice pins its id (see :func:`pinned_id`).
         """
         found = self.calls.choices(True)
-        key = (scene, id(self.translation), tuple((text, tuple(tags)) for text, tags in found))
+        key = (scene, id(self.translation), *found)
         menu = self._menus.get(key)
         if menu is None:  # the same menu again (a loop, a rollback, a replay): its ids are known
             if len(self._menus) > 10_000:
@@ -391,13 +401,13 @@ class InkRuntime(StoryRuntime):
             found = self._slugs[text] = slug(text, 48)
         return found
 
-    def _menu(self, scene: str, found: list[tuple[str, list[str]]]) -> tuple[list[InkChoice], list[Choice]]:
+    def _menu(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
         seen: dict[str, int] = {}
         for i, (raw, tags) in enumerate(found):
             text = raw.strip()
-            pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "")
+            pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "") if tags else ""
             base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
@@ -424,17 +434,18 @@ class InkRuntime(StoryRuntime):
             info = self.story.knots.get(state.scene)
             if isinstance(shape, str) and (info is None or info.shape != shape):
                 name = info.name if info else state.scene
-                self._deferred += self._reenter(state, f"knot {name!r} changed since this state was saved "
-                                                       "(its choices, gathers or diverts moved)")
+                self._defer(state, self._reenter(state, f"knot {name!r} changed since this state was saved "
+                                                        "(its choices, gathers or diverts moved)"))
                 return True
             self._pending = []
+            self._more = None
             try:
                 self.ink.load_state(saved)
                 if isinstance(ops, str) and ops:
                     self._replay(ops)
             except RuntimeError as exc:
                 self._synced = None
-                self._deferred += self._reenter(state, f"the saved Ink position does not fit this story ({exc})")
+                self._defer(state, self._reenter(state, f"the saved Ink position does not fit this story ({exc})"))
                 return True
             self._synced = (saved, ops if isinstance(ops, str) else "")
             self._vars = {}
@@ -498,7 +509,20 @@ class InkRuntime(StoryRuntime):
     def resume(self, state: GameState) -> list[Event]:
         """Sync to ``state`` (after a reload or a load) and return what that caused (usually nothing)."""
         self.sync(state)
-        events, self._deferred = self._deferred, []
+        return self._take_deferred(state)
+
+    def _defer(self, state: GameState, events: list[Event]) -> None:
+        """Keep ``events`` (a resync's) for the next step on ``state``; ones kept for another state are dropped."""
+        if self._deferred_for is not state:
+            self._deferred = []
+        self._deferred_for = state
+        self._deferred += events
+
+    def _take_deferred(self, state: GameState) -> list[Event]:
+        """The events deferred for ``state`` (this very object), handed over once; none for another state."""
+        if self._deferred_for is not state or not self._deferred:
+            return []
+        events, self._deferred, self._deferred_for = self._deferred, [], None
         return events
 
     def _reenter(self, state: GameState, why: str) -> list[Event]:
@@ -518,20 +542,25 @@ class InkRuntime(StoryRuntime):
         """
         self._state, self._events = state, events
         self._errors, self._ink_errors = [], []
+        self._more = None
         self._record = [] if move is not None else None
         self._changed = {}
         self._chunk, self._ending = None, ""
         try:
             if action is not None:
                 action()
-            calls = self.calls
-            while calls.can_continue():
-                text, tags = calls.cont()
-                self._ink_line(state, text, tags, events)
-                if self._errors or self._ink_errors:
+            can_continue, cont, line = self.calls.can_continue, self.calls.cont, self._ink_line
+            errors, ink_errors = self._errors, self._ink_errors
+            while can_continue():
+                text, tags = cont()
+                line(state, text, tags, events)
+                if errors or ink_errors:
                     break
+            else:
+                self._more = False
         except RuntimeError as exc:
             self._synced = None
+            self._more = None
             raise StoryRuntimeError(f"ink: {exc}", where=self._where(state)) from exc
         finally:
             self._state = None
@@ -572,7 +601,7 @@ class InkRuntime(StoryRuntime):
     def _finish(self, state: GameState, events: list[Event]) -> None:
         """After a step: choices, the ending and variables (``effect`` events) into ``state``."""
         self._read_choices(state.scene)
-        if not self._choices and not self.calls.can_continue():
+        if not self._choices and not self._can_continue():
             info = self.story.knots.get(state.scene)
             name = self._ending or (info.ending if info and info.ending else state.scene)
             events.append(self.event(state, "ending", text=name, ids={"ending": name}))
@@ -596,6 +625,13 @@ class InkRuntime(StoryRuntime):
             state.variables = {**old, **new}
         self._vars = dict(state.variables)
 
+    def _can_continue(self) -> bool:
+        """Whether bink can continue (remembered: a step runs Ink until it cannot)."""
+        more = self._more
+        if more is None:
+            more = self._more = self.calls.can_continue()
+        return more
+
     def _enter_scene(self, state: GameState, scene_id: str) -> None:
         """Ink entered a knot: scene, visits, place, reactions of who is still there; a ``scene`` event."""
         info = self.story.knots[scene_id]
@@ -609,25 +645,36 @@ class InkRuntime(StoryRuntime):
             state.location = scene.location
         if state.location != previous:
             state.camera_x = 0.0
-        state.reactions = {k: v for k, v in state.reactions.items() if k in scene.present}
+        if state.reactions:
+            state.reactions = {k: v for k, v in state.reactions.items() if k in scene.present}
         state.world[INK_LINE] = 0
         self._events.append(self.event(state, "scene", text=scene.title, ids={"scene": scene_id},
                                        data={"location": state.location, "cause": self._cause,
                                              "cut": state.location != previous}))
 
-    def _ink_line(self, state: GameState, raw: str, tags: list[str], events: list[Event]) -> None:
+    def _ink_line(self, state: GameState, raw: str, tags: tuple[str, ...], events: list[Event]) -> None:
         """One line of Ink output with its tags: directives first, then the ``line`` event."""
         if not state.scene:  # text before the first knot
             self._enter_scene(state, ROOT_SCENE)
         speaker = "narrator"
         pin = ""
         extra: list[str] = []
+        parts = self._tag_parts
         for tag in tags:
-            if tag in self._global:
+            found = parts.get(tag)
+            if found is None:
+                if len(parts) > 10_000:
+                    parts.clear()
+                found = parts[tag] = ("", "") if tag in self._global else split_tag(tag)
+            key, value = found
+            if not key and not value and tag in self._global:
                 continue
-            key, value = split_tag(tag)
             if key == "scene" and value:
-                location, _ = location_of(value)
+                location = self._tag_locations.get(value)
+                if location is None:
+                    if len(self._tag_locations) > 10_000:
+                        self._tag_locations.clear()
+                    location = self._tag_locations[value] = location_of(value)[0]
                 if location != state.location:
                     state.location = location
                     state.camera_x = 0.0
@@ -652,7 +699,7 @@ class InkRuntime(StoryRuntime):
             return
         if self.translation is not None:  # by its text: Ink lines have no ids of their own (strings.ink_strings)
             text = self.translation.line(text)
-        m = SPEAKER_RE.match(text)
+        m = SPEAKER_RE.match(text) if ":" in text else None  # the pattern needs a colon
         if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
             speaker, text = slug(m.group(1)), m.group(2).strip()
         n = int(state.world.get(INK_LINE, 0))
@@ -717,12 +764,12 @@ class InkRuntime(StoryRuntime):
         """Whether the Ink story has ended (no choice and nothing left to continue)."""
         if not self.sync(state):
             return False
-        return not self._choices and not self.calls.can_continue()
+        return not self._choices and not self._can_continue()
 
     def apply(self, state: GameState, intent: AnyIntent) -> list[Event]:
         """Apply one intent (see :meth:`StoryRuntime.apply`); events deferred by a resync come first."""
         self.sync(state)
-        deferred, self._deferred = self._deferred, []
+        deferred = self._take_deferred(state)
         return deferred + super().apply(state, intent)
 
     def choose(self, state: GameState, choice_id: str) -> list[Event]:
@@ -739,8 +786,9 @@ class InkRuntime(StoryRuntime):
         self._cause = choice_id
         self._step(state, events, lambda: self.calls.choose(picked.index),
                    (picked.index, scene))
-        hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) or self._chunk
-        extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
+        hint = (next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) if tags else None) \
+            or self._chunk
+        extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES] if tags else []
         choice = self.event(state, "choice", scene=scene, text=picked.text, ids={"choice": choice_id, "scene": scene},
                             data={"chunk": hint, **({"tags": extra} if extra else {})})
         return [choice, *events]

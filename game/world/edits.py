@@ -239,6 +239,8 @@ def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
     p = dict(intent.params)
     events = _said(host, intent.text)
     if edit == "give_object":
+        if not p.get("object") and p.get("name"):
+            return events + give_new(host, p)
         return events + give_object(host, p.get("object", ""), p.get("character", ""))
     if edit not in ALL_EDITS:
         return events + refuse(host, "default", "unknown", "Nothing happens.")
@@ -274,9 +276,20 @@ def _look_text(noun: str, colour: str, size: str) -> str:
     return f"{article} {words}"
 
 
+def _noun(host: EditHost, name: str) -> str:
+    """The noun a new object is called by: ``name`` itself, unless it is the id of a thing
+    the player already has ("put a lantern by the stump" with a worn ``creature_lantern``
+    -> ``lantern``; an item id -> the item's name), so no id reaches the player's text."""
+    obj = host.state.objects.get(name)
+    if obj is not None:
+        return str(obj.get("noun") or obj.get("name") or name)
+    items = host.story.model.items
+    return items[name].name if name in items else name
+
+
 def _add(host: EditHost, p: dict[str, str]) -> list[Event]:
     st = host.state
-    noun = p.get("name", "")
+    noun = _noun(host, p.get("name", ""))
     if not noun:
         return refuse(host, "add_object", "missing", "You picture something, but nothing comes.")
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
@@ -473,6 +486,38 @@ def add_reference(host: EditHost, intent: AddReference,
 
 
 # -- unforeseen gifts -------------------------------------------------------------------------
+def give_new(host: EditHost, p: dict[str, str]) -> list[Event]:
+    """"give her a lantern": make the thing the player names (``name``, optional ``colour``,
+    ``size``) and hand it to ``character`` through the ``on_give`` tables (:func:`give_object`).
+
+    It is made as :func:`_add` makes an object, so the scene must allow ``add_object``;
+    a refusal, a full place or an absent character changes nothing and says so.
+
+    Raises:
+        game.errors.StoryRuntimeError: the matching reaction is broken (bad effect or goto).
+    """
+    st = host.state
+    who, noun = p.get("character", ""), p.get("name", "")
+    scene = _scene(host)
+    if "add_object" not in allowed(host.story, st.scene):
+        return refuse(host, "add_object", "not_allowed")
+    if scene is None or who not in scene.present:
+        return refuse(host, "give", "not_here", f"{_cap(_name(host, who) if who else 'nobody')} is not here.")
+    here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
+    if len(here) >= MAX_OBJECTS_PER_PLACE:
+        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+    colour = p.get("colour") or DEFAULT_COLOURS.get(noun, "")
+    size = p.get("size", "")
+    ident = _new_id(st, noun)
+    look = _look_text(noun, colour, size)
+    st.objects[ident] = {"name": noun, "noun": noun, "look": look, "colour": colour, "size": size,
+                         "x": float(scene.present[who]), "y": 0.0, "location": st.location, "image": "", "on": "",
+                         "kind": "object", "turn": st.turn, "near": who, "relation": "near"}
+    return [_ev(host, "edit", ids={"edit": "add_object", "target": ident}, data={"new": look, "for": who}),
+            _line(host, f"You hold out {look}.", "edit.give_new"),
+            *give_object(host, ident, who)]
+
+
 def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
     """Hand the player's object ``ident`` to character ``who`` through the ``on_give`` tables.
 

@@ -231,6 +231,22 @@ def test_name_is_pinned_and_recalled_after_it_left_the_rolling_window(tmp_path: 
     assert runner.summary and runner.summary["eve"]["player_name"]["said_in_replies"]
 
 
+def test_the_summary_tracks_told_facts_by_value_and_never_counts_a_question(tmp_path: Path, embedder: Any) -> None:
+    script = ("choose knock\nask eve My name is Ada, by the way.\nask eve I keep forty hives near Rotterdam.\n"
+              "ask eve Which treat did I say I'm fond of?\nask eve How many hives did I say I keep?\n")
+    runner = play(tmp_path, script, embedder)
+    assert runner.summary
+    facts = runner.summary["eve"]["facts"]
+    assert not [f for f in facts if f["told"].endswith("?")], facts  # a question is not a disclosure
+    hives = [f for f in facts if "forty" in f["told"]]
+    assert hives and "40" in hives[0]["belief"], facts  # the belief her memory holds, with its value
+    asked = [r for r in rows_of(runner, tmp_path) if r["type"] == "reply"][-1]
+    assert "40" in asked["text"] or "forty" in asked["text"].lower(), asked  # the grounded answer says it...
+    assert hives[0]["said_in_replies"] == [hives[0]["told_at_exchange"] + 2]  # ...and the summary counts it
+    text = "\n".join(format_summary(runner.summary))
+    assert "(player_hives.count = 40) -> said back at [4]" in text, text
+
+
 # -- replays ------------------------------------------------------------------------------------------
 
 def test_replay_uses_recorded_replies_and_never_builds_a_model(tmp_path: Path, embedder: Any,

@@ -93,7 +93,7 @@ def test_typed_edits_undo_and_clarify(session: Session, channels: Channels) -> N
     reply = channels.say("undo")
     assert reply.acted and "weather" not in session.state.world
     ask = channels.say("the kite or the leaf")
-    assert ask.line == "The kite or the leaf?" and not ask.acted
+    assert ask.line == "The red kite or the green leaf?" and not ask.acted
     answer = channels.say("the kite")
     assert any(e.ids.get("choice") == "offer_kite" for e in answer.events)
 

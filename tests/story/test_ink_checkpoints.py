@@ -20,8 +20,6 @@ import pytest
 
 from game.session import Session
 from game.state import Choose, GameState
-from game.story import ink_runtime
-from game.story.bink_calls import WrappedCalls, step_calls
 from game.story.ink_runtime import INK_OPS, INK_STATE, InkRuntime
 from game.story.loader import load_story
 
@@ -221,25 +219,6 @@ def test_a_variable_written_from_outside_ink_is_one_of_the_moves(loop_json: Path
     other = InkRuntime(story)  # type: ignore[arg-type]
     assert ink_position(other, checkpoint) == where
     assert where["variablesState"]["courage"] == 5
-
-
-def test_bink_s_own_wrappers_play_the_same(loop_json: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runtime calls bink's C library directly for each line and choice (``bink_calls``);
-    through bink's own Python API instead (another bink version) the play is the same."""
-    def playthrough() -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
-        rt = InkRuntime(load_story(loop_json))  # type: ignore[arg-type]
-        state = rt.new_state(8)
-        events = rt.begin(state)
-        rng = random.Random(8)
-        for _ in range(25):
-            events += rt.choose(state, rng.choice(rt.available_choices(state)).id)
-        return [(e.kind, e.scene, e.text) for e in events], state.to_json()
-
-    direct = playthrough()
-    monkeypatch.setattr(ink_runtime, "step_calls", WrappedCalls)
-    assert isinstance(InkRuntime(load_story(loop_json)).calls, WrappedCalls)  # type: ignore[arg-type]
-    assert playthrough() == direct
-    assert isinstance(step_calls(object()), WrappedCalls)  # not a bink story: bink's API
 
 
 @pytest.mark.parametrize("ops", ['{"c": 1}\n', "not json\n", '["c", -1, "camp", "", []]\n', '["c", "x"]\n',
