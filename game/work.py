@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 _LOCK = threading.Lock()
 #: waiting thread's ident -> the helper threads' idents it waits on now (innermost last).
@@ -81,4 +82,60 @@ def process_cpu(pid: int) -> float:
         return -1.0
 
 
-__all__ = ["helpers", "on_behalf", "process_cpu", "thread_cpu"]
+#: Wall seconds a CPU-timed wait lets pass with no CPU used by anyone before it gives up (the
+#: model worker's ``IDLE_TIMEOUT_S``: a busy machine still gives a working thread some CPU every
+#: few seconds).
+IDLE_S = 60.0
+#: How often a CPU-timed wait looks again, seconds.
+POLL_S = 0.05
+
+
+class Acquirable(Protocol):
+    """A lock (:class:`threading.Lock` and its kind)."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
+
+
+def others_cpu() -> float:
+    """CPU seconds this process has used in every thread but the calling one (a waiting thread's
+    own polling is not work done for it)."""
+    return time.process_time() - time.thread_time()
+
+
+def acquire_by_cpu(lock: Acquirable, cpu_limit_s: float, idle_s: float = IDLE_S, *,
+                   cpu: Callable[[], float] = others_cpu, wall: Callable[[], float] = time.monotonic,
+                   poll_s: float = POLL_S) -> bool:
+    """Take ``lock`` while whoever holds it works; ``False`` when the wait is given up.
+
+    Timed by CPU, not the wall clock (the rule of the model worker's replies,
+    ``game.models.worker.next_reply``): it gives up once ``cpu()`` (CPU seconds of this
+    process's other threads, the holder's work among them) has advanced ``cpu_limit_s`` since
+    the wait began, or has not advanced at all for ``idle_s`` wall seconds (nothing works: the
+    holder is stuck, or a stream was abandoned and never closed). A loaded machine slows the
+    holder's wall clock, not its CPU, so a wait behind a slow reply is not given up.
+
+    Args:
+        lock: the lock to take.
+        cpu_limit_s: CPU seconds of work to wait through at most.
+        idle_s: wall seconds with no CPU used at all after which the wait is given up.
+        cpu, wall: the clocks (tests inject their own).
+        poll_s: how long each look blocks on the lock, seconds.
+    """
+    if lock.acquire(blocking=False):
+        return True
+    start = last = cpu()
+    busy_at = wall()
+    while True:
+        if lock.acquire(timeout=poll_s):
+            return True
+        used, now = cpu(), wall()
+        if used - start >= cpu_limit_s:
+            return False
+        if used > last:
+            last, busy_at = used, now
+        elif now - busy_at >= idle_s:
+            return False
+
+
+__all__ = ["IDLE_S", "Acquirable", "acquire_by_cpu", "helpers", "on_behalf", "others_cpu", "process_cpu",
+           "thread_cpu"]

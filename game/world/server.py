@@ -519,7 +519,7 @@ class WorldServer:
                     await self._memory(ws, slot, msg)
                 elif op == "ping":
                     await _send(ws, dumps({"op": "pong", "t": msg.get("t")}))
-                elif op == "interrupt":  # relayed in turn (the Ray gateway): too late for the block in flight
+                elif op == "interrupt":  # sent in turn with the other messages: too late for the block in flight
                     self.interrupt(slot, msg)
                 elif op == "close":
                     slot.ws = None

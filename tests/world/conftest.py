@@ -8,6 +8,7 @@ world tests do not pay for them.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from game.world.backends.layout import Layout
 from game.world.backends.null import NullBackend
 from game.world.backends.procedural import ProceduralBackend
 from game.world.director import Cause
-from game.world.protocol import SessionStart
+from game.world.protocol import FrameChunk, SessionStart, WorldRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The frame size ``still`` draws at.
@@ -102,3 +103,71 @@ def interrupt_at_next_call(monkeypatch: pytest.MonkeyPatch) -> Any:
         return calls
 
     return arm
+
+
+# -- an interrupt that reaches a served backend mid-block (test_remote_interrupt, test_ray_gateway_interrupt) --
+class HeldBlock(ProceduralBackend):
+    """A procedural backend whose block 1 of the first request waits until it is interrupted (a slow
+    model between two steps): it is only ever abandoned."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.stop, self.held = threading.Event(), threading.Event()
+        self.interrupts: list[str] = []
+
+    def interrupt(self, session_id: str = "") -> None:
+        self.interrupts.append(session_id)
+        self.stop.set()
+
+    def generate(self, request: WorldRequest) -> Iterator[FrameChunk]:
+        self.stop.clear()
+        for chunk in super().generate(request):
+            if request.seq == 1 and chunk.block == 1:
+                self.held.set()
+                if not self.stop.wait(60):  # without the interrupt the request fails, never hangs
+                    raise RuntimeError("the block was never interrupted")
+                return
+            yield chunk
+
+
+@pytest.fixture
+def held_blocks() -> tuple[Callable[[dict[str, Any]], HeldBlock], list[HeldBlock]]:
+    """``(factory, made)``: a session factory of 64x36 :class:`HeldBlock` backends and those it made."""
+    made: list[HeldBlock] = []
+
+    def factory(options: dict[str, Any]) -> HeldBlock:
+        made.append(HeldBlock(width=64, height=36))
+        return made[-1]
+
+    return factory, made
+
+
+def interrupt_in_flight(client: Any, made: list[HeldBlock]) -> list[FrameChunk]:
+    """Ask ``client`` (a started remote backend) for four blocks, interrupt it once the served
+    backend is inside block 1, and return what came; asserts the interrupt reached that backend
+    while the block was being made and ended the request, and that the next request plays."""
+    got: list[FrameChunk] = []
+    errors: list[BaseException] = []
+
+    def pull() -> None:
+        try:
+            got.extend(client.generate(WorldRequest("main", 1, 48, "a meadow")))  # four blocks
+        except BaseException as exc:  # noqa: BLE001 - the assertion below names it
+            errors.append(exc)
+
+    thread = threading.Thread(target=pull, daemon=True)
+    thread.start()
+    assert made and made[0].held.wait(30)  # the served backend is inside block 1
+    client.interrupt()
+    thread.join(30)
+    assert not thread.is_alive() and not errors, errors
+    assert made[0].interrupts == ["main"]  # this client's session, while the block was being made
+    after = list(client.generate(WorldRequest("main", 2, 24, "a meadow")))
+    assert [c.block for c in after] == [0, 1] and after[-1].last  # an interrupt does not stop the next request
+    return got
+
+
+@pytest.fixture(name="interrupt_in_flight")
+def interrupt_in_flight_fixture() -> Callable[[Any, list[HeldBlock]], list[FrameChunk]]:
+    """:func:`interrupt_in_flight`."""
+    return interrupt_in_flight
