@@ -22,13 +22,17 @@ some with ``--only``):
   default) embeds with the model-free hashing encoder, ``minilm`` with MiniLM (slower:
   every summary is embedded; sizes barely differ).
 
-* ``first_token``: first-token latency of the embedded model (SmolLM2-135M-Instruct,
-  one torch thread, as in the worker) over a talk with Eve (the player's lines of
-  ``bench/data/eve_talk60.txt``, ``--talk`` of them; her replies are the model's own,
-  greedy, ``--tokens`` long), prompt tokens counted with the model's tokenizer: the whole
-  prompt every turn (baseline), the sink prefix's KV reused (the classic layout), and the
-  rolling layout with the KV cache of the last prompt and reply kept; CPU ms of the
-  model's thread (p50/p95 over turns 2..N) and wall ms.
+* ``first_token``: the player's line to the first token of the embedded model
+  (SmolLM2-135M-Instruct, one torch thread, as in the worker) over a talk with Eve (the
+  player's lines of ``bench/data/eve_talk60.txt``, ``--talk`` of them; her replies are the
+  model's own, greedy, ``--tokens`` long), prompt tokens counted with the model's
+  tokenizer: the whole prompt every turn (baseline), the rolling layout with the KV cache
+  of the last prompt and reply kept (the previous path), and the same with idle
+  pre-encoding (the known start of the next prompt encoded after each reply: the new
+  path), whose CPU is printed as its own figure; CPU ms of the model's thread (p50/p95
+  over turns 2..N) and wall ms; whether the first token equals the whole prompt's; the
+  whole reply's time; then (unless ``--no-int8``) the int8 model on the same prompts and
+  its greedy agreement with float32.
 * ``window``: the player window (``game.app.App``, SDL dummy driver, frames made on its
   worker thread from the procedural world, 60 Hz loop) while Eve answers through the real
   model worker process, her voice synthesised: frames shown per second (the world runs at
@@ -304,79 +308,157 @@ def pcts(values: list[float]) -> tuple[float, float]:
     return 1000 * statistics.median(s), 1000 * s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
+def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: bool,
+               forced: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Play the Eve talk as the cast room does (the prompt built, then the line and her reply
+    observed), rolling layout, the model keeping its KV cache; with ``idle``, the known start of
+    the next prompt is pre-encoded after each reply (and the sink before the first line).
+
+    ``forced``: the turns of another run whose prompts and replies are used instead of this
+    model's own (its replies are only compared), so two models see the same prompts.
+    Each turn: ``msgs``, ``prefix``, ``first`` (first delta), ``reply``, ``cpu`` / ``wall`` (s, from
+    the stream call to the first delta: render, tokenize, prefill, first token), ``build_s``,
+    ``reply_s`` (wall, whole reply), ``prompt`` and ``reused`` tokens, ``history``, and the idle
+    pre-encoding that prepared this turn: ``idle_cpu`` (s), ``idle_tokens``.
+    """
+    card = load_card(ROOT / "characters" / "eve.yaml")
+    mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder),
+                 count_tokens=model.count_tokens)  # the model's own tokenizer counts the budget
+    builder = PromptBuilder(mem)
+    model.reuse_prefix = True
+    model.clear_prefix_cache()
+    rows: list[dict[str, Any]] = []
+    prefix = forced[0]["prefix0"] if forced else builder.known_prefix()
+    pre = model.preencode(prefix) if idle else {}
+    for turn, line in enumerate(lines, 1):
+        t_build = time.perf_counter()
+        if forced:
+            msgs = forced[turn - 1]["msgs"]
+            history = forced[turn - 1]["history"]
+        else:
+            parts = builder.build(line, turn, mood="You feel curious about the player.")
+            msgs, history = parts.to_messages(), len(parts.history)
+        build_s = time.perf_counter() - t_build
+        t0, c0 = time.perf_counter(), time.thread_time()
+        first, cpu, wall, deltas = "", 0.0, 0.0, []
+        for delta in model.stream(msgs, max_new_tokens=args.tokens, temperature=0.0):
+            if not deltas:
+                cpu, wall, first = time.thread_time() - c0, time.perf_counter() - t0, delta
+            deltas.append(delta)
+        reply_s = time.perf_counter() - t0
+        reply = "".join(deltas).strip()
+        st = dict(model.last_stats)
+        row = {"msgs": msgs, "first": first, "reply": reply, "cpu": cpu, "wall": wall, "build_s": build_s,
+               "reply_s": reply_s, "prompt": st["prompt_tokens"], "reused": st["reused_tokens"], "history": history,
+               "idle_cpu": float(pre.get("cpu_s", 0.0)), "idle_tokens": float(pre.get("encoded_tokens", 0.0)),
+               "prefix0": prefix if turn == 1 else None}
+        if forced:
+            prefix = forced[turn - 1]["prefix"]
+        else:
+            mem.observe(Event(kind="say", speaker="player", turn=turn, text=line, data={"target": "eve"}))
+            mem.observe(Event(kind="reply", speaker="eve", turn=turn, text=reply or "Hm."))
+            prefix = builder.known_prefix()
+        row["prefix"] = prefix
+        pre = model.preencode(prefix) if idle else {}
+        rows.append(row)
+    return rows
+
+
+def replay_whole(model: Any, prompts: list[list[dict[str, str]]]) -> tuple[list[float], list[float], list[str]]:
+    """Each prompt encoded whole (no cache), one token: CPU s and wall s (stream call to first delta), the token."""
+    model.reuse_prefix = False
+    model.clear_prefix_cache()
+    cpu, wall, first = [], [], []
+    for msgs in prompts:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        first.append("".join(model.stream(msgs, max_new_tokens=1, temperature=0.0)))
+        cpu.append(time.thread_time() - c0)
+        wall.append(time.perf_counter() - t0)
+    model.reuse_prefix = True
+    return cpu, wall, first
+
+
 @section("first_token")
 def first_token(args: argparse.Namespace) -> None:
     import torch
 
-    from game.models.llm_transformers import TransformersDialogueModel
+    from game.models.llm_transformers import PREENCODE_CHUNK, TransformersDialogueModel
 
     torch.set_num_threads(1)
     with real_cache():
         t0 = time.perf_counter()
         model = TransformersDialogueModel()
         load_s = time.perf_counter() - t0
-    card = load_card(ROOT / "characters" / "eve.yaml")
-    mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder),
-                 count_tokens=model.count_tokens)  # the model's own tokenizer counts the budget
-    builder = PromptBuilder(mem)
     lines = talk_lines(args.talk)
-    # 1. the talk itself, as the cast room plays it, on the rolling layout with the KV cache kept:
-    #    her replies are the model's (greedy), so the history is what she really said
-    model.reuse_prefix = True
-    model.clear_prefix_cache()
-    rolling, classic, replies, rows = [], [], [], []
-    for turn, line in enumerate(lines, 1):
-        mem.observe(Event(kind="say", speaker="player", turn=turn, text=line, data={"target": "eve"}))
-        parts = builder.build(line, turn, mood="You feel curious about the player.")
-        rolling.append(parts.to_messages())
-        classic.append(parts.to_messages(layout="classic"))
-        reply = "".join(model.stream(rolling[-1], max_new_tokens=args.tokens, temperature=0.0)).strip()
-        st = dict(model.last_stats)
-        rows.append((st["first_token_cpu_s"], st["first_token_s"], st["prompt_tokens"], st["reused_tokens"],
-                     len(parts.history)))
-        replies.append(reply)
-        mem.observe(Event(kind="reply", speaker="eve", turn=turn, text=reply or "Hm."))
-    # 2. the same prompts again, one token each: the whole prompt every turn, then only the sink reused
-    def replay(prompts: list[list[dict[str, str]]], reuse: bool) -> tuple[list[float], list[float], list[str]]:
-        model.reuse_prefix = reuse
-        model.clear_prefix_cache()
-        cpu, wall, first = [], [], []
-        for msgs in prompts:
-            first.append("".join(model.stream(msgs, max_new_tokens=1, temperature=0.0)))
-            cpu.append(model.last_stats["first_token_cpu_s"])
-            wall.append(model.last_stats["first_token_s"])
-        return cpu, wall, first
-
-    whole_cpu, whole_wall, whole_first = replay(rolling, reuse=False)
-    sink_cpu, sink_wall, _ = replay(classic, reuse=True)
-    model.reuse_prefix = True
-    roll_cpu, roll_wall = [r[0] for r in rows], [r[1] for r in rows]
-    same = sum(1 for a, b in zip(whole_first, replies, strict=True) if b.startswith(a.strip()) or not a.strip())
-    sink = model.count_tokens(mem.sink_text())
-    sizes = [r[2] for r in rows]
-    new = [r[2] - r[3] for r in rows[1:]]
-    slides = sum(1 for a, b in zip(rows, rows[1:], strict=False) if b[4] <= a[4])
+    old = talk_turns(model, lines, args, idle=False)  # the previous path: sink + rolling KV kept
+    new = talk_turns(model, lines, args, idle=True)  # the new path: + idle pre-encoding
+    whole_cpu, whole_wall, whole_first = replay_whole(model, [r["msgs"] for r in new])
+    same_prompts = sum(1 for a, b in zip(old, new, strict=True) if a["msgs"] == b["msgs"])
+    same_new = sum(1 for r, w in zip(new, whole_first, strict=True) if r["first"] == w)
+    same_old = sum(1 for r, b, w in zip(old, new, whole_first, strict=True) if r["msgs"] == b["msgs"]
+                   and r["first"] == w)
+    sink = model.count_tokens(model.render(new[0]["prefix0"], add_generation_prompt=False))
+    sizes = [r["prompt"] for r in new]
+    after_line = [r["prompt"] - r["reused"] for r in new[1:]]
+    before = [r["prompt"] - r["reused"] for r in old[1:]]
+    slides = [i for i in range(1, len(new)) if new[i]["history"] <= new[i - 1]["history"]]
     print(f"first token: {model.name}, 1 torch thread, loaded in {load_s:.1f} s; a talk with Eve of {len(lines)} "
-          f"exchanges (bench/data/eve_talk60.txt, her replies greedy, <= {args.tokens} tokens)")
+          f"exchanges (bench/data/eve_talk60.txt, her replies greedy, <= {args.tokens} tokens), played as the cast "
+          f"room plays it (the prompt built, then the line and her reply observed)")
     print(f"  prompt tokens (the model's tokenizer): median {statistics.median(sizes):.0f}, max {max(sizes):.0f}; "
-          f"sink {sink}; new tokens a turn with the rolling cache: median {statistics.median(new):.0f}, "
-          f"max {max(new):.0f}; the window slid {slides} times")
-    print("  turns 2..N (turn 1 encodes the whole prompt in every setting); CPU ms of the model's thread, "
-          "wall ms beside")
-    print(f"  {'setting':<34}{'p50 CPU':>9}{'p95 CPU':>9}{'p50 wall':>10}{'p95 wall':>10}")
+          f"sink + reminder {sink}; encoded after the player's line: previous path median "
+          f"{statistics.median(before):.0f} (max {max(before):.0f}), with idle pre-encoding median "
+          f"{statistics.median(after_line):.0f} (max {max(after_line):.0f}: her tail lines + the line + header); "
+          f"the window slid {len(slides)} times (turns {', '.join(str(i + 1) for i in slides)})")
+    print("  turns 2..N; player's line to first token = render + tokenize + prefill + first token (the prompt build, "
+          f"median {1000 * statistics.median(r['build_s'] for r in new):.0f} ms wall, is the same in every setting "
+          "and not in these); CPU ms of the model's thread, wall ms beside")
+    print(f"  {'setting':<40}{'p50 CPU':>9}{'p95 CPU':>9}{'p50 wall':>10}{'p95 wall':>10}{'slide turns CPU':>17}")
     table = (("whole prompt every turn (baseline)", whole_cpu, whole_wall),
-             ("sink prefix KV reused (classic)", sink_cpu, sink_wall),
-             ("sink + rolling KV kept (rolling)", roll_cpu, roll_wall))
+             ("sink + rolling KV kept (previous)", [r["cpu"] for r in old], [r["wall"] for r in old]),
+             ("+ idle pre-encoding (new)", [r["cpu"] for r in new], [r["wall"] for r in new]))
     for name, cpu, wall in table:
         c50, c95 = pcts(cpu[1:])
         w50, w95 = pcts(wall[1:])
-        print(f"  {name:<34}{c50:>9.0f}{c95:>9.0f}{w50:>10.0f}{w95:>10.0f}")
-    base, best = pcts(whole_cpu[1:])[0], pcts(roll_cpu[1:])[0]
-    print(f"  rolling vs whole prompt: {base / best:.1f}x faster (p50 CPU), vs sink only "
-          f"{pcts(sink_cpu[1:])[0] / best:.1f}x; goal p50 <= 300 ms CPU: {'met' if best <= 300 else 'NOT met'} "
-          f"({best:.0f} ms); same first token as the whole prompt: {same}/{len(lines)} turns")
-    print(f"  turn 1 (cold): {1000 * roll_cpu[0]:.0f} ms CPU; cached tokens after the talk: "
-          f"{max((n for _, n in model.cached_prompts()), default=0)} (context {model.context_size})")
+        slide_cpu = "/".join(f"{1000 * cpu[i]:.0f}" for i in slides) or "-"
+        print(f"  {name:<40}{c50:>9.0f}{c95:>9.0f}{w50:>10.0f}{w95:>10.0f}{slide_cpu:>17}")
+    idle_cpu = [r["idle_cpu"] for r in new[1:]]
+    idle_tok = [r["idle_tokens"] for r in new[1:]]
+    print(f"  idle pre-encoding (work moved to while the player reads and types, not removed; chunks of "
+          f"{PREENCODE_CHUNK} tokens): CPU ms per turn p50 {1000 * statistics.median(idle_cpu):.0f}, max "
+          f"{1000 * max(idle_cpu):.0f} (the slide turns), total {sum(idle_cpu):.1f} s; tokens per turn p50 "
+          f"{statistics.median(idle_tok):.0f}, max {max(idle_tok):.0f}; before turn 1 (the sink): "
+          f"{1000 * new[0]['idle_cpu']:.0f} ms")
+    best, base = pcts([r["cpu"] for r in new][1:])[0], pcts(whole_cpu[1:])[0]
+    prev = pcts([r["cpu"] for r in old][1:])[0]
+    print(f"  new vs whole prompt: {base / best:.1f}x (p50 CPU), vs previous {prev / best:.1f}x; goal p50 <= 300 ms "
+          f"CPU: {'met' if best <= 300 else 'NOT met'} ({best:.0f} ms); first token equal to the whole-prompt run's: "
+          f"new {same_new}/{len(lines)}, previous {same_old}/{same_prompts} (turns with the same prompt as the new "
+          f"path's: {same_prompts}/{len(lines)})")
+    reply_new, reply_old = [r["reply_s"] for r in new[1:]], [r["reply_s"] for r in old[1:]]
+    print(f"  whole reply (<= {args.tokens} tokens, from the stream call; wall): median new "
+          f"{statistics.median(reply_new):.2f} s (p95 {pcts(reply_new)[1] / 1000:.2f}), previous "
+          f"{statistics.median(reply_old):.2f} s; goal median reply <= 2 s: "
+          f"{'met' if statistics.median(reply_new) <= 2 else 'NOT met'} at this length")
+    print(f"  turn 1: previous {1000 * old[0]['cpu']:.0f} ms CPU, new {1000 * new[0]['cpu']:.0f} ms (the sink "
+          f"pre-encoded while the game opened)")
+    if args.int8:
+        with real_cache():
+            q = TransformersDialogueModel(quantize="int8")
+        torch.set_num_threads(1)
+        quant = talk_turns(q, lines, args, idle=True, forced=new)
+        first_same = sum(1 for a, b in zip(quant, new, strict=True) if a["first"] == b["first"])
+        reply_same = sum(1 for a, b in zip(quant, new, strict=True) if a["reply"] == b["reply"])
+        c50, c95 = pcts([r["cpu"] for r in quant][1:])
+        w50, w95 = pcts([r["wall"] for r in quant][1:])
+        print(f"  int8 ({q.name}, dynamic quantization of the linear layers) on the same prompts, idle "
+              f"pre-encoding: first token p50/p95 CPU {c50:.0f}/{c95:.0f} ms, wall {w50:.0f}/{w95:.0f} ms; "
+              f"whole reply median {statistics.median(r['reply_s'] for r in quant[1:]):.2f} s; idle CPU per turn "
+              f"p50 {1000 * statistics.median(r['idle_cpu'] for r in quant[1:]):.0f} ms")
+        print(f"  int8 vs float32, greedy on the same prompts: first token equal {first_same}/{len(lines)}, whole "
+              f"reply equal {reply_same}/{len(lines)}")
+        for a, b in list(zip(quant, new, strict=True))[:3]:
+            print(f"    float: {b['reply'][:90]!r}\n    int8:  {a['reply'][:90]!r}")
 
 
 #: Questions for the window section, none of them one of Eve's authored answers (the model answers).
@@ -477,6 +559,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--questions", type=int, default=5, help="questions per setting (first_token, window)")
     ap.add_argument("--tokens", type=int, default=24, help="tokens per reply in first_token")
     ap.add_argument("--talk", type=int, default=24, help="exchanges of the Eve talk in first_token (at most 60)")
+    ap.add_argument("--no-int8", dest="int8", action="store_false",
+                    help="first_token: skip the int8 model's run on the same prompts")
     ap.add_argument("--only", default="", help=f"comma-separated sections of: {', '.join(SECTIONS)}")
     args = ap.parse_args(argv)
     args.sizes = [int(x) for x in args.sizes.split(",") if x]

@@ -667,10 +667,18 @@ class Castroom:
 
     # -- events -----------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
-        """Feed one recorded event to every character's memory (``Session.on_event``)."""
+        """Feed one recorded event to every character's memory (``Session.on_event``).
+
+        Then, when the model runs in the worker process, each character's pipeline hands it
+        the known start of her next prompt to encode while the player is idle
+        (:meth:`DialoguePipeline.preencode_next`: after her reply, after a slide, after a line
+        of hers; it returns at once and gives way to any reply asked for).
+        """
         for ch in self.characters.values():
             with ch.lock:
                 ch.memory.observe(event, self.names)
+            if self.worker is not None and ch.pipeline is not None:
+                ch.pipeline.preencode_next()
 
     def note_path(self, state: GameState) -> None:
         """Record the relationship values now."""
@@ -693,6 +701,14 @@ class Castroom:
             return parts.to_messages()
 
         return prompt
+
+    def _prefix(self, ch: Character) -> Callable[[], list[Message]]:
+        def prefix() -> list[Message]:
+            with ch.lock:
+                assert ch.builder is not None
+                return ch.builder.known_prefix()
+
+        return prefix
 
     def _facts(self, ch: Character) -> Callable[[str], PersonaFacts]:
         def facts(text: str) -> PersonaFacts:
@@ -1069,6 +1085,7 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
                 pipe = pipeline_for(ch.card, ch.memory, model, settings=settings, embedder=enc, home=ch.card.home,
                                     story_names=tuple(room.names.values()))
                 pipe.prompt = room._prompt(ch)
+                pipe.prefix = room._prefix(ch)
                 pipe.facts = room._facts(ch)
                 pipe.knowledge = PlayerKnowledge(ch.card, ch.player_name, enc)
                 if store is not None:

@@ -54,7 +54,7 @@ from game.cast.grounding import Grounding, Hint, fact_note, says_value
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
 from game.cast.similarity import normalise, overlap, tokens
 from game.cast.verifier import Checked, Verifier
-from game.models.llm import DialogueModel, Message, ModelError, SentenceSplitter, split_sentences
+from game.models.llm import DialogueModel, Message, ModelError, Preencodes, SentenceSplitter, split_sentences
 from game.state.events import Event
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -294,6 +294,9 @@ class Reply:
 
 #: ``prompt(player line) -> messages``: the assembled prompt ending with the player's line.
 PromptFn = Callable[[str], list[Message]]
+#: ``prefix() -> messages``: the start of her next prompt known before the player speaks
+#: (:meth:`game.cast.prompt.PromptBuilder.known_prefix`).
+PrefixFn = Callable[[], list[Message]]
 #: ``facts(player line) -> PersonaFacts``: what the guard checks this turn.
 FactsFn = Callable[[str], PersonaFacts]
 
@@ -349,13 +352,14 @@ class DialoguePipeline:
         verifier: checks every model sentence's names and numbers (``None``: not checked).
         grounding: answers questions about facts she holds (``None``: none).
         deflections: authored lines for a persona break or an injection attempt (default: ``fallbacks``).
+        prefix: the known start of her next prompt, for :meth:`preencode_next` (``None``: none).
     """
 
     def __init__(self, character: str, model: DialogueModel | None, prompt: PromptFn, guard: PersonaGuard, *,
                  knowledge: AuthoredKnowledge | None = None, fallbacks: Sequence[str] = DEFAULT_FALLBACKS,
                  settings: DialogueSettings | None = None, facts: FactsFn | None = None,
                  verifier: Verifier | None = None, grounding: Grounding | None = None,
-                 deflections: Sequence[str] = ()) -> None:
+                 deflections: Sequence[str] = (), prefix: PrefixFn | None = None) -> None:
         self.character = character
         self.model = model
         self.prompt = prompt
@@ -367,10 +371,37 @@ class DialoguePipeline:
         self.verifier = verifier
         self.grounding = grounding
         self.deflections = tuple(d for d in deflections if d.strip()) or self.fallbacks
+        self.prefix = prefix
+        self._preencoded: list[Message] | None = None  # the last prefix handed to the model
         self._line = ""
         self._checked: list[Checked] = []
         #: sentences of her last :data:`RECENT_REPLIES` model replies (for the repeat check)
         self._recent: deque[str] = deque(maxlen=RECENT_REPLIES * 4)
+
+    def preencode_next(self) -> bool:
+        """While the player is idle: hand the model the known start of her next prompt
+        (:attr:`prefix`) to encode ahead, so her next reply encodes only what follows it (the
+        player's line and what is found for it). Only when the model can
+        (:class:`~game.models.llm.Preencodes`), that start ends with her own line (not with
+        a player's line she has not answered yet), and it changed since the last call.
+
+        A model in the worker process returns at once and gives way to any reply asked for;
+        an in-process model does the work in this call.
+
+        Returns:
+            Whether a prefix was handed over.
+        """
+        if self.prefix is None or not isinstance(self.model, Preencodes):
+            return False
+        try:
+            messages = self.prefix()
+        except Exception:  # prompt assembly is another room's code; pre-encoding is only a speed-up
+            return False
+        if not messages or messages[-1]["role"] == "user" or messages == self._preencoded:
+            return False
+        self._preencoded = messages
+        self.model.preencode(messages)
+        return True
 
     def turn_seed(self, turn: int) -> int:
         """The base seed of ``turn`` (attempt ``k`` uses ``turn_seed + k``)."""
@@ -734,13 +765,16 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
         parts = builder.build(text, mood=mood() if mood else "", names=names() if names else None)
         return parts.to_messages()
 
+    def prefix() -> list[Message]:
+        return builder.known_prefix()
+
     card_fallbacks = tuple(fallbacks) or tuple(getattr(card, "fallbacks", ()) or ())
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
                             fallbacks=card_fallbacks or DEFAULT_FALLBACKS, settings=settings,
                             facts=lambda text: facts_from_memory(base, memory, text),
                             verifier=Verifier(FactSheet.from_card(card), story_names), grounding=Grounding(card, enc),
-                            deflections=card.deflections or card_fallbacks)
+                            deflections=card.deflections or card_fallbacks, prefix=prefix)
 
 
 def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0, scene: str = "",

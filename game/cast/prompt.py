@@ -376,12 +376,10 @@ class PromptBuilder:
         names = names or {}
         now = mem.now if now is None else now
         prefix = mem.sink_text()
-        post = mem.post_history + ("\n" + self.language_note if self.language_note else "")
+        post = self._post_history()
         user = self.clean_user(user_text) if user_text.strip() else ""
-        depth = card.depth_prompt
-        note = one_line(substitute(depth.prompt, card.display_name, mem.player_name or "the player",
-                                   card_fields(card))) if depth is not None else ""
-        depth_prompt = (note, depth.depth, depth.role) if depth is not None and note else ("", 0, "system")
+        depth_prompt = self._depth_prompt()
+        note = depth_prompt[0]
         fixed = self._tok(prefix) + MESSAGE_OVERHEAD + self._tok(post) + MESSAGE_OVERHEAD
         if note:
             fixed += self._tok(note) + MESSAGE_OVERHEAD
@@ -491,6 +489,40 @@ class PromptBuilder:
             tail = parts.tail or ()
             self._notes[key] = (render_blocks(tail), frozenset(b.text for b in tail))
         return parts
+
+    def _post_history(self) -> str:
+        """The post-history instruction: the card's after ours, then the language note."""
+        return self.memory.post_history + ("\n" + self.language_note if self.language_note else "")
+
+    def _depth_prompt(self) -> tuple[str, int, str]:
+        """The card's character note (macros expanded, one line), its depth and role; ``("", 0, "system")``: none."""
+        mem, card = self.memory, self.memory.card
+        depth = card.depth_prompt
+        note = one_line(substitute(depth.prompt, card.display_name, mem.player_name or "the player",
+                                   card_fields(card))) if depth is not None else ""
+        return (note, depth.depth, depth.role) if depth is not None and note else ("", 0, "system")
+
+    def known_prefix(self) -> list[dict[str, str]]:
+        """The messages her next prompt (rolling layout) starts with, known before the player speaks.
+
+        The sink, the post-history instruction, and every message of the rolling window with
+        its note (her last reply last); after a slide, the slid window. What follows them in
+        the next prompt depends on the player's line: the lines found for it (:attr:`PromptParts.tail`)
+        and the line itself. A model keeping its KV cache encodes these while the player is
+        idle (:class:`game.models.llm.Preencodes`). When the next build has to drop old
+        history for its budget the two differ from that message on, and only the common
+        start is of use (a matter of speed: the prompt itself is always built whole).
+        A ``depth_prompt`` at depth 0 follows the player's line, so it is not part of this.
+        """
+        mem = self.memory
+        history = tuple(mem.history)
+        notes = tuple(self._note_of(m)[0] for m in history)
+        placeholder = "\x00"  # the player's line to come (cut off below)
+        parts = PromptParts(mem.sink_text(), (), history, self._post_history(), placeholder, 0, self.budget,
+                            depth_prompt=self._depth_prompt(), notes=notes, tail=())
+        msgs = parts.to_messages()
+        at = max(i for i, m in enumerate(msgs) if m["role"] == "user" and m["content"] == placeholder)
+        return msgs[:at]
 
     @staticmethod
     def _key(m: HistoryMessage) -> tuple[int, str]:

@@ -34,6 +34,7 @@ ROLES = ("system", "user", "assistant")
 __all__ = [
     "DialogueModel",
     "Message",
+    "Preencodes",
     "ModelError",
     "ROLES",
     "SentenceSplitter",
@@ -72,6 +73,19 @@ class DialogueModel(Protocol):
 
     def count_tokens(self, text: str) -> int:
         """Number of tokens of ``text`` in this model's tokenizer (an estimate where it has none)."""
+        ...
+
+
+@runtime_checkable
+class Preencodes(Protocol):
+    """A dialogue model that can encode the known start of its next prompt while the player is idle."""
+
+    def preencode(self, messages: list[Message]) -> object:
+        """Extend the cache with ``messages`` (the next prompt's start, without the assistant header).
+
+        It gives way to any reply asked for meanwhile (a reply waits for one chunk at most)
+        and never changes what a reply says; a model in another process returns at once.
+        """
         ...
 
 

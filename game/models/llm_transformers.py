@@ -51,6 +51,7 @@ import shutil
 import tempfile
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -70,6 +71,11 @@ PREFIX_CACHE_SIZE = 4
 MIN_REUSE_TOKENS = 16
 #: Longest wait for another stream of the same model to finish: CPU seconds of its work (game.work.acquire_by_cpu).
 BUSY_TIMEOUT_S = 120.0
+#: Tokens fed per step of idle pre-encoding: the longest a reply waits for the model to be free
+#: (one step of 32 tokens costs about as much as 2-3 single-token steps of decoding).
+PREENCODE_CHUNK = 32
+#: Ways to quantize the weights after loading (``""``: float32 as loaded).
+QUANTIZE = ("", "int8")
 #: Bump when the layout of the converted-weights cache changes.
 CACHE_VERSION = "1"
 
@@ -142,29 +148,41 @@ class TransformersDialogueModel:
         top_p: nucleus size when sampling.
         name: model name for records (default: derived from the source).
         progress: ``progress(stage, fraction)`` while loading.
+        quantize: ``"int8"``: dynamic int8 quantization of every linear layer after loading
+            (:data:`QUANTIZE`); ``""``: float32.
 
     Raises:
-        ModelError: the model or tokenizer cannot be found or loaded (the message names the source).
+        ModelError: the model or tokenizer cannot be found or loaded (the message names the source),
+            or ``quantize`` is not one of :data:`QUANTIZE`.
     """
 
     def __init__(self, source: str | Path | None = None, gguf_file: str | None = None, *,
                  cache_dir: str | Path | None = None, reuse_prefix: bool = True,
                  repetition_penalty: float = 1.15, top_p: float = 0.9, name: str = "",
-                 progress: LoadProgress | None = None) -> None:
+                 progress: LoadProgress | None = None, quantize: str = "") -> None:
         import torch
 
+        if quantize not in QUANTIZE:
+            raise ModelError(f"unknown quantization {quantize!r}", where=str(source or "smollm2"),
+                             hint="one of: " + ", ".join(repr(q) for q in QUANTIZE))
         self._torch: Any = torch
+        self.quantize = quantize
         self.reuse_prefix = reuse_prefix
         self.repetition_penalty = repetition_penalty
         self.top_p = top_p
         self._progress: LoadProgress = progress or (lambda stage, fraction: None)
         self._lock = threading.Lock()
+        self._waiting = 0  # streams waiting for the lock: idle pre-encoding yields to them
+        self._waiting_lock = threading.Lock()
         self._slots: OrderedDict[int, _Slot] = OrderedDict()
         self._slot_ids = itertools.count()
         #: Timings of the last :meth:`stream` call: ``prompt_tokens``, ``reused_tokens``,
         #: ``first_token_s`` (prefill + first token, wall), ``first_token_cpu_s`` (the same in
         #: CPU time of the calling thread: the whole of it with one torch thread), ``tokens``, ``total_s``.
         self.last_stats: dict[str, float] = {}
+        #: Of the last :meth:`preencode`: ``target_tokens``, ``cached_tokens`` (already there),
+        #: ``encoded_tokens``, ``cpu_s``, ``wall_s``, ``stopped`` (1.0: a request came first).
+        self.last_preencode: dict[str, float] = {}
         _quiet_transformers()
         if source is None:
             folder, gguf_file = smollm2_gguf()
@@ -179,6 +197,8 @@ class TransformersDialogueModel:
         else:
             self._load(self.source)
         self._model.eval()
+        if quantize == "int8":
+            self._quantize_int8()
         cfg = self._model.config
         if not getattr(self._tokenizer, "chat_template", None):  # Gemma 3's GGUF carries none
             self._tokenizer.chat_template = chat_template(str(getattr(cfg, "model_type", "")))
@@ -233,6 +253,18 @@ class TransformersDialogueModel:
         self.loaded_from = str(path)
         self._progress("saving converted weights to the cache", 0.9)
         self._save_converted(cached)
+
+    def _quantize_int8(self) -> None:
+        """Dynamic int8 quantization of every ``nn.Linear`` (weights int8, activations quantized
+        on the fly; :func:`torch.ao.quantization.quantize_dynamic`)."""
+        self._progress("quantizing to int8", 0.95)
+        torch = self._torch
+        dynamic: Any = torch.ao.quantization.quantize_dynamic
+        with warnings.catch_warnings():  # torch.ao.quantization is deprecated in favour of torchao, and still works
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            self._model = dynamic(self._model, {torch.nn.Linear}, dtype=torch.qint8)
+        self.name += "-int8"
 
     def _save_converted(self, target: Path) -> None:
         """Save the dequantised model and tokenizer to ``target`` atomically (best effort)."""
@@ -326,8 +358,9 @@ class TransformersDialogueModel:
             out = self._model(input_ids=torch.tensor([ids]), **kwargs)
             return out.logits[0, -1]
 
-    def _prefill(self, ids: list[int]) -> tuple[_Slot, int, Any]:
-        """Run the prompt; return ``(its slot, tokens reused, logits of the last position)``."""
+    def _claim(self, ids: list[int], feed_one: bool) -> tuple[_Slot, int]:
+        """The slot to encode ``ids`` in and how many of them it already holds (it is cut back to
+        them). ``feed_one``: leave at least one token to feed (a reply needs the last logits)."""
         from transformers import DynamicCache
 
         best: _Slot | None = None
@@ -337,11 +370,12 @@ class TransformersDialogueModel:
                 n = _common_prefix(slot.ids, ids)
                 if n > shared:
                     best, shared = slot, n
-        shared = min(shared, len(ids) - 1)  # at least one token is fed, for the logits
+        if feed_one:
+            shared = min(shared, len(ids) - 1)
         if best is not None and shared >= MIN_REUSE_TOKENS and _crop(best.cache, shared):
             self._slots.move_to_end(best.key)
             best.ids = ids[:shared]
-            return best, shared, self._forward(ids[shared:], best.cache)
+            return best, shared
         if best is not None and shared >= MIN_REUSE_TOKENS:  # could not crop: drop the slot
             del self._slots[best.key]
         slot = _Slot(next(self._slot_ids), [], DynamicCache(config=self._model.config))
@@ -349,7 +383,96 @@ class TransformersDialogueModel:
             self._slots[slot.key] = slot
             while len(self._slots) > PREFIX_CACHE_SIZE:
                 self._slots.popitem(last=False)
-        return slot, 0, self._forward(ids, slot.cache)
+        return slot, 0
+
+    def _prefill(self, ids: list[int]) -> tuple[_Slot, int, Any]:
+        """Run the prompt; return ``(its slot, tokens reused, logits of the last position)``."""
+        slot, shared = self._claim(ids, feed_one=True)
+        return slot, shared, self._forward(ids[shared:], slot.cache)
+
+    def _acquire(self) -> bool:
+        """Take the model for a reply; idle pre-encoding stops at its next chunk to let it in."""
+        with self._waiting_lock:
+            self._waiting += 1
+        try:
+            return acquire_by_cpu(self._lock, BUSY_TIMEOUT_S)
+        finally:
+            with self._waiting_lock:
+                self._waiting -= 1
+
+    @property
+    def replies_waiting(self) -> int:
+        """How many :meth:`stream` calls are waiting for the model now (pre-encoding yields to them)."""
+        return self._waiting
+
+    def preencode(self, messages: list[Message], chunk_tokens: int = PREENCODE_CHUNK,
+                  should_stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """Extend the KV cache with ``messages``, the known start of the next prompt, while idle.
+
+        ``messages`` is rendered without the assistant header (it is what the next prompt
+        starts with: the sink, the history up to her last reply). The slot sharing the
+        longest token prefix with it is cut back to that prefix (never when it already holds
+        all of ``messages``: nothing is dropped then) and the rest is fed ``chunk_tokens`` at a
+        time. Between two chunks it stops when a :meth:`stream` is waiting for the model or
+        ``should_stop()`` is true; what was fed stays cached, so a later call or the reply
+        carries on from there. The keys and values are what a whole-prompt pass computes
+        (up to float rounding of the chunked matrix products).
+
+        Returns:
+            :attr:`last_preencode` (token counts; ``cpu_s`` of the calling thread; ``wall_s``).
+
+        Raises:
+            ModelError: malformed messages.
+        """
+        ids = self.encode(self.render(messages, add_generation_prompt=False))
+        stats = {"target_tokens": float(len(ids)), "cached_tokens": 0.0, "encoded_tokens": 0.0, "cpu_s": 0.0,
+                 "wall_s": 0.0, "stopped": 0.0}
+        self.last_preencode = stats
+        stop = should_stop or (lambda: False)
+        if not self.reuse_prefix or not ids or len(ids) >= self.context_size:
+            return stats
+        if self._waiting or stop() or not acquire_by_cpu(self._lock, BUSY_TIMEOUT_S):
+            stats["stopped"] = 1.0
+            return stats
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            held = max((_common_prefix(s.ids, ids) for s in self._slots.values()), default=0)
+            if held == len(ids):  # already cached (perhaps with more after it): nothing to do
+                stats["cached_tokens"] = float(held)
+                return stats
+            slot, pos = self._claim(ids, feed_one=False)
+            stats["cached_tokens"] = float(pos)
+            while pos < len(ids):
+                if self._waiting or stop():
+                    stats["stopped"] = 1.0
+                    break
+                end = min(len(ids), pos + max(1, chunk_tokens))
+                self._forward(ids[pos:end], slot.cache)
+                pos = end
+                slot.ids = ids[:pos]
+            stats["encoded_tokens"] = float(pos) - stats["cached_tokens"]
+        finally:
+            stats["cpu_s"] = time.thread_time() - c0
+            stats["wall_s"] = time.perf_counter() - t0
+            self._lock.release()
+        return stats
+
+    def next_logits(self, messages: list[Message]) -> Any:
+        """Logits ``(vocab,)`` (float32 torch tensor) of the first reply token to ``messages``, computed
+        as :meth:`stream` computes them (reusing and then keeping the cache); for checks and benches.
+
+        Raises:
+            ModelError: malformed messages, or the model stayed busy.
+        """
+        ids = self.encode(self.render(messages))
+        if not self._acquire():
+            raise ModelError("the model is busy with another reply", where=self.name)
+        try:
+            slot, _, logits = self._prefill(ids)
+            slot.ids = list(ids)
+            return logits.float().clone()
+        finally:
+            self._lock.release()
 
     def _pick(self, logits: Any, generated: list[int], temperature: float, gen: Any) -> int:
         torch = self._torch
@@ -390,7 +513,7 @@ class TransformersDialogueModel:
         if budget <= 0:
             raise ModelError(f"prompt of {len(ids)} tokens does not fit the context of {self.context_size}",
                              where=self.name)
-        if not acquire_by_cpu(self._lock, BUSY_TIMEOUT_S):
+        if not self._acquire():
             raise ModelError("the model is busy with another reply", where=self.name)
         slot: _Slot | None = None
         fed: list[int] = []  # reply tokens whose keys and values the cache holds after the prompt's

@@ -39,7 +39,8 @@ class ModelSpec:
         gguf_file: transformers: a GGUF file name inside ``source``.
         model: openai: the model name (``""``: ``$WORLDLOOM_OPENAI_MODEL``).
         options: more settings, JSON-able: transformers ``reuse_prefix``,
-            ``repetition_penalty``, ``top_p``; openai ``context_size``, ``timeout_s``;
+            ``repetition_penalty``, ``top_p``, ``quantize`` (``"int8"``: dynamic int8 linear
+            layers); openai ``context_size``, ``timeout_s``;
             scripted ``answers`` (``[[pattern, answer], ...]``) and ``default``.
     """
 
@@ -127,7 +128,7 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
                                      reuse_prefix=bool(opts.get("reuse_prefix", True)),
                                      repetition_penalty=float(opts.get("repetition_penalty", 1.15)),
                                      top_p=float(opts.get("top_p", 0.9)), name=str(opts.get("name", "")),
-                                     progress=progress)
+                                     progress=progress, quantize=str(opts.get("quantize", "")))
 
 
 class ModelRegistry:

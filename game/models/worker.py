@@ -13,6 +13,7 @@ parent -> worker::
      "temperature": 0.7, "seed": 3}
     {"op": "count", "id": 8, "model": "eve", "text": "..."}
     {"op": "cancel", "id": 7}          # stop a generation early
+    {"op": "preencode", "id": 10, "model": "eve", "messages": [...]}  # idle: no reply
     {"op": "ping", "id": 9}
     {"op": "stop"}
 
@@ -22,10 +23,19 @@ worker -> parent::
     {"type": "ready", "models": {"eve": {"name": "...", "context_size": 8192}}}
     {"type": "failed", "why": "...", "where": "..."}          # loading failed; the worker exits
     {"type": "delta", "id": 7, "text": "Hel"}
-    {"type": "done", "id": 7, "stats": {...}}
+    {"type": "done", "id": 7, "stats": {...}}                  # with idle_* of the pre-encoding before it
     {"type": "error", "id": 7, "why": "...", "where": "..."}  # a bad request; the worker lives on
     {"type": "count", "id": 8, "n": 12}
     {"type": "pong", "id": 9}
+    {"type": "preencoded", "id": 10, "stats": {...}}          # after each stretch of idle pre-encoding
+
+**Idle pre-encoding**: a ``preencode`` request (the known start of a character's next
+prompt, sent when her reply has been delivered) is worked on only while no other
+request waits: the model feeds it in chunks and the worker looks at its queue between
+two chunks; anything that arrives is served first (a reply waits for one chunk at
+most), and the pre-encoding resumes afterwards from where it stopped unless a reply
+or a newer ``preencode`` has made it stale. Its CPU time and tokens are reported with
+the next reply's stats (``idle_cpu_s``, ``idle_tokens``): work moved, not removed.
 
 A request that fails (unknown model, malformed prompt, an exception inside the
 model) gets an ``error`` reply and the worker serves the next one. If the worker
@@ -95,8 +105,38 @@ def _serve(requests: Any, replies: Any, specs_json: str, torch_threads: int) -> 
     backlog: deque[dict[str, Any]] = deque()
     cancelled: set[int] = set()
     parent = mp.parent_process()
+    pending: dict[str, Any] | None = None  # the preencode request still to finish while idle
+    idle = {"idle_cpu_s": 0.0, "idle_tokens": 0.0}  # pre-encoding since the last reply
+
+    def waiting() -> bool:
+        """Whether another request has come (it goes to the backlog): pre-encoding stops."""
+        if backlog:
+            return True
+        other = _read(requests, block=False)
+        if other is not None:
+            backlog.append(other)
+        return bool(backlog)
+
     while True:
-        req = backlog.popleft() if backlog else _read(requests)
+        if backlog:
+            req: dict[str, Any] | None = backlog.popleft()
+        elif pending is not None:
+            req = _read(requests, block=False)
+            if req is None:
+                with contextlib.suppress(Exception):  # pre-encoding is an optimisation: never fatal
+                    model = _model(models, pending)
+                    pre = getattr(model, "preencode", None)
+                    if pre is not None:
+                        stats = pre(pending.get("messages") or [], should_stop=waiting)
+                        idle["idle_cpu_s"] += float(stats.get("cpu_s", 0.0))
+                        idle["idle_tokens"] += float(stats.get("encoded_tokens", 0.0))
+                        _send(replies, {"type": "preencoded", "id": pending.get("id", -1), "stats": stats})
+                        if stats.get("stopped"):
+                            continue  # served later, after what came
+                pending = None
+                continue
+        else:
+            req = _read(requests)
         if req is None:
             if parent is not None and not parent.is_alive():
                 return  # the game is gone: do not linger
@@ -106,6 +146,9 @@ def _serve(requests: Any, replies: Any, specs_json: str, torch_threads: int) -> 
             return
         if op == "cancel":
             cancelled.add(int(rid))
+            continue
+        if op == "preencode":
+            pending = req  # a newer one replaces the one in progress (the cache keeps what both share)
             continue
         try:
             if op == "ping":
@@ -118,7 +161,9 @@ def _serve(requests: Any, replies: Any, specs_json: str, torch_threads: int) -> 
                     cancelled.discard(int(rid))
                     _send(replies, {"type": "done", "id": rid, "stats": {"cancelled": True}})
                     continue
-                stopped = _generate(_model(models, req), req, requests, replies, backlog)
+                pending = None  # the reply's prompt supersedes it; the next preencode follows her reply
+                stopped = _generate(_model(models, req), req, requests, replies, backlog, dict(idle))
+                idle = {"idle_cpu_s": 0.0, "idle_tokens": 0.0}
                 if stopped:
                     return
             else:
@@ -149,8 +194,9 @@ def _model(models: Mapping[str, DialogueModel], req: Mapping[str, Any]) -> Dialo
 
 
 def _generate(model: DialogueModel, req: Mapping[str, Any], requests: Any, replies: Any,
-              backlog: deque[dict[str, Any]]) -> bool:
+              backlog: deque[dict[str, Any]], idle: Mapping[str, float] | None = None) -> bool:
     """Stream one reply; between deltas, take a ``cancel`` for it (others wait in ``backlog``).
+    ``idle``: the pre-encoding done since the last reply, reported with this one's stats.
 
     Returns:
         True when a ``stop`` arrived meanwhile (the worker should exit).
@@ -178,7 +224,7 @@ def _generate(model: DialogueModel, req: Mapping[str, Any], requests: Any, repli
         close = getattr(stream, "close", None)
         if close is not None:
             close()
-    stats: dict[str, Any] = {"first_delta_s": first, "total_s": time.perf_counter() - t0}
+    stats: dict[str, Any] = {"first_delta_s": first, "total_s": time.perf_counter() - t0, **(idle or {})}
     stats.update(getattr(model, "last_stats", {}) or {})
     _send(replies, {"type": "done", "id": rid, "stats": stats})
     return False
@@ -255,6 +301,9 @@ class ModelWorker:
         self._display: ProgressDisplay | None = None
         #: stats of the last finished generation (``first_delta_s``, ``total_s``, the model's own).
         self.last_stats: dict[str, Any] = {}
+        #: stats of the last stretch of idle pre-encoding (the model's ``last_preencode``), and how many ran.
+        self.last_preencode: dict[str, Any] = {}
+        self.preencode_runs = 0
 
     # -- life ----------------------------------------------------------------------------
     def start(self, wait: bool = True, timeout: float = 900.0) -> ModelWorker:
@@ -371,6 +420,9 @@ class ModelWorker:
                 self._ready.set()
             elif kind == "failed":
                 self._failed = msg
+            elif kind == "preencoded":
+                self.last_preencode = dict(msg.get("stats", {}))
+                self.preencode_runs += 1
             else:
                 with self._lock:
                     q = self._streams.get(int(msg.get("id", -1)))
@@ -434,6 +486,15 @@ class ModelWorker:
                     _send(self._requests, {"op": "cancel", "id": rid})
             self._close(rid)
 
+    def preencode(self, model: str, messages: list[Message]) -> None:
+        """Ask the worker to encode ``messages`` (the known start of ``model``'s next prompt) while
+        it is idle; returns at once, sends nothing back (see the module docstring). Does nothing
+        when the worker is not ready."""
+        if not self.ready:
+            return
+        with contextlib.suppress(Exception):
+            _send(self._requests, {"op": "preencode", "id": next(self._ids), "model": model, "messages": messages})
+
     def count_tokens(self, model: str, text: str, timeout: float = 60.0) -> int:
         """Tokens of ``text`` in ``model``'s tokenizer.
 
@@ -491,6 +552,10 @@ class WorkerDialogueModel:
                seed: int = 0) -> Iterator[str]:
         """See :meth:`ModelWorker.generate`."""
         return self.worker.generate(self.key, messages, max_new_tokens, temperature, seed)
+
+    def preencode(self, messages: list[Message]) -> None:
+        """See :meth:`ModelWorker.preencode` (returns at once)."""
+        self.worker.preencode(self.key, messages)
 
     def count_tokens(self, text: str) -> int:
         """See :meth:`ModelWorker.count_tokens` (cached, at most 4096 texts)."""
