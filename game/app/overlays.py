@@ -10,7 +10,7 @@ from pathlib import Path
 import pygame
 
 from game.app import paint
-from game.app.fonts import Fonts
+from game.app.fonts import Fonts, right_to_left
 from game.app.layout import Layout
 from game.app.panels import Hit
 from game.locale import ui
@@ -67,10 +67,11 @@ class HistoryOverlay:
         col = pygame.Rect(layout.px(64), top, int(layout.size[0] * 0.62), 0)
         name_w = layout.px(150)
         face = fonts.body
-        rows: list[tuple[str, str, bool]] = []
+        rows: list[tuple[str, str, bool]] = []  # (speaker on its first row, row, right to left)
         for speaker, text in lines:
+            rtl = right_to_left(text)
             for i, row in enumerate(face.wrap(text, col.width - name_w)):
-                rows.append((speaker if i == 0 else "", row, i == 0))
+                rows.append((speaker if i == 0 else "", row, rtl))
             rows.append(("", "", False))
         if not rows:
             paint.text(surface, fonts.body, ui("ui.history.empty"), (col.x, top), paint.DIM)
@@ -80,11 +81,13 @@ class HistoryOverlay:
         self.scroll = min(self.scroll, self._max_scroll)
         end = len(rows) - self.scroll
         y = top
-        for speaker, row, _first in rows[max(0, end - fit): end]:
+        for speaker, row, rtl in rows[max(0, end - fit): end]:
             if speaker:
                 paint.text(surface, fonts.name, paint.clipped(fonts.name, speaker, name_w - 12),
                            (col.x, y + layout.px(2)), paint.ACCENT)
-            if row:
+            if row and rtl:  # a right-to-left line is right-aligned in its column
+                paint.text(surface, face, row, (col.right, y), paint.TEXT, anchor="topright")
+            elif row:
                 paint.text(surface, face, row, (col.x + name_w, y), paint.TEXT)
             y += face.line_height
         if self.scroll:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pygame
 
 from game.app import paint
-from game.app.fonts import Fonts
+from game.app.fonts import Fonts, right_to_left
 from game.app.layout import Layout
 from game.locale import ui
 
@@ -95,13 +95,17 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
     y = area.y
     color = paint.TEXT if speaker else (222, 224, 232)
     last = area.topleft
+    rtl = right_to_left(full)  # a right-to-left paragraph is right-aligned, its marker at the left
     for row in out:
-        r = paint.text(surface, face, row, (area.x, y), color, shadow=True)
-        last = (r.right, y)
+        if rtl:
+            r = paint.text(surface, face, row, (area.right, y), color, shadow=True, anchor="topright")
+            last = (r.left - layout.px(10) - fonts.small.width("▼"), y)
+        else:
+            r = paint.text(surface, face, row, (area.x, y), color, shadow=True)
+            last = (r.right + layout.px(10), y)
         y += face.line_height
     if complete and more and blink:
-        paint.text(surface, fonts.small, "▼", (last[0] + layout.px(10), last[1] + layout.px(6)),
-                   paint.ACCENT)
+        paint.text(surface, fonts.small, "▼", (last[0], last[1] + layout.px(6)), paint.ACCENT)
     return area
 
 
