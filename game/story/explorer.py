@@ -50,12 +50,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import heapq
 import json
 import math
 import multiprocessing
+import os
 import random
 import re
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -69,7 +72,7 @@ from game.story.expr import WORLD_KEYS
 from game.story.ink import ROOT_SCENE, InkStory, split_tag
 from game.story.ink_runtime import INK_ENDING, InkRuntime
 from game.story.keywords import resolve
-from game.story.loader import load_story
+from game.story.loader import cache_dir, load_story
 from game.story.mechanics import mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.runtime import StoryRuntime
 from game.story.schema import Reaction
@@ -1900,8 +1903,52 @@ class _NoBar:
         return None
 
 
+class _Lines:
+    """Progress as a plain line on stderr at most every :data:`PLAIN_EVERY_S` seconds (a log, a pipe, CI),
+    with the calls of rich's ``Progress`` the explorer makes (``add_task``, ``update``, ``advance``)."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.tasks: list[list[Any]] = []  # [description, completed, total]
+        self.t0 = self.last = time.perf_counter()
+
+    def __enter__(self) -> _Lines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: int = 0) -> int:
+        self.tasks.append([description, 0, total])
+        return len(self.tasks) - 1
+
+    def update(self, task: int, completed: int | None = None, description: str | None = None) -> None:
+        if completed is not None:
+            self.tasks[task][1] = completed
+        if description is not None:
+            self.tasks[task][0] = description
+        self._maybe_print(task)
+
+    def advance(self, task: int, k: int = 1) -> None:
+        self.tasks[task][1] += k
+        self._maybe_print(task)
+
+    def _maybe_print(self, task: int) -> None:
+        now = time.perf_counter()
+        if now - self.last >= PLAIN_EVERY_S:
+            self.last = now
+            what, done, total = self.tasks[task]
+            self.console.print(f"explore: {what}: {done:,}/{total:,} ({now - self.t0:.0f} s)", markup=False,
+                               highlight=False)
+
+
+#: Seconds between the plain progress lines of :class:`_Lines`.
+PLAIN_EVERY_S = 5.0
+
+
 def _progress(show: bool) -> Any:
-    """A rich ``Progress`` on stderr (``None`` inside the ``with`` when not shown)."""
+    """A rich ``Progress`` on stderr, or plain lines now and then when stderr is not a terminal
+    (``None`` inside the ``with`` when not shown)."""
     if not show:
         return _NoBar()
     from rich.console import Console
@@ -1909,9 +1956,43 @@ def _progress(show: bool) -> Any:
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        return _NoBar()
+        return _Lines(console)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console, transient=True)
+
+
+def _coverage_memo(story: Story, **params: Any) -> Path:
+    """Where the coverage of one exploration of ``story`` is kept: keyed by its sources' digest,
+    the exploration's parameters and the explorer's and runtimes' code."""
+    h = hashlib.sha256(json.dumps([story.digest, sorted(params.items())], default=str).encode())
+    for name in (__name__, "game.story.runtime", "game.story.ink_runtime", "game.story.expr"):
+        module = sys.modules.get(name)
+        if module is not None and module.__file__:
+            h.update(Path(module.__file__).read_bytes())
+    return cache_dir() / f"{h.hexdigest()[:40]}.explore.json"
+
+
+def remember_coverage(report: Report, story: Story, **params: Any) -> None:
+    """Keep ``report``'s coverage for :func:`recalled_coverage` (``params``: the explore keywords it ran
+    with). The cache is an optimisation: a write that fails is ignored."""
+    if report.reached is None:
+        return
+    memo = _coverage_memo(story, **params)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(report.reached.to_json()), encoding="utf-8")
+        os.replace(tmp, memo)
+    except OSError:
+        pass
+
+
+def recalled_coverage(story: Story, **params: Any) -> Coverage | None:
+    """The coverage an earlier exploration of this very story with these ``params`` kept, or ``None``."""
+    try:
+        return Coverage.from_json(json.loads(_coverage_memo(story, **params).read_text(encoding="utf-8")))
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def explore_path(path: str | Path, **kw: Any) -> Report:
@@ -1972,9 +2053,11 @@ def run(args: argparse.Namespace) -> int:
         game.errors.StoryError, ExploreError: the story does not load, or ``--out`` is not
             writable (the CLI prints it and exits 2).
     """
-    report = explore_path(args.story, max_states=args.max_states, n_random=args.random, seed=args.seed,
-                          max_steps=args.max_steps, jobs=args.jobs,
-                          show_progress=not args.no_progress and args.format == "text")
+    story = load_story(args.story, use_cache=False)
+    params = {"max_states": args.max_states, "n_random": args.random, "seed": args.seed, "max_steps": args.max_steps}
+    report = explore(story, story_path=str(args.story), jobs=args.jobs,
+                     show_progress=not args.no_progress and args.format == "text", **params)
+    remember_coverage(report, story, **params)  # `worldloom map --coverage` with these bounds reuses it
     report.save_scripts(args.out)
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2, default=str))
