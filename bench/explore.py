@@ -50,6 +50,7 @@ from game.story.explorer import DEFAULT_MAX_STATES, Coverage, Explorer, breadth_
 from game.story.loader import load_story  # noqa: E402
 from game.story.runtime import StoryRuntime  # noqa: E402
 from game.story.story import Story  # noqa: E402
+from game.story.storymap import map_story  # noqa: E402
 
 
 def generate(n: int, seed: int = 7) -> dict[str, Any]:
@@ -336,6 +337,13 @@ def main() -> None:
             print(f"start     {name:<18} {start_s:9.2f} s {label} ({start_c:.2f} s CPU; load_story + begin + "
                   "the first choices; the cache filled by lint)")
         explorer_line(name, big, args.max_states)
+        for label in ("cold", "again"):  # the second reads the coverage the first kept (as after `explore`)
+            t0, c0 = time.perf_counter(), time.process_time()
+            smap, _ = map_story(path, Path(tmp) / "map.dot", coverage=True, max_states=args.max_states, n_random=10)
+            map_s, map_c = time.perf_counter() - t0, time.process_time() - c0
+            print(f"map       {name:<18} {map_s:9.2f} s {label} ({map_c:.2f} s CPU; map --coverage to .dot, "
+                  f"{args.max_states} states + 10 playthroughs; {sum(1 for n in smap.nodes if n.reached)} "
+                  "scenes reached)")
         big_rate, restarts = choices_rate(big, args.choices)
         print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")

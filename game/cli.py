@@ -167,12 +167,28 @@ def _load_and_warn(path: str) -> Story:
     return story
 
 
+def _warn_translation(story: str, lang: str) -> None:
+    """Before play with ``--lang``: a warning for each part of what the player sees that has no
+    ``lang`` translation (a story that does not load is left to the loader's error)."""
+    from game.errors import StoryError
+    from game.locale import missing_translations
+    from game.story.loader import load_story
+
+    try:
+        loaded = load_story(story)
+    except StoryError:
+        return
+    for text in missing_translations(loaded, lang):
+        console.print(f"warning: {text}", markup=False, highlight=False)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from game.errors import InputError
     from game.story.strings import LANG_ENV
 
     if args.lang:
         os.environ[LANG_ENV] = args.lang  # the story runtime reads it (game.story.strings.language)
+        _warn_translation(args.story, args.lang)
 
     if not args.headless:
         headless_only = [f"--{n}" for n in ("inputs", "record", "transcript") if getattr(args, n)]

@@ -40,10 +40,17 @@ from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import Clarify, NotUnderstood
+from game.locale import ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
 
 Direction = Literal["w", "a", "s", "d"]
+
+def _on_off(on: bool) -> str:
+    """``on`` / ``off`` in the play language."""
+    return ui("ui.on") if on else ui("ui.off")
+
+
 #: Keys that move, and the direction each stands for.
 MOVE_KEYS: dict[int, Direction] = {pygame.K_w: "w", pygame.K_a: "a", pygame.K_s: "s", pygame.K_d: "d",
              pygame.K_UP: "w", pygame.K_LEFT: "a", pygame.K_DOWN: "s", pygame.K_RIGHT: "d"}
@@ -205,7 +212,7 @@ class App:
         if self._owns_display:
             self.screen = self._open_display()
         self.relayout()
-        self.toast("Fullscreen" if on else "Windowed")
+        self.toast(ui("ui.fullscreen") if on else ui("ui.windowed"))
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -377,7 +384,7 @@ class App:
         for c in shown:
             if c.number == number:
                 return self.act(Choose(choice_id=c.id), menu=tuple(c.id for c in shown))
-        self.notify(f"There is no choice {number} here." if shown else "There is nothing to choose now.")
+        self.notify(ui("ui.no_choice", n=number) if shown else ui("ui.nothing_to_choose"))
         return False
 
     def give(self, item_id: str, character_id: str) -> bool:
@@ -402,7 +409,7 @@ class App:
         who, rest = parse_address(text, names)
         if who:
             if who not in present:
-                self.notify(f"{names.get(who, who).capitalize()} is not here.")
+                self.notify(ui("ui.not_here", name=names.get(who, who).capitalize()))
                 return False
             if not rest:
                 self.address(who)
@@ -410,7 +417,7 @@ class App:
             target, fallback, text = who, "", rest
         else:
             target, fallback = self._listener(present)
-        label = f"{present[target]} is thinking" if target else "…"
+        label = ui("ui.thinking", name=present[target]) if target else "…"
         stream = self._stream_in.append
 
         def run(channels: Channels) -> Reply:
@@ -451,7 +458,7 @@ class App:
         if self.clarify is None:
             return False
         if not 1 <= number <= len(self.clarify.options):
-            self.notify(f"There is no answer {number} here.")
+            self.notify(ui("ui.no_answer", n=number))
             return False
         self._send("…", self.clarify.options[number - 1].label,
                    lambda channels: run_line(channels, str(number)))
@@ -498,7 +505,7 @@ class App:
         else:
             self.clarify = None
         if reply.heard is not None and reply.heard.text:
-            self.toast(f"Heard: “{reply.heard.text}”")
+            self.toast(ui("ui.heard", text=reply.heard.text))
         if isinstance(outcome, NotUnderstood) and outcome.reason == "undo" and reply.acted:
             self._rolled_back(reply.events)
             return
@@ -515,7 +522,7 @@ class App:
     def rollback(self) -> bool:
         """Undo the last choice (a notice if there is none)."""
         if not self.session.checkpoints:
-            self.notify("Nothing to roll back to.")
+            self.notify(ui("ui.nothing_back"))
             return False
         try:
             events = self.session.rollback()
@@ -528,24 +535,24 @@ class App:
     def roll_forward(self) -> bool:
         """Redo the next action a rollback undid (a notice if there is none)."""
         if not self.session.forward:
-            self.notify("Nothing to roll forward to.")
+            self.notify(ui("ui.nothing_forward"))
             return False
         try:
             events = self.session.roll_forward()
         except WorldloomError as exc:
             self.notify(str(exc))
             return False
-        self._rolled_back(events, "Rolled forward")
+        self._rolled_back(events, ui("ui.rolled_forward"))
         return True
 
-    def _rolled_back(self, events: list[Event], what: str = "Rolled back") -> None:
+    def _rolled_back(self, events: list[Event], what: str = "") -> None:
         self._events.clear()
         self._clear_clarify()
         pending = self.session.pending
         self._after_request(pending.seq if pending else None)
         self.reader.reset_to(self._last_line())
         label = events[0].text if events else ""
-        self.toast(f"{what}{': ' + label if label else ''}")
+        self.toast(f"{what or ui('ui.rolled_back')}{': ' + label if label else ''}")
 
     def thumbnail(self) -> np.ndarray | None:
         """The frame on screen, at most :data:`THUMB_WIDTH` wide, ``(H, W, 3)`` uint8 RGB."""
@@ -566,7 +573,7 @@ class App:
             self.notify(str(exc))
             return False
         self._saves_at = -1.0
-        self.toast(f"Saved · {slot}")
+        self.toast(ui("ui.saved", slot=slot))
         return True
 
     def load(self, slot: str, previous: bool = False) -> bool:
@@ -593,7 +600,7 @@ class App:
         for e in events:
             if e.kind == "warning" and e.text:
                 self.notify(e.text)
-        self.toast(f"Loaded · {slot}{' (previous copy)' if previous else ''}")
+        self.toast(ui("ui.loaded_previous" if previous else "ui.loaded", slot=slot))
         self.save_screen.open = False
         return True
 
@@ -664,7 +671,7 @@ class App:
             self.drop_file(str(e.file), self.mouse)
         elif e.type == pygame.WINDOWFOCUSLOST and self.mic.recording:
             self.mic.stop()  # V's release will not come: drop the clip rather than act on half of it
-            self.toast("Voice input cancelled")
+            self.toast(ui("ui.voice_cancelled"))
         elif e.type == pygame.TEXTINPUT:
             skip = bool(self._ignore_text) and e.text == self._ignore_text
             self._ignore_text = ""
@@ -739,7 +746,7 @@ class App:
                 self.running = False
             else:
                 self._quit_armed = self.time
-                self.toast("Press Esc again to quit")
+                self.toast(ui("ui.quit_again"))
 
     def _entry_key(self, e: pygame.event.Event) -> None:
         k = e.key
@@ -768,19 +775,19 @@ class App:
             self.save_screen.scroll = 0
         elif k == pygame.K_F3:
             s.subtitles = not s.subtitles
-            self.toast(f"Subtitles {'on' if s.subtitles else 'off'}")
+            self.toast(ui("ui.subtitles_on_off", state=_on_off(s.subtitles)))
         elif k == pygame.K_F4:
             s.auto_advance = not s.auto_advance
-            self.toast(f"Auto-advance {'on' if s.auto_advance else 'off'}")
+            self.toast(ui("ui.auto_on_off", state=_on_off(s.auto_advance)))
         elif k == pygame.K_F5:
             self.save(QUICK_SLOT)
         elif k == pygame.K_F6:
             self.reload()
         elif k == pygame.K_F8:
-            self.toast(f"Text speed: {s.next_speed()}")
+            self.toast(ui("ui.text_speed", speed=ui(f"ui.speed.{s.next_speed()}")))
         elif k == pygame.K_F7:
             s.skip_seen = not s.skip_seen
-            self.toast(f"Skip seen lines {'on' if s.skip_seen else 'off'}")
+            self.toast(ui("ui.skip_on_off", state=_on_off(s.skip_seen)))
         elif k == pygame.K_F9:
             self.quick_load()
         elif k == pygame.K_F10:
@@ -810,7 +817,7 @@ class App:
     def _volume(self, step: float) -> None:
         v = self.settings.change_volume(step)
         self.audio.set_volume(v)
-        self.toast(f"Volume {int(round(v * 100))}%" + ("" if self.audio.on else " (sound off)"))
+        self.toast(ui("ui.volume", percent=int(round(v * 100))) + ("" if self.audio.on else ui("ui.sound_off")))
 
     def _click(self, pos: tuple[int, int]) -> None:
         if self.help_open:
@@ -864,7 +871,7 @@ class App:
             return
         names = dict(self.session.view().inventory)
         if not item:
-            self.notify(f"Drag the {names.get(press[0], press[0])} onto someone to give it.")
+            self.notify(ui("ui.drag_to_give", item=names.get(press[0], press[0])))
             return
         self.drop(item, pos)
 
@@ -881,7 +888,7 @@ class App:
             target = here[0][0] if len(here) == 1 else ""
         if not target:
             names = dict(self.session.view().inventory)
-            self.notify(f"There is no one here to give the {names.get(item_id, item_id)} to.")
+            self.notify(ui("ui.no_one_to_give", item=names.get(item_id, item_id)))
             return False
         return self.give(item_id, target)
 
@@ -900,7 +907,7 @@ class App:
         """
         name = Path(path).name
         if Path(path).suffix.lower() not in PICTURE_SUFFIXES:
-            self.notify(f"{name}: only PNG or JPEG pictures can be dropped here.")
+            self.notify(ui("ui.only_pictures", name=name))
             return False
         world = self.layout.world
         inside = world.collidepoint(pos)
@@ -928,7 +935,7 @@ class App:
             return False
         samples, rate = clip
         if samples.size < MIN_CLIP * rate:
-            self.notify("Hold V while you speak.")
+            self.notify(ui("ui.hold_v"))
             return False
         target, fallback = self._listener(dict(self._present()))
         stream = self._stream_in.append
@@ -949,7 +956,7 @@ class App:
         reload works.
         """
         if not self.reloader.available:
-            self.notify("Hot reload is not available in this build.")
+            self.notify(ui("ui.no_reload"))
             return False
         reloader = self.reloader
         self.worker.submit("reloading", lambda: reloader.reload(changed), self._reloaded, self._reload_failed)
@@ -974,7 +981,7 @@ class App:
             else:
                 self.reader.rewrite(rewritten)
         self._world = None
-        self.toast(f"Reloaded {', '.join(result.names) or 'the story'}")
+        self.toast(ui("ui.reloaded", names=", ".join(result.names) or ui("ui.the_story")))
 
     def _reload_failed(self, exc: BaseException) -> None:
         self.reload_error = str(exc) or type(exc).__name__
@@ -1076,7 +1083,7 @@ class App:
             surf.fill(paint.GLASS)
             pygame.draw.rect(surf, (16, 18, 26), lay.world)
             dots = "." * (1 + int(self.time * 2) % 3)
-            paint.text(surf, fonts.small, f"the world is waking{dots}",
+            paint.text(surf, fonts.small, ui("ui.waking", dots=dots),
                        (lay.world.centerx - fonts.small.width("the world is waking...") // 2,
                         lay.world.centery), paint.FAINT, anchor="midleft")
         # while the input worker runs a turn the session may be busy (a character answering
@@ -1106,7 +1113,7 @@ class App:
                                            alpha=0.7 if self.reader.more and self.clarify is None else 1.0)
         status, status_color = self._entry_status()
         to = dict(view.characters).get(self.addressee, "") if self.addressee else ""
-        placeholder = "Answer, or say something else…" if self.clarify is not None else ""
+        placeholder = ui("ui.entry.answer") if self.clarify is not None else ""
         panels.entry(surf, lay, fonts, self.entry_text, self.entry_focus, blink, to=to,
                      placeholder=placeholder, status=status, status_color=status_color)
         if self.dragging:
@@ -1125,7 +1132,7 @@ class App:
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)
         if self.reload_error:
-            self._banner_rect = panels.banner(surf, lay, fonts, "The story did not reload — the old one plays on",
+            self._banner_rect = panels.banner(surf, lay, fonts, ui("ui.banner.reload_failed"),
                                               self.reload_error, max(below, pill.bottom + lay.px(6)))
         else:
             self._banner_rect = pygame.Rect(0, 0, 0, 0)
@@ -1138,14 +1145,15 @@ class App:
         if self.help_open:
             s = self.settings
             overlays.help_overlay(surf, lay, fonts, [
-                ("text speed", SPEED_NAMES.get(s.text_speed, f"{s.text_speed:g}/s")),
-                ("auto-advance", "on" if s.auto_advance else "off"),
-                ("skip seen", "on" if s.skip_seen else "off"),
-                ("subtitles", "on" if s.subtitles else "off"),
-                ("volume", f"{int(round(s.volume * 100))}%" + ("" if self.audio.on else " (no sound)")),
-                ("world", f"{self.frame_size[0]}×{self.frame_size[1]} @ {self.fps:g} fps"),
-                ("voice input", "off (no microphone)" if self.mic.error else "hold V"),
-                ("reload", "watching the story's files" if self.reloader.watch else "F6"),
+                (ui("ui.set.speed"), ui(f"ui.speed.{SPEED_NAMES[s.text_speed]}") if s.text_speed in SPEED_NAMES
+                 else f"{s.text_speed:g}/s"),
+                (ui("ui.set.auto"), _on_off(s.auto_advance)),
+                (ui("ui.set.skip"), _on_off(s.skip_seen)),
+                (ui("ui.set.subtitles"), _on_off(s.subtitles)),
+                (ui("ui.set.volume"), f"{int(round(s.volume * 100))}%" + ("" if self.audio.on else ui("ui.no_sound"))),
+                (ui("ui.set.world"), f"{self.frame_size[0]}×{self.frame_size[1]} @ {self.fps:g} fps"),
+                (ui("ui.set.voice"), ui("ui.voice.none") if self.mic.error else ui("ui.voice.hold")),
+                (ui("ui.set.reload"), ui("ui.reload.watching") if self.reloader.watch else "F6"),
             ])
         elif self.history.open:
             self.history.draw(surf, lay, fonts, self.session.history(200))

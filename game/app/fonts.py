@@ -7,12 +7,14 @@ glyph as ``None`` metrics), and a line is composed from runs on a common
 baseline. The stack is found on the system (:func:`font_paths`); when nothing is
 found, pygame's built-in font is used alone.
 
-A line with right-to-left letters (Hebrew, Arabic: :func:`rtl_script`) is shaped
-and laid out by SDL_ttf's HarfBuzz instead: a ``pygame.font.Font`` of the first face
-of the stack that has the script, with its script (ISO 15924 ``Hebr``/``Arab``) and
-direction (``DIRECTION_RTL``) set, so Arabic letters join and the line reads from the
-right. The whole line is laid out right to left: a Latin word or a number inside it is
-not put back left to right (that takes the Unicode bidi algorithm, not done here).
+A line with right-to-left letters (Hebrew, Arabic: :func:`rtl_script`) is put in
+visual order by the Unicode bidi algorithm (UAX #9, through ``python-bidi``:
+:func:`visual_runs`): its right-to-left runs are shaped and laid out by SDL_ttf's
+HarfBuzz, a ``pygame.font.Font`` of the first face of the stack that has the script,
+with its script (ISO 15924 ``Hebr``/``Arab``) and direction (``DIRECTION_RTL``) set, so
+Arabic letters join and read from the right; a Latin word or a number inside it reads
+left to right, drawn by the stack. A paragraph whose first strong letter is
+right-to-left (:func:`right_to_left`) is right-aligned by the panels that draw it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterable
 
 import pygame
 import pygame.freetype
+from bidi import get_base_level, get_display
 
 Color = tuple[int, int, int] | tuple[int, int, int, int]
 
@@ -177,12 +180,18 @@ class Typeface:
                 runs.append((idx, ch, adv))
         return runs
 
+    def _advance(self, text: str) -> float:
+        return sum(self._lookup(ch)[1] for ch in text)
+
     def width(self, text: str) -> int:
-        """Advance width of ``text`` in pixels (as shaped, for a right-to-left line)."""
-        shaper = self._rtl(text)
-        if shaper is not None:
-            return int(shaper.size(text)[0])
-        return int(round(sum(self._lookup(ch)[1] for ch in text)))
+        """Advance width of ``text`` in pixels (right-to-left runs as shaped)."""
+        if not _RTL_CHAR.search(text):
+            return int(round(self._advance(text)))
+        total = 0.0
+        for run, rtl in visual_runs(text):
+            shaper = self._rtl(run) if rtl else None
+            total += shaper.size(run)[0] if shaper is not None else self._advance(run)
+        return int(round(total))
 
     def size_of(self, text: str) -> tuple[int, int]:
         """``(width, height)`` the rendered ``text`` takes."""
@@ -197,19 +206,21 @@ class Typeface:
             return surf
         w, h = self.size_of(text)
         surf = pygame.Surface((max(1, w + 2), max(1, h)), pygame.SRCALPHA)
-        shaper = self._rtl(text)
-        if shaper is not None:  # shaped and laid out right to left by HarfBuzz, on our baseline
-            img = shaper.render(text, True, color[:3])
-            if len(color) == 4:
-                img.set_alpha(color[3])
-            surf.blit(img, (0, self.ascent - shaper.get_ascent()))
-            return self._keep(key, surf)
         x = 0.0
-        for idx, run, adv in self._runs(text):
-            if run.strip():
-                img, rect = self.fonts[idx].render(run, color)
-                surf.blit(img, (int(round(x)) + rect.x, self.ascent - rect.y))
-            x += adv
+        for part, rtl in visual_runs(text) if _RTL_CHAR.search(text) else [(text, False)]:
+            shaper = self._rtl(part) if rtl else None
+            if shaper is not None:  # shaped and laid out right to left by HarfBuzz, on our baseline
+                img = shaper.render(part, True, color[:3])
+                if len(color) == 4:
+                    img.set_alpha(color[3])
+                surf.blit(img, (int(round(x)), self.ascent - shaper.get_ascent()))
+                x += shaper.size(part)[0]
+                continue
+            for idx, run, adv in self._runs(part):
+                if run.strip():
+                    img, rect = self.fonts[idx].render(run, color)
+                    surf.blit(img, (int(round(x)) + rect.x, self.ascent - rect.y))
+                x += adv
         return self._keep(key, surf)
 
     def _keep(self, key: tuple[str, Color], surf: pygame.Surface) -> pygame.Surface:
@@ -271,6 +282,34 @@ class Fonts:
         self.tiny = Typeface(px(12), paths=regular)
         self.title = Typeface(px(36), bold=True, paths=bold)
         self.heading = Typeface(px(28), bold=True, paths=bold)
+
+
+#: A right-to-left run in visual order: right-to-left letters (not the Arabic-Indic digits, which
+#: read left to right) and the spaces between them.
+_RTL_RUN = re.compile("((?:[{0}])+(?:\\s+(?:[{0}])+)*)".format(
+    "".join(chars for _, chars in RTL_SCRIPTS).replace("\u0600-\u06ff", "\u0600-\u065f\u066a-\u06ef\u06fa-\u06ff")))
+
+
+def visual_runs(text: str) -> list[tuple[str, bool]]:
+    """``text`` (one line, logical order) as runs in visual order, left to right: ``(run, rtl)``.
+
+    The Unicode bidi algorithm (UAX #9, ``python-bidi``'s ``get_display``, the base
+    direction from the first strong letter) gives the visual order and mirrors brackets;
+    a right-to-left run is handed back in logical order (``rtl`` true), for a shaper that
+    lays it out right to left itself. A line with no right-to-left letter is one run.
+    """
+    if not _RTL_CHAR.search(text):
+        return [(text, False)]
+    out: list[tuple[str, bool]] = []
+    for n, part in enumerate(_RTL_RUN.split(get_display(text))):
+        if part:
+            out.append((part[::-1], True) if n % 2 else (part, False))
+    return out
+
+
+def right_to_left(text: str) -> bool:
+    """Whether ``text`` is a right-to-left paragraph: its first strong letter is (UAX #9 P2, P3)."""
+    return bool(_RTL_CHAR.search(text)) and get_base_level(text) == 1
 
 
 def rtl_script(text: str) -> str:

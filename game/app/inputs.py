@@ -23,6 +23,7 @@ import numpy as np
 from game.errors import InputError
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import NotUnderstood, Resolver
+from game.locale import ui
 from game.state import Say
 
 T = TypeVar("T")
@@ -215,7 +216,7 @@ def run_voice(channels: Channels, samples: np.ndarray, rate: int, target: str = 
         session = channels.session
         heard = recognise(samples, rate, scene_phrases(session.story, session.state))
         if not heard.text:
-            nothing = NotUnderstood("", "empty", "You hear nothing you could act on.")
+            nothing = NotUnderstood("", "empty", ui("input.heard_nothing"))
             return Reply("", nothing, line=nothing.reply, heard=heard)
         reply = say_to(channels, heard.text, target, stream)
         reply.heard = heard

@@ -10,35 +10,17 @@ from pathlib import Path
 import pygame
 
 from game.app import paint
-from game.app.fonts import Fonts
+from game.app.fonts import Fonts, right_to_left
 from game.app.layout import Layout
 from game.app.panels import Hit
+from game.locale import ui
 
 #: Keys and what they do, as the help overlay lists them.
-KEYS: tuple[tuple[str, str], ...] = (
-    ("1 – 9, click", "take a choice (or answer a question asked back)"),
-    ("W A S D, arrows", "move / look around (hold to keep going)"),
-    ("T or Enter", "type: say or do something (Enter sends, Esc leaves)"),
-    ("@name …, ask name …", "say it to someone; or click them, then type"),
-    ("hold V", "speak (push-to-talk); release to send"),
-    ("drop a PNG / JPEG", "put the picture in the world (on someone: give it)"),
-    ("Space, click text", "finish the line / next line"),
-    ("drag an item", "onto someone to give it to them"),
-    ("Backspace", "roll back the last choice"),
-    ("Page Down", "roll forward again (until you choose differently)"),
-    ("H, wheel up", "history of past lines"),
-    ("F2", "save screen (save, load by click)"),
-    ("F5 / F9", "quick save / quick load"),
-    ("F6", "reload the story from disk"),
-    ("F3", "subtitles on / off"),
-    ("F4", "auto-advance on / off"),
-    ("F7", "skip seen lines"),
-    ("F8", "text speed"),
-    ("+ / -", "volume"),
-    ("F10", "frame statistics"),
-    ("F11", "fullscreen"),
-    ("Esc Esc", "quit"),
-)
+#: Keys the help overlay lists, in order, by string id (``ui.key.<k>`` the key, ``ui.key.<k>.do``
+#: what it does: :data:`game.locale.UI`).
+KEYS: tuple[str, ...] = ("choose", "move", "type", "address", "voice", "drop", "next", "drag", "back", "forward",
+                         "history", "saves", "quick", "reload", "subtitles", "auto", "skip", "speed", "volume",
+                         "stats", "fullscreen", "quit")
 
 
 def _veil(surface: pygame.Surface, alpha: int = 222) -> None:
@@ -81,32 +63,35 @@ class HistoryOverlay:
              lines: list[tuple[str, str]]) -> None:
         """Draw ``(speaker name, text)`` lines, scrolled by :attr:`scroll` rows."""
         _veil(surface)
-        top = _heading(surface, layout, fonts, "History", "wheel / ↑ ↓ scroll    H or Esc close")
+        top = _heading(surface, layout, fonts, ui("ui.history"), ui("ui.history.hint"))
         col = pygame.Rect(layout.px(64), top, int(layout.size[0] * 0.62), 0)
         name_w = layout.px(150)
         face = fonts.body
-        rows: list[tuple[str, str, bool]] = []
+        rows: list[tuple[str, str, bool]] = []  # (speaker on its first row, row, right to left)
         for speaker, text in lines:
+            rtl = right_to_left(text)
             for i, row in enumerate(face.wrap(text, col.width - name_w)):
-                rows.append((speaker if i == 0 else "", row, i == 0))
+                rows.append((speaker if i == 0 else "", row, rtl))
             rows.append(("", "", False))
         if not rows:
-            paint.text(surface, fonts.body, "Nothing has been said yet.", (col.x, top), paint.DIM)
+            paint.text(surface, fonts.body, ui("ui.history.empty"), (col.x, top), paint.DIM)
             return
         fit = max(1, (layout.size[1] - top - layout.px(40)) // face.line_height)
         self._max_scroll = max(0, len(rows) - fit)
         self.scroll = min(self.scroll, self._max_scroll)
         end = len(rows) - self.scroll
         y = top
-        for speaker, row, _first in rows[max(0, end - fit): end]:
+        for speaker, row, rtl in rows[max(0, end - fit): end]:
             if speaker:
                 paint.text(surface, fonts.name, paint.clipped(fonts.name, speaker, name_w - 12),
                            (col.x, y + layout.px(2)), paint.ACCENT)
-            if row:
+            if row and rtl:  # a right-to-left line is right-aligned in its column
+                paint.text(surface, face, row, (col.right, y), paint.TEXT, anchor="topright")
+            elif row:
                 paint.text(surface, face, row, (col.x + name_w, y), paint.TEXT)
             y += face.line_height
         if self.scroll:
-            paint.text(surface, fonts.small, f"↓ {self.scroll} more", (col.x + name_w, y),
+            paint.text(surface, fonts.small, ui("ui.history.more", n=self.scroll), (col.x + name_w, y),
                        paint.FAINT)
 
 
@@ -144,15 +129,14 @@ class SaveScreen:
              saves: list[tuple[str, Path]], hover: tuple[int, int] | None) -> list[Hit]:
         """Draw the grid; returns hits keyed ``"new"`` or ``"load:<slot>"``."""
         _veil(surface, 230)
-        top = _heading(surface, layout, fonts, "Saves",
-                       "click a save to load it    N new save    Esc close")
+        top = _heading(surface, layout, fonts, ui("ui.saves"), ui("ui.saves.hint"))
         margin, gap = layout.px(64), layout.px(22)
         cols = self.COLUMNS
         card_w = (layout.size[0] - 2 * margin - (cols - 1) * gap) // cols
         thumb_h = card_w * 9 // 16
         card_h = thumb_h + layout.px(58)
         rows_fit = max(1, (layout.size[1] - top - layout.px(20)) // (card_h + gap))
-        cards: list[tuple[str, str, Path | None]] = [("new", "New save", None)]
+        cards: list[tuple[str, str, Path | None]] = [("new", ui("ui.saves.new"), None)]
         cards += [(f"load:{slot}", slot, path) for slot, path in saves]
         max_scroll = max(0, (len(cards) + cols - 1) // cols - rows_fit)
         self.scroll = max(0, min(self.scroll, max_scroll))
@@ -171,14 +155,14 @@ class SaveScreen:
                 pygame.draw.rect(surface, (30, 33, 44), thumb_rect, border_radius=layout.px(8))
                 paint.text(surface, fonts.heading, "+", thumb_rect.center, paint.ACCENT,
                            anchor="center")
-                sub = "save the game here"
+                sub = ui("ui.saves.new_sub")
             else:
                 thumb = self._thumb(path.with_suffix(".png"), thumb_rect.size)
                 if thumb is not None:
                     surface.blit(thumb, thumb_rect.topleft)
                 else:
                     pygame.draw.rect(surface, (26, 28, 36), thumb_rect, border_radius=layout.px(8))
-                    paint.text(surface, fonts.small, "no picture", thumb_rect.center, paint.FAINT,
+                    paint.text(surface, fonts.small, ui("ui.saves.no_picture"), thumb_rect.center, paint.FAINT,
                                anchor="center")
                 try:
                     sub = time.strftime("%d %b %Y  %H:%M", time.localtime(path.stat().st_mtime))
@@ -197,17 +181,18 @@ def help_overlay(surface: pygame.Surface, layout: Layout, fonts: Fonts,
                  state: list[tuple[str, str]]) -> None:
     """The keys and the current settings."""
     _veil(surface, 228)
-    top = _heading(surface, layout, fonts, "Keys", "F1 or Esc close")
+    top = _heading(surface, layout, fonts, ui("ui.keys"), ui("ui.keys.hint"))
     x = layout.px(64)
     key_w = layout.px(230)
     y = top
-    for key, what in KEYS:
+    for k in KEYS:
+        key, what = ui(f"ui.key.{k}"), ui(f"ui.key.{k}.do")
         paint.text(surface, fonts.small, key, (x, y), paint.ACCENT)
         paint.text(surface, fonts.small, what, (x + key_w, y), paint.TEXT)
         y += int(fonts.small.line_height * 1.25)
     sx = int(layout.size[0] * 0.66)
     y = top
-    paint.text(surface, fonts.tiny, "SETTINGS", (sx, y), paint.DIM)
+    paint.text(surface, fonts.tiny, ui("ui.settings"), (sx, y), paint.DIM)
     y += fonts.tiny.line_height + layout.px(6)
     for name, value in state:
         paint.text(surface, fonts.small, name, (sx, y), paint.DIM)
@@ -221,9 +206,9 @@ def ending_card(surface: pygame.Surface, layout: Layout, fonts: Fonts, ending: s
     box = pygame.Rect(0, 0, layout.px(460), layout.px(150))
     box.center = (cx, cy)
     paint.glass(surface, box, alpha=150, radius=layout.px(18), border=(255, 255, 255, 26))
-    paint.text(surface, fonts.tiny, "AN ENDING", (cx, cy - layout.px(44)), paint.ACCENT,
+    paint.text(surface, fonts.tiny, ui("ui.ending"), (cx, cy - layout.px(44)), paint.ACCENT,
                shadow=True, anchor="center")
     paint.text(surface, fonts.title, ending.replace("_", " ").title(), (cx, cy), paint.TEXT,
                shadow=True, anchor="center")
-    paint.text(surface, fonts.small, "Backspace rolls back    F9 loads    F2 saves",
+    paint.text(surface, fonts.small, ui("ui.ending.hint"),
                (cx, cy + layout.px(44)), paint.DIM, shadow=True, anchor="center")

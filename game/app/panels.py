@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import pygame
 
 from game.app import paint
-from game.app.fonts import Fonts
+from game.app.fonts import Fonts, right_to_left
 from game.app.layout import Layout
+from game.locale import ui
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
     """
     area = layout.text
     if not subtitles:
-        paint.text(surface, fonts.small, "subtitles off  ·  F3", area.topleft, paint.FAINT)
+        paint.text(surface, fonts.small, ui("ui.subtitles_off"), area.topleft, paint.FAINT)
         return area
     if speaker:
         paint.text(surface, fonts.name, speaker, layout.speaker.topleft, paint.ACCENT, shadow=True)
@@ -94,13 +95,17 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
     y = area.y
     color = paint.TEXT if speaker else (222, 224, 232)
     last = area.topleft
+    rtl = right_to_left(full)  # a right-to-left paragraph is right-aligned, its marker at the left
     for row in out:
-        r = paint.text(surface, face, row, (area.x, y), color, shadow=True)
-        last = (r.right, y)
+        if rtl:
+            r = paint.text(surface, face, row, (area.right, y), color, shadow=True, anchor="topright")
+            last = (r.left - layout.px(10) - fonts.small.width("▼"), y)
+        else:
+            r = paint.text(surface, face, row, (area.x, y), color, shadow=True)
+            last = (r.right + layout.px(10), y)
         y += face.line_height
     if complete and more and blink:
-        paint.text(surface, fonts.small, "▼", (last[0] + layout.px(10), last[1] + layout.px(6)),
-                   paint.ACCENT)
+        paint.text(surface, fonts.small, "▼", (last[0], last[1] + layout.px(6)), paint.ACCENT)
     return area
 
 
@@ -173,7 +178,7 @@ def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, foc
     else:
         paint.glass(surface, rect, alpha=96, radius=rect.height // 2, border=(255, 255, 255, 22))
     if to:
-        label = f"to {to}"
+        label = ui("ui.entry.to", name=to)
         tag = pygame.Rect(rect.x + layout.px(5), rect.y + layout.px(4),
                           fonts.tiny.width(label) + layout.px(18), rect.height - layout.px(8))
         paint.glass(surface, tag, alpha=220, radius=tag.height // 2, color=paint.BUTTON_HOT,
@@ -190,7 +195,7 @@ def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, foc
             r = paint.text(surface, face, shown, (x, rect.centery), paint.TEXT, anchor="midleft")
             caret_x = r.right
         else:
-            hint = placeholder or (f"Say something to {to}…" if to else "Say or do something…")
+            hint = placeholder or (ui("ui.entry.placeholder_to", name=to) if to else ui("ui.entry.placeholder"))
             paint.text(surface, fonts.choice, paint.clipped(fonts.choice, hint, avail), (x, rect.centery),
                        paint.FAINT, anchor="midleft")
             caret_x = x
@@ -202,7 +207,7 @@ def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, foc
         paint.text(surface, fonts.small, paint.clipped(fonts.small, status, rect.right - pad - x),
                    (x, rect.centery), status_color, anchor="midleft")
     else:
-        hint = "T  type    1–9  choose    WASD  move    V  talk    F1  keys"
+        hint = ui("ui.hint.keys")
         paint.text(surface, fonts.small, paint.clipped(fonts.small, hint, rect.right - pad - x),
                    (x, rect.centery), paint.FAINT, anchor="midleft")
     return rect
@@ -219,7 +224,7 @@ def inventory(surface: pygame.Surface, layout: Layout, fonts: Fonts,
     if not items:
         return hits
     area = layout.inventory
-    paint.text(surface, fonts.tiny, "CARRYING", (area.right - layout.px(6), area.y - layout.px(24)),
+    paint.text(surface, fonts.tiny, ui("ui.carrying"), (area.right - layout.px(6), area.y - layout.px(24)),
                paint.DIM, shadow=True, anchor="topright")
     for rect, (iid, name) in zip(layout.chip_rects(len(items)), items, strict=False):
         label = paint.clipped(fonts.small, name, area.width - layout.px(44))
@@ -336,7 +341,7 @@ def banner(surface: pygame.Surface, layout: Layout, fonts: Fonts, title: str, de
                 border=(*paint.WARN, 200), width=max(1, layout.px(1.5)))
     x, y = rect.x + layout.px(18), rect.y + layout.px(10)
     paint.text(surface, fonts.name, title, (x, y), paint.WARN)
-    paint.text(surface, fonts.tiny, "F6 retry · click to close", (rect.right - layout.px(16), y + layout.px(2)),
+    paint.text(surface, fonts.tiny, ui("ui.banner.close"), (rect.right - layout.px(16), y + layout.px(2)),
                paint.FAINT, anchor="topright")
     y += fonts.name.line_height + layout.px(2)
     for row in rows:

@@ -34,6 +34,7 @@ from game.errors import InputError
 from game.inputs.images import reference_intent
 from game.inputs.meaning import Clarify, NotUnderstood, Outcome, Resolver, Understood
 from game.inputs.voice import Transcript, recognise, scene_phrases
+from game.locale import ui
 from game.state import Event, GameState, Say
 from game.story.story import Story
 from game.wav import pcm16, write_wav
@@ -124,7 +125,7 @@ class Channels:
             if outcome.reason == "undo":
                 if self.session.checkpoints:
                     return Reply(text, outcome, self.session.rollback(1), line=outcome.reply, audio=audio)
-                return Reply(text, outcome, line="There is nothing to take back.", audio=audio)
+                return Reply(text, outcome, line=ui("input.nothing_to_undo"), audio=audio)
             return Reply(text, outcome, line=outcome.reply, audio=audio)
         assert isinstance(outcome, Understood)
         intent = outcome.intent
@@ -147,7 +148,7 @@ class Channels:
         heard = recognise(source, rate, scene_phrases(self.session.story, self.session.state))
         cue = str(Path(source).resolve()) if isinstance(source, str | Path) else self._write_clip(source, rate)
         if not heard.text:
-            outcome = NotUnderstood("", "empty", "You hear nothing you could act on.")
+            outcome = NotUnderstood("", "empty", ui("input.heard_nothing"))
             return Reply("", outcome, line=outcome.reply, heard=heard, audio=cue)
         reply = self.say(heard.text, audio=cue)
         reply.heard = heard

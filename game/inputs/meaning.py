@@ -55,12 +55,15 @@ from typing import Literal, Protocol
 import numpy as np
 
 from game.inputs.edits import EDITS, VALUE_EDITS, VALUE_WORDS, cued, describe, find_value, params_for
+from game.inputs.phrasebook import phrasebook
 from game.inputs.slots import COLOURS, NOT_NOUNS, PRONOUNS, SIZES, VERBS, WEARABLES, Lexicon, Slots, parse
+from game.locale import UI, ui
 from game.state import Choose, GameState, Give, Instruct, Say
 from game.story.negation import Polarity, analyse, normalise
 from game.story.runtime import StoryRuntime
 from game.story.schema import Action, Choice
 from game.story.story import Story
+from game.story.strings import language
 
 #: Score adjustments from the slot parser (cosine units).
 THING_MATCH = 0.12
@@ -265,13 +268,10 @@ class NotUnderstood:
 
 Outcome = Understood | Clarify | NotUnderstood
 
-REPLIES = {
-    "negated": "You decide not to.",
-    "undo": "You take it back.",
-    "unknown": "Nothing seems to come of that.",
-    "question": "Nobody here answers that.",
-    "empty": "You say nothing.",
-}
+def _reply(kind: str) -> str:
+    """The player-facing line for an input that does nothing (``negated``, ``undo``, ``unknown``,
+    ``question``, ``empty``), in the play language (``input.<kind>`` of :data:`game.locale.UI`)."""
+    return ui(f"input.{kind}")
 
 
 @dataclass(frozen=True)
@@ -406,6 +406,33 @@ class Resolver:
         Returns:
             :class:`Understood`, :class:`Clarify` or :class:`NotUnderstood`.
         """
+        book = phrasebook(language())
+        first = self._understand(text, state, pending)
+        if book is None or isinstance(first, Understood) and first.score >= 1.0:
+            return first
+        english = book.rewrite(text, self._names())
+        if english == " ".join(text.lower().split()):
+            return first
+        second = self._understand(english, state, pending)
+        if _rank(second) <= _rank(first):
+            return first
+        # the player's own words stay theirs (what is said and shown); only the reading is the English one
+        if isinstance(second, Understood):
+            intent = second.intent
+            if isinstance(intent, (Say, Instruct)):
+                intent = intent.model_copy(update={"text": text})
+            return Understood(text, intent, second.key, second.label, second.score, second.margin, second.ranked)
+        if isinstance(second, Clarify):
+            return Clarify(text, second.question, second.options, second.ranked)
+        return second
+
+    def _names(self) -> frozenset[str]:
+        """The story's names in the play language, lower case (a phrase book never rewrites them)."""
+        m = self.story.model
+        return frozenset(n.lower() for table in (m.items, m.cast, m.locations) for n in
+                         (v.name for v in table.values()) if n)
+
+    def _understand(self, text: str, state: GameState, pending: Clarify | None) -> Outcome:
         raw = text
         if pending is not None and normalise(text).strip(" .!?"):
             answer = self._answer(text, pending, state)
@@ -433,14 +460,14 @@ class Resolver:
     def _prepare(self, text: str, state: GameState) -> _Prepared | NotUnderstood:
         """Negation, typo correction, politeness stripped, slots read."""
         if not normalise(text).strip(" .!?"):
-            return NotUnderstood(text, "empty", REPLIES["empty"])
+            return NotUnderstood(text, "empty", _reply("empty"))
         pol: Polarity = analyse(text)
         if pol.kind in ("undo", "negated"):
-            return NotUnderstood(text, "undo" if pol.kind == "undo" else "negated", REPLIES[pol.kind])
+            return NotUnderstood(text, "undo" if pol.kind == "undo" else "negated", _reply(pol.kind))
         lex = self.lexicon(state)
         body = lex.correct(pol.text)
         if _QUESTION.match(body) and not _POLITE.match(body):
-            return NotUnderstood(text, "question", REPLIES["question"])
+            return NotUnderstood(text, "question", _reply("question"))
         body = _POLITE.sub("", body).strip()
         body = re.sub(r"^(please|now|ok|okay|and|then|so|i want to|i'd like to|i would like to|let me|"
                       r"i will|i'll|i)\s+", "", body).strip() or body
@@ -642,7 +669,7 @@ class Resolver:
         th = self.thresholds
         ranked = tuple((s.cand.key, round(s.score, 4)) for s in scored[:5])
         if not scored or scored[0].score < th.clarify:
-            return NotUnderstood(raw, "unknown", REPLIES["unknown"], ranked)
+            return NotUnderstood(raw, "unknown", _reply("unknown"), ranked)
         top = scored[0]
         named = set(slots.things)
         if re.search(r"\bor\b", body) and len(named) >= 2 and top.cand.things & named:
@@ -670,7 +697,7 @@ class Resolver:
         if len(close) >= 2:
             opts = tuple(self._option(s, state) for s in close[:3])
             return Clarify(raw, self._question(opts, state), opts, ranked)
-        return NotUnderstood(raw, "unknown", REPLIES["unknown"], ranked)
+        return NotUnderstood(raw, "unknown", _reply("unknown"), ranked)
 
     def _option(self, s: _Scored, state: GameState) -> Option:
         label = s.cand.label
@@ -707,7 +734,8 @@ class Resolver:
                 params = dict(base.params, value=value)
                 opts.append(Option(value, Instruct(edit=spec.name, params=params, text=base.text),
                                    f"edit:{spec.name}:{value}", top.score, (value,)))
-        return Clarify(raw, spec.question or f"{spec.label[:1].upper()}{spec.label[1:]}: how?", tuple(opts),
+        question = ui(f"input.ask.{spec.name}") if f"input.ask.{spec.name}" in UI else spec.question
+        return Clarify(raw, question or f"{spec.label[:1].upper()}{spec.label[1:]}: how?", tuple(opts),
                        ranked)
 
     def _answer(self, text: str, pending: Clarify, state: GameState) -> Outcome | None:
@@ -716,7 +744,7 @@ class Resolver:
         ws = _WORD.findall(t)
         opts = pending.options
         if t in _NO or (ws and ws[0] in ("no", "neither", "nope") and len(ws) <= 3):
-            return NotUnderstood(text, "negated", "All right.")
+            return NotUnderstood(text, "negated", ui("input.all_right"))
         if len(opts) == 1 and (t in _YES or (ws and ws[0] in _YES)):
             return self._accept_option(text, opts[0])
         for w in ws:
@@ -739,8 +767,15 @@ class Resolver:
     @staticmethod
     def _accept_option(text: str, opt: Option) -> Outcome:
         if opt.intent is None:
-            return NotUnderstood(text, "unknown", REPLIES["unknown"])
+            return NotUnderstood(text, "unknown", _reply("unknown"))
         return Understood(text, opt.intent, opt.key, opt.label, opt.score, 0.0)
+
+
+def _rank(outcome: Outcome) -> tuple[int, float]:
+    """How good a reading is: understood over a question asked back over nothing, then by score."""
+    if isinstance(outcome, Understood):
+        return 2, outcome.score
+    return (1, 0.0) if isinstance(outcome, Clarify) else (0, 0.0)
 
 
 def understand(text: str, story: Story, state: GameState, embedder: Embedder | None = None) -> Outcome:

@@ -175,6 +175,15 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL023", "info", "catalogue entry {name} is not a string of this story", "remove it, or rerun strings extract",
          _BASE + "scenes:\n  a: {location: here, ending: e}\n",
          (("locale/fr.po", _PO + _entry("gone.l0", "Gone.", "Parti.")),)),
+    Code("WL025", "error", "catalogue syntax: {name}",
+         "each entry is msgctxt/msgid/msgstr lines with one quoted string each (a quote inside is \\\")",
+         _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n",
+         (("locale/fr.po", _PO + 'msgctxt "a.l0"\nmsgid "Hello.\nmsgstr "Bonjour."\n'),)),
+    Code("WL026", "warning", "the translation of string {name}",
+         "write each {name} of the source into the translation, and no other",
+         _BASE + "variables: {who: {type: str, default: Ann}}\n"
+         "scenes:\n  a: {location: here, ending: e, lines: ['Hello, {who}.']}\n",
+         (("locale/fr.po", _PO + _entry("a.l0", "Hello, {who}.", "Bonjour, {qui}.")),)),
 ]}
 
 #: ``CardProblem.kind`` (:data:`game.cast.cardcheck.KINDS`) -> its lint code; ``WL060``: the card does not load.

@@ -50,11 +50,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import heapq
 import json
 import math
 import multiprocessing
+import os
 import random
+import re
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -68,7 +72,7 @@ from game.story.expr import WORLD_KEYS
 from game.story.ink import ROOT_SCENE, InkStory, split_tag
 from game.story.ink_runtime import INK_ENDING, InkRuntime
 from game.story.keywords import resolve
-from game.story.loader import load_story
+from game.story.loader import cache_dir, load_story
 from game.story.mechanics import mechanic_conditions, mechanic_effects, mechanic_reactions
 from game.story.runtime import StoryRuntime
 from game.story.schema import Reaction
@@ -952,7 +956,9 @@ def _ink_key_part(x: Any) -> Hashable:
         for k, v in x.items():
             if k in _INK_VOLATILE:
                 continue
-            if k == "choiceThreads" and isinstance(v, dict):
+            if k == "temp" and isinstance(v, dict):  # a weave's return address: set just before it is read
+                items.append((k, _ink_key_part({n: t for n, t in v.items() if not n.startswith("$r")})))
+            elif k == "choiceThreads" and isinstance(v, dict):
                 items.append((k, tuple(sorted((_ink_key_part(t) for t in v.values()), key=repr))))
             else:
                 items.append((k, _ink_key_part(v)))
@@ -962,50 +968,128 @@ def _ink_key_part(x: Any) -> Hashable:
     return x  # type: ignore[no-any-return]
 
 
-def _ink_count_reads(root: Any) -> tuple[set[str], bool]:
-    """Container paths whose visit counts Ink reads as numbers: ``({"knot", "knot.stitch"...}, all?)``.
+@dataclass
+class InkReads:
+    """What an Ink story can read of its own state, from its compiled JSON (:func:`ink_reads`).
 
-    ``{"CNT?": path}`` reads a count (relative paths resolved); a ``"visit"`` command
-    (sequences, shuffles) reads its own container's. Other counts are only ever
-    tested for "visited at all" (once-only choices), so a key may cap them at 1.
-    ``all`` is ``True`` when a read cannot be placed (a variable path): keep every count.
+    Attributes:
+        counts: container paths whose visit counts are read as numbers (``{"CNT?": path}``,
+            and a ``"visit"`` command's own container: sequences, shuffles).
+        once: targets of once-only choices (``flg`` bit 16): their counts are only tested
+            for "more than 0".
+        count_readers: count path -> the knots that read it (either way).
+        var_readers: global variable -> the knots that read it (``VAR?``, or passed by
+            reference: ``^var``).
+        reach: knot -> the knots it can lead to (itself, and through diverts, choices,
+            tunnels, threads and function calls, transitively).
+        every: a read or a divert cannot be placed (a variable path): nothing may be dropped.
+
+    Paths are Ink's: a named container (``{"#n": "g-0"}``, or a key of its parent's
+    terminal dict) by its name, another by its index. No other count is ever read (the
+    Ink runtime keeps them, but nothing in the story can tell them apart).
     """
-    reads: set[str] = set()
-    every = False
 
-    def walk(node: list[Any], path: list[str]) -> None:
-        nonlocal every
+    counts: set[str] = field(default_factory=set)
+    once: set[str] = field(default_factory=set)
+    count_readers: dict[str, set[str]] = field(default_factory=dict)
+    var_readers: dict[str, set[str]] = field(default_factory=dict)
+    reach: dict[str, frozenset[str]] = field(default_factory=dict)
+    every: bool = False
+
+    def live(self, knots: Iterable[str]) -> frozenset[str]:
+        """The knots that can still run from ``knots`` (where the flow is, or returns to)."""
+        out: set[str] = set()
+        for k in knots:
+            out |= self.reach.get(k, frozenset((k,)))
+        return frozenset(out)
+
+
+def _ink_resolve(target: str, here: list[str]) -> str:
+    """An Ink path relative to the object at ``here`` (``.^.^.c-0``) made absolute; an absolute one as it is."""
+    if not target.startswith("."):
+        return target
+    parts = list(here)
+    for part in target.split(".")[1:]:
+        if part == "^":
+            parts = parts[:-1]
+        elif part:
+            parts.append(part)
+    return ".".join(parts)
+
+
+#: Keys of an Ink JSON object that go to another place: divert, divert target, function call,
+#: tunnel, choice.
+_INK_GOES = ("->", "^->", "f()", "->t->", "*")
+
+
+def ink_reads(root: Any) -> InkReads:
+    """Walk a compiled Ink story's ``root`` container and collect :class:`InkReads`.
+
+    A variable divert through a weave's own return temporary (``$r``) stays inside its
+    knot; any other variable divert, or a count read through a variable, sets ``every``.
+    """
+    out = InkReads()
+    edges: dict[str, set[str]] = {}
+
+    def read(path: str, knot: str) -> None:
+        out.count_readers.setdefault(path, set()).add(knot)
+
+    def walk(node: list[Any], path: list[str], knot: str) -> None:
         for i, x in enumerate(node):
             if x == "visit":
-                reads.add(".".join(path))
+                out.counts.add(".".join(path))
+                read(".".join(path), knot)
             elif isinstance(x, list):
-                walk(x, [*path, str(i)])
+                end = x[-1] if x and isinstance(x[-1], dict) else {}
+                name = end.get("#n") if isinstance(end, dict) else None
+                walk(x, [*path, str(name) if isinstance(name, str) else str(i)], knot)
             elif isinstance(x, dict):
+                at = [*path, str(i)]
+                for key in _INK_GOES:
+                    goes = x.get(key)
+                    if isinstance(goes, str):
+                        if x.get("var"):
+                            out.every = out.every or not goes.startswith("$r")
+                        else:
+                            edges.setdefault(knot, set()).add(_ink_resolve(goes, at).split(".")[0])
                 target = x.get("CNT?")
                 if isinstance(target, str):
-                    if target.startswith("."):
-                        parts = [*path, str(i)]
-                        for part in target.split(".")[1:]:
-                            if part == "^":
-                                parts = parts[:-1]
-                            else:
-                                parts.append(part)
-                        reads.add(".".join(parts))
-                    else:
-                        reads.add(target)
+                    out.counts.add(_ink_resolve(target, at))
+                    read(_ink_resolve(target, at), knot)
                 elif "CNT?" in x:
-                    every = True
-                for k, v in x.items():
-                    if isinstance(v, list):
-                        walk(v, [*path, k])
+                    out.every = True
+                choice = x.get("*")
+                if isinstance(choice, str) and int(x.get("flg", 0)) & 16:
+                    out.once.add(_ink_resolve(choice, at))
+                    read(_ink_resolve(choice, at), knot)
+                for key in ("VAR?", "^var"):
+                    name = x.get(key)
+                    if isinstance(name, str):
+                        out.var_readers.setdefault(name, set()).add(knot)
+                if i == len(node) - 1:  # the terminal dict: named sub-containers
+                    for k, v in x.items():
+                        if isinstance(v, list):
+                            walk(v, [*path, k], knot)
 
     top = root[-1] if isinstance(root, list) and root and isinstance(root[-1], dict) else {}
     for name, body in top.items():
         if isinstance(body, list):
-            walk(body, [name])
+            walk(body, [name], name)
     if isinstance(root, list):
-        walk([x for x in root if not isinstance(x, dict)], ["0"])
-    return reads, every
+        walk([x for x in root if not isinstance(x, dict)], [], "0")
+    for knot in {*edges, *top, "0"}:
+        seen, todo = {knot}, [knot]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out.reach[knot] = frozenset(seen)
+    return out
+
+
+#: Where a bink state's flow is or returns to: the knot of each call-stack element and choice target.
+_INK_PLACES = re.compile(r'"(?:cPath|targetPath)": ?"([^".]+)')
 
 
 class InkExplorer(Explorer):
@@ -1015,9 +1099,11 @@ class InkExplorer(Explorer):
     turns or threads (``turnIdx``, ``turnIndices``, thread numbers, the text already
     shown) and the holdings, relationships and gifts the external functions read;
     so states merge only when Ink would play them the same from there (kept exactly:
-    variables, the call stack, the current choices, and the visit counts Ink reads as
-    numbers; every other count is capped at 1, all Ink tests of it: see
-    :func:`_ink_count_reads`). When the story reads turn counts (``TURNS()``,
+    the call stack, the current choices, and the visit counts Ink reads as numbers;
+    once-only choices' counts capped at 1, all Ink tests of them). A count or a global
+    variable that no knot the flow can still reach reads is dropped: the knots where the
+    flow is, returns to, or resumes after a choice, and all they lead to (see
+    :class:`InkReads`). When the story reads turn counts (``TURNS()``,
     ``TURNS_SINCE()``) they are kept too. Moves are
     the current Ink choices (gifts are not tried), so every script line is a
     ``choose <id>`` that ``worldloom play --headless --inputs`` replays.
@@ -1033,7 +1119,7 @@ class InkExplorer(Explorer):
         self.seed = seed
         self.spec = KeySpec((), {}, False)
         self._turns = '"turns"' in story.json_text or '"turn"' in story.json_text
-        self._counts, self._all_counts = _ink_count_reads(json.loads(story.json_text)["root"])
+        self._reads = ink_reads(json.loads(story.json_text)["root"])
         self.choice_paths = {}
         self.action_paths = {}
         self._entry_lines = {}
@@ -1056,9 +1142,17 @@ class InkExplorer(Explorer):
         """The scene, Ink's state (see the class docstring) and the holdings and relationships."""
         saved = state.world.get("ink")
         doc = json.loads(saved) if isinstance(saved, str) else {}
-        counts = doc.get("visitCounts")
-        if isinstance(counts, dict) and not self._all_counts:
-            doc["visitCounts"] = {k: (v if k in self._counts else min(v, 1)) for k, v in counts.items()}
+        reads = self._reads
+        if not reads.every and isinstance(saved, str):
+            live = reads.live(_INK_PLACES.findall(saved))
+            counts = doc.get("visitCounts")
+            if isinstance(counts, dict):
+                doc["visitCounts"] = {k: (v if k in reads.counts else min(v, 1)) for k, v in counts.items()
+                                      if not live.isdisjoint(reads.count_readers.get(k, ()))}
+            values = doc.get("variablesState")
+            if isinstance(values, dict):
+                doc["variablesState"] = {k: v for k, v in values.items()
+                                         if not live.isdisjoint(reads.var_readers.get(k, ()))}
         if self._turns:
             doc = {k: v for k, v in doc.items() if k != "storySeed"}
             part: Hashable = (tuple(sorted((k, repr(v)) for k, v in doc.items())),)
@@ -1809,8 +1903,52 @@ class _NoBar:
         return None
 
 
+class _Lines:
+    """Progress as a plain line on stderr at most every :data:`PLAIN_EVERY_S` seconds (a log, a pipe, CI),
+    with the calls of rich's ``Progress`` the explorer makes (``add_task``, ``update``, ``advance``)."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.tasks: list[list[Any]] = []  # [description, completed, total]
+        self.t0 = self.last = time.perf_counter()
+
+    def __enter__(self) -> _Lines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: int = 0) -> int:
+        self.tasks.append([description, 0, total])
+        return len(self.tasks) - 1
+
+    def update(self, task: int, completed: int | None = None, description: str | None = None) -> None:
+        if completed is not None:
+            self.tasks[task][1] = completed
+        if description is not None:
+            self.tasks[task][0] = description
+        self._maybe_print(task)
+
+    def advance(self, task: int, k: int = 1) -> None:
+        self.tasks[task][1] += k
+        self._maybe_print(task)
+
+    def _maybe_print(self, task: int) -> None:
+        now = time.perf_counter()
+        if now - self.last >= PLAIN_EVERY_S:
+            self.last = now
+            what, done, total = self.tasks[task]
+            self.console.print(f"explore: {what}: {done:,}/{total:,} ({now - self.t0:.0f} s)", markup=False,
+                               highlight=False)
+
+
+#: Seconds between the plain progress lines of :class:`_Lines`.
+PLAIN_EVERY_S = 5.0
+
+
 def _progress(show: bool) -> Any:
-    """A rich ``Progress`` on stderr (``None`` inside the ``with`` when not shown)."""
+    """A rich ``Progress`` on stderr, or plain lines now and then when stderr is not a terminal
+    (``None`` inside the ``with`` when not shown)."""
     if not show:
         return _NoBar()
     from rich.console import Console
@@ -1818,9 +1956,43 @@ def _progress(show: bool) -> Any:
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        return _NoBar()
+        return _Lines(console)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console, transient=True)
+
+
+def _coverage_memo(story: Story, **params: Any) -> Path:
+    """Where the coverage of one exploration of ``story`` is kept: keyed by its sources' digest,
+    the exploration's parameters and the explorer's and runtimes' code."""
+    h = hashlib.sha256(json.dumps([story.digest, sorted(params.items())], default=str).encode())
+    for name in (__name__, "game.story.runtime", "game.story.ink_runtime", "game.story.expr"):
+        module = sys.modules.get(name)
+        if module is not None and module.__file__:
+            h.update(Path(module.__file__).read_bytes())
+    return cache_dir() / f"{h.hexdigest()[:40]}.explore.json"
+
+
+def remember_coverage(report: Report, story: Story, **params: Any) -> None:
+    """Keep ``report``'s coverage for :func:`recalled_coverage` (``params``: the explore keywords it ran
+    with). The cache is an optimisation: a write that fails is ignored."""
+    if report.reached is None:
+        return
+    memo = _coverage_memo(story, **params)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(report.reached.to_json()), encoding="utf-8")
+        os.replace(tmp, memo)
+    except OSError:
+        pass
+
+
+def recalled_coverage(story: Story, **params: Any) -> Coverage | None:
+    """The coverage an earlier exploration of this very story with these ``params`` kept, or ``None``."""
+    try:
+        return Coverage.from_json(json.loads(_coverage_memo(story, **params).read_text(encoding="utf-8")))
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def explore_path(path: str | Path, **kw: Any) -> Report:
@@ -1881,9 +2053,11 @@ def run(args: argparse.Namespace) -> int:
         game.errors.StoryError, ExploreError: the story does not load, or ``--out`` is not
             writable (the CLI prints it and exits 2).
     """
-    report = explore_path(args.story, max_states=args.max_states, n_random=args.random, seed=args.seed,
-                          max_steps=args.max_steps, jobs=args.jobs,
-                          show_progress=not args.no_progress and args.format == "text")
+    story = load_story(args.story, use_cache=False)
+    params = {"max_states": args.max_states, "n_random": args.random, "seed": args.seed, "max_steps": args.max_steps}
+    report = explore(story, story_path=str(args.story), jobs=args.jobs,
+                     show_progress=not args.no_progress and args.format == "text", **params)
+    remember_coverage(report, story, **params)  # `worldloom map --coverage` with these bounds reuses it
     report.save_scripts(args.out)
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2, default=str))

@@ -29,7 +29,7 @@ from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_e
 from game.story.runtime import INTERPOLATION
 from game.story.schema import Reaction
 from game.story.story import Story
-from game.story.strings import check_catalogue
+from game.story.strings import check_catalogue, placeholder_problems, po_syntax
 from game.story.yamlio import Path_, gc_paused
 
 #: Names a gift's lines may use besides variables (the item's and the character's names).
@@ -521,23 +521,36 @@ class Linter:
                     self.add("WL019", path, "{" + name + "}")
 
     def check_catalogues(self) -> None:
-        """WL021-WL023: each ``locale/<lang>.po`` against the string table (missing, stale, unused)."""
+        """WL021-WL026: each ``locale/<lang>.po``: its syntax (WL025), placeholders its translations drop
+        or invent (WL026), and against the string table: missing, stale, unused (each at its line)."""
         folder = self.story.folder / "locale"
         if not folder.is_dir():
             return
         for po in sorted(folder.glob("*.po")):
             try:
+                syntax = po_syntax(po)
+                if syntax:  # WL025 at each bad line; what polib would make of the rest is not worth guessing
+                    for line, what in syntax:
+                        self._po("WL025", f"{po}:{line}", f"{what} ({po.stem})")
+                    continue
                 found = check_catalogue(self.story, po)
+                placeholders = placeholder_problems(po)
             except StoryError as exc:
                 self.add("WL018", (), exc.why)
                 continue
+            for line, sid, what in placeholders:
+                self._po("WL026", f"{po}:{line}", f"{sid!r} ({po.stem}): {what}")
             for code, ids in (("WL021", found.missing), ("WL022", found.stale), ("WL023", found.unused)):
-                c = CODES[code]
-                sev = self.overrides.get(code, c.severity)
-                if sev == "off":
-                    continue
-                self.out += [Diagnostic(str(po), code, sev, c.message.format(name=f"{sid!r} ({po.stem})"), c.hint)
-                             for sid in ids]
+                for sid in ids:
+                    at = found.lines.get(sid)
+                    self._po(code, f"{po}:{at}" if at else str(po), f"{sid!r} ({po.stem})")
+
+    def _po(self, code: str, where: str, name: str) -> None:
+        """A catalogue finding at ``where`` (``file:line``), unless its code is turned off."""
+        c = CODES[code]
+        sev = self.overrides.get(code, c.severity)
+        if sev != "off":
+            self.out.append(Diagnostic(where, code, sev, c.message.format(name=name), c.hint))
 
     def check_frozen_gates(self) -> None:
         """WL020: a scene whose every way on is gated on a condition that can never hold.
@@ -641,7 +654,7 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     YAML parse (its line marks are parsed only when a finding needs them), and a
     first lint fills the cache for play. The findings themselves are kept beside the
     story in that cache, keyed by the story file, its sources' digest, the severity overrides, this
-    lint's own code and every named asset's size and modification time, so linting
+    lint's own code and every named asset's and catalogue's size and modification time, so linting
     an unchanged story again reads them back.
 
     Raises:
@@ -671,6 +684,8 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     with gc_paused():  # the checks make many small objects and no cycles
         diags = linter.run()
     files = [rel for _, rel in linter.assets()]
+    locale = root.parent / "locale"  # its catalogues, and the folder (a catalogue added or removed)
+    files += ["locale", *(f"locale/{po.name}" for po in sorted(locale.glob("*.po")))] if locale.is_dir() else []
     if extra is not None:
         diags = diags + extra(story, overrides)
         files += extra.files(story)
@@ -680,11 +695,11 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
 
 
 def _code_digest(modules: tuple[str, ...] = ()) -> str:
-    """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader, and
-    ``modules``: an extra check's)."""
+    """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader, the
+    catalogue checks, and ``modules``: an extra check's)."""
     h = hashlib.sha256()
     for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
-                 *modules):
+                 "game.story.strings", *modules):
         module = sys.modules[name]
         h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()

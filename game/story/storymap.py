@@ -694,8 +694,13 @@ def _run_dot(dot: str, source: str, fmt: str, out: Path) -> str:
 
 
 def map_story(story_path: str | Path, out: str | Path, *, coverage: bool = False, engine: Engine = "auto",
-              max_states: int | None = None, n_random: int | None = None, seed: int = 0) -> tuple[StoryMap, str]:
+              max_states: int | None = None, n_random: int | None = None, seed: int = 0,
+              show_progress: bool = False) -> tuple[StoryMap, str]:
     """Load a story, optionally explore it, and write its map.
+
+    With ``coverage``, the coverage of a ``worldloom explore`` (or an earlier map) of the same
+    story sources with the same bounds is reused (:func:`game.story.explorer.recalled_coverage`);
+    else the explorer runs, with a progress bar when ``show_progress``.
 
     Returns:
         ``(map, what drew it)``.
@@ -707,12 +712,23 @@ def map_story(story_path: str | Path, out: str | Path, *, coverage: bool = False
     story = load_story(story_path, use_cache=False)
     cov = None
     if coverage:
-        from game.story.explorer import DEFAULT_MAX_STATES, DEFAULT_RANDOM, explore
+        from game.story.explorer import (
+            DEFAULT_MAX_STATES,
+            DEFAULT_MAX_STEPS,
+            DEFAULT_RANDOM,
+            explore,
+            recalled_coverage,
+            remember_coverage,
+        )
 
-        report = explore(story, story_path=str(story_path), seed=seed,
-                         max_states=max_states or DEFAULT_MAX_STATES,
-                         n_random=DEFAULT_RANDOM if n_random is None else n_random)
-        cov = report.reached
+        params = {"max_states": max_states or DEFAULT_MAX_STATES,
+                  "n_random": DEFAULT_RANDOM if n_random is None else n_random, "seed": seed,
+                  "max_steps": DEFAULT_MAX_STEPS}
+        cov = recalled_coverage(story, **params)  # `worldloom explore` with these bounds ran already
+        if cov is None:
+            report = explore(story, story_path=str(story_path), show_progress=show_progress, **params)
+            remember_coverage(report, story, **params)
+            cov = report.reached
     smap = build_map(story, cov)
     return smap, write_map(smap, out, engine)
 
@@ -742,7 +758,7 @@ def run(args: argparse.Namespace) -> int:
         game.errors.StoryError, MapError: the CLI prints them and exits 2.
     """
     smap, how = map_story(args.story, args.output, coverage=args.coverage, engine=args.engine,
-                          max_states=args.max_states, n_random=args.random, seed=args.seed)
+                          max_states=args.max_states, n_random=args.random, seed=args.seed, show_progress=True)
     extra = ""
     if args.coverage:
         extra = (f"; reached {sum(1 for n in smap.nodes if n.reached)}/{sum(1 for n in smap.nodes if not n.missing)}"

@@ -29,7 +29,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -268,11 +268,116 @@ def _read_po(path: Path) -> polib.POFile:
 @dataclass(frozen=True)
 class CatalogueCheck:
     """What a catalogue lacks against its story: ids ``missing`` (no translation), ``stale``
-    (translated from an older source text, or marked fuzzy) and ``unused`` (not in the story)."""
+    (translated from an older source text, or marked fuzzy) and ``unused`` (not in the story);
+    ``lines``: id -> the line of its entry in the file (where polib read it)."""
 
     missing: list[str]
     stale: list[str]
     unused: list[str]
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+#: A PO line: a keyword and its string, a continuation string, a comment, or blank (GNU gettext's PO grammar).
+_PO_STRING = r'"(?:[^"\\]|\\["\\abfnrtv0-7x?])*"'
+_PO_KEYWORD = re.compile(rf"(msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)\s+({_PO_STRING})\s*")
+_PO_CONTINUED = re.compile(rf"{_PO_STRING}\s*")
+
+
+def po_syntax(path: Path) -> list[tuple[int, str]]:
+    """Syntax problems of the PO file at ``path``: ``(line, what)``, 1-based (``[]``: none).
+
+    ``polib`` reads past some of these (a string left open is cut short), so they are
+    found here line by line: a line that is not a keyword with one quoted string, a
+    quoted continuation, a comment or blank; a string continued with no keyword before
+    it; an entry with a ``msgstr`` and no ``msgid`` or the other way; the same
+    ``msgctxt``/``msgid`` twice.
+
+    Raises:
+        StoryError: the file cannot be read as UTF-8.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoryError(f"not a readable PO catalogue: {exc}", where=str(path)) from exc
+    out: list[tuple[int, str]] = []
+    seen: dict[tuple[str, str], int] = {}
+    entry: dict[str, tuple[int, str]] = {}  # keyword -> (line, first string) of the entry being read
+    last = ""
+
+    def close() -> None:
+        if not entry:
+            return
+        if "msgid" in entry and not any(k.startswith("msgstr") for k in entry):
+            out.append((entry["msgid"][0], "msgid with no msgstr"))
+        elif "msgid" not in entry:
+            first = min(n for n, _ in entry.values())
+            out.append((first, "msgstr with no msgid before it"))
+        else:
+            key = (entry.get("msgctxt", (0, ""))[1], entry["msgid"][1])
+            n = entry["msgid"][0]
+            if key in seen and key != ("", ""):
+                out.append((n, f"the same msgctxt/msgid as line {seen[key]}"))
+            seen.setdefault(key, n)
+        entry.clear()
+
+    broken = False  # the entry being read had a syntax error: its other checks would only repeat it
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            if not line or line.startswith("#~") or entry:
+                if broken:
+                    entry.clear()
+                close()
+                last, broken = "", False
+            continue
+        m = _PO_KEYWORD.fullmatch(line)
+        if m:
+            word = m.group(1)
+            if word in ("msgctxt", "msgid") and any(k.startswith("msgstr") for k in entry):
+                close()
+            if word in entry:
+                out.append((n, f"a second {word} in one entry"))
+            entry[word] = (n, m.group(2))
+            last = word
+        elif _PO_CONTINUED.fullmatch(line):
+            if not last:
+                out.append((n, "a quoted string with no msgid/msgstr before it"))
+            else:
+                was = entry[last]
+                entry[last] = (was[0], was[1] + line)
+        elif line.startswith(('"', "msg")):
+            out.append((n, "a string not closed, or text after it (a quote inside must be written \\\")"))
+            broken = True
+        else:
+            out.append((n, f"not PO syntax: {line[:40]!r}"))
+            broken = True
+    if broken:
+        entry.clear()
+    close()
+    return out
+
+
+def placeholder_problems(path: Path) -> list[tuple[int, str, str]]:
+    """Translations that drop or invent a ``{name}`` placeholder: ``(line, id, what)``.
+
+    A placeholder of the source missing from the translation loses its value on screen;
+    one the source does not have is shown raw (``{nmae}``). Untranslated and fuzzy
+    entries are not checked.
+
+    Raises:
+        StoryError: not a readable PO catalogue.
+    """
+    out: list[tuple[int, str, str]] = []
+    for e in _read_po(path):
+        if e.obsolete or not e.msgstr or "fuzzy" in e.flags:
+            continue
+        source, target = set(PLACEHOLDER.findall(e.msgid)), set(PLACEHOLDER.findall(e.msgstr))
+        sid = e.msgctxt or e.msgid
+        for name in sorted(source - target):
+            out.append((e.linenum, sid, f"the translation lacks {{{name}}}"))
+        for name in sorted(target - source):
+            out.append((e.linenum, sid, f"the translation has {{{name}}}, which the source does not"))
+    return out
 
 
 def check_catalogue(story: Story, path: Path) -> CatalogueCheck:
@@ -288,7 +393,7 @@ def check_catalogue(story: Story, path: Path) -> CatalogueCheck:
     stale = [k for k in table if k in have and have[k].msgstr and (have[k].msgid != table[k]
                                                                    or "fuzzy" in have[k].flags)]
     unused = sorted(k for k in have if k not in table)
-    return CatalogueCheck(missing, stale, unused)
+    return CatalogueCheck(missing, stale, unused, {k: e.linenum for k, e in have.items()})
 
 
 class Translation:
@@ -434,5 +539,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
 
 
 __all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
-           "catalogue_path", "check_catalogue", "language", "language_name", "localised", "reaction_base",
+           "catalogue_path", "check_catalogue", "language",
+           "placeholder_problems", "po_syntax", "language_name", "localised", "reaction_base",
            "string_table", "translation_for", "write_catalogue"]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from game.errors import InputError
+from game.locale import UI, ui
 from game.state import AddReference, Event, GameState, Instruct
 from game.state.events import EventKind
 from game.story.host import TurnHost
@@ -56,17 +57,9 @@ DEFAULT_COLOURS: dict[str, str] = {
     "apple": "red", "rock": "grey", "stone": "grey", "mushroom": "red", "umbrella": "blue", "kite": "red",
 }
 
-#: Built-in in-world refusal lines, by edit (a scene's ``refuse:`` replaces them).
-REFUSALS: dict[str, str] = {
-    "weather": "The sky here keeps its own counsel; the weather does not change.",
-    "time_of_day": "Time will not hurry here; it stays {time_of_day}.",
-    "light": "The light stays as it is.",
-    "add_object": "Nothing new will appear in this place.",
-    "remove_object": "Everything here stays where it is.",
-    "change_object": "Nothing here will change its colours for you.",
-    "look": "{character} will not be dressed up here.",
-    "default": "The world does not bend that way here.",
-}
+#: Edits with a built-in in-world refusal line (``edit.refuse.<edit>`` of :data:`game.locale.UI`;
+#: a scene's ``refuse:`` replaces them); another edit gets ``edit.refuse.default``.
+REFUSALS = ("weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look")
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -119,15 +112,15 @@ def refuse(host: EditHost, edit: str, why: str, text: str = "", params: dict[str
         host: the session.
         edit: the edit name.
         why: ``not_allowed``, ``locked``, ``missing``, ``already``, ``full``, ``not_here``, ``bad_image``.
-        text: the line; default: the scene's ``refuse:`` entry, else :data:`REFUSALS`.
+        text: the line; default: the scene's ``refuse:`` entry, else the built-in one (:data:`REFUSALS`).
         params: the edit's parameters (``{character}`` in a line names its character).
     """
     scene = host.story.model.scenes.get(host.state.scene)
     if not text:
         own = scene.refuse if scene is not None else {}
-        text = own.get(edit) or own.get("default") or REFUSALS.get(edit, REFUSALS["default"])
-    extra = {"time_of_day": str(host.state.world.get("time_of_day", host.runtime.world_default(host.state,
-                                                                                                 "time_of_day"))),
+        text = own.get(edit) or own.get("default") or ui(f"edit.refuse.{edit if edit in REFUSALS else 'default'}")
+    now = str(host.state.world.get("time_of_day", host.runtime.world_default(host.state, "time_of_day")))
+    extra = {"time_of_day": ui(f"edit.word.{now}") if f"edit.word.{now}" in UI else now,
              "character": _cap(_name(host, (params or {}).get("character", ""))) if (params or {}).get("character")
              else "They"}
     text = host.runtime.interpolate(host.state, text, extra)
@@ -207,26 +200,7 @@ def _scene(host: EditHost) -> Scene | None:
 
 
 # -- the edits ---------------------------------------------------------------------------
-VALUE_LINES = {
-    "weather.rain": "Clouds close over, and rain begins to fall.",
-    "weather.snow": "The air turns cold, and snow begins to drift down.",
-    "weather.fog": "A fog comes in low over the ground.",
-    "weather.clear": "The sky clears.",
-    "time_of_day.night": "The light drains away; night comes on.",
-    "time_of_day.dawn": "The sky pales toward dawn.",
-    "time_of_day.day": "Daylight spreads over everything.",
-    "time_of_day.dusk": "The light goes long and blue: dusk.",
-    "light.lantern": "A warm lantern glow settles over everything.",
-    "light.moonlight": "Moonlight silvers the ground.",
-    "light.firelight": "Firelight flickers over everything.",
-    "light.candle": "Candlelight, small and golden, lights the place.",
-    "light.glow": "A soft glow warms the light.",
-    "light.bright": "The light brightens.",
-    "light.dim": "The light dims.",
-}
-ALREADY = {"weather": "It is already {value} here.", "time_of_day": "It is already {value}.",
-           "light": "The light is already like that."}
-VALUE_WORDS = {"weather": {"rain": "raining", "snow": "snowing", "fog": "foggy", "clear": "clear"}}
+# The lines of value edits are ``edit.<edit>.<value>`` of :data:`game.locale.UI`.
 
 
 def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
@@ -243,7 +217,7 @@ def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
             return events + give_new(host, p)
         return events + give_object(host, p.get("object", ""), p.get("character", ""))
     if edit not in ALL_EDITS:
-        return events + refuse(host, "default", "unknown", "Nothing happens.")
+        return events + refuse(host, "default", "unknown", ui("edit.nothing_happens"))
     if edit not in allowed(host.story, host.state.scene):
         return events + refuse(host, edit, "not_allowed", params=p)
     if edit in ("weather", "time_of_day", "light"):
@@ -259,13 +233,14 @@ def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
 
 def _set_value(host: EditHost, key: str, value: str) -> list[Event]:
     if not value:
-        return refuse(host, key, "missing", "Nothing changes; it is not clear how.")
+        return refuse(host, key, "missing", ui("edit.unclear"))
     old = _world_value(host, key)
     if old == value:
-        said = VALUE_WORDS.get(key, {}).get(value, value)
-        return refuse(host, key, "already", ALREADY[key].format(value=said))
+        sid = f"edit.already.{key}.{value}" if f"edit.already.{key}.{value}" in UI else f"edit.already.{key}"
+        return refuse(host, key, "already", ui(sid) if sid in UI else ui("edit.unclear"))
     host.state.world[key] = value
-    line = VALUE_LINES.get(f"{key}.{value}", f"The {key.replace('_', ' ')} changes: {value}.")
+    sid = f"edit.{key}.{value}"
+    line = ui(sid) if sid in UI else f"The {key.replace('_', ' ')} changes: {value}."
     return [_ev(host, "edit", ids={"edit": key}, data={"old": old, "new": value}),
             _line(host, line, f"edit.{key}.{value}")]
 
@@ -291,10 +266,10 @@ def _add(host: EditHost, p: dict[str, str]) -> list[Event]:
     st = host.state
     noun = _noun(host, p.get("name", ""))
     if not noun:
-        return refuse(host, "add_object", "missing", "You picture something, but nothing comes.")
+        return refuse(host, "add_object", "missing", ui("edit.nothing_comes"))
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
     if len(here) >= MAX_OBJECTS_PER_PLACE:
-        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+        return refuse(host, "add_object", "full", ui("edit.no_room"))
     colour = p.get("colour") or DEFAULT_COLOURS.get(noun, "")
     size = p.get("size", "")
     ident = _new_id(st, noun)
@@ -371,7 +346,7 @@ def _change(host: EditHost, p: dict[str, str]) -> list[Event]:
     if not kind:
         return refuse(host, "change_object", "missing", f"There is no {p.get('target', 'such thing')} here.")
     if not colour and not size:
-        return refuse(host, "change_object", "missing", "Nothing changes; it is not clear how.")
+        return refuse(host, "change_object", "missing", ui("edit.unclear"))
     name = _name(host, ident)
     if kind == "object":
         obj = st.objects[ident]
@@ -412,7 +387,7 @@ def _look(host: EditHost, p: dict[str, str]) -> list[Event]:
     wear, colour = p.get("wear", ""), p.get("colour", "")
     if not wear:
         if not colour:
-            return refuse(host, "look", "missing", "Nothing changes; it is not clear how.")
+            return refuse(host, "look", "missing", ui("edit.unclear"))
         change = st.looks.setdefault(who, {})
         old = str(change.get("colour", ""))
         change["colour"] = colour
@@ -463,12 +438,12 @@ def add_reference(host: EditHost, intent: AddReference,
     except (InputError, OSError) as exc:
         why = exc.why if isinstance(exc, InputError) else str(exc)
         return refuse(host, "add_object", "bad_image",
-                      f"The picture will not come into focus ({why}).")
+                      ui("edit.bad_picture", why=why))
     if "add_object" not in allowed(host.story, st.scene):
         return refuse(host, "add_object", "not_allowed")
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
     if len(here) >= MAX_OBJECTS_PER_PLACE:
-        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+        return refuse(host, "add_object", "full", ui("edit.no_room"))
     scene = _scene(host)
     target = intent.entity_id
     ident = _new_id(st, "picture")

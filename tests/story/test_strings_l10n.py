@@ -201,3 +201,28 @@ def test_a_localised_story_lists_its_own_reactions_not_the_sources() -> None:
     key = str(("scenes", "clearing", "choices", 0))
     assert getattr(english[key], "text", "") == "Hold out the kite" and texts[key] == "Tendre le cerf-volant"
     assert [ln.text for _, ln in story.lines()] == [ln.text for _, ln in french.lines()]  # lines: by id, at play
+
+
+def test_lint_names_a_broken_catalogue_line_by_line(tmp_path: Path) -> None:
+    """A catalogue lint cannot read, a translation that drops or invents a placeholder, and stale or
+    unused entries: each reported at its file:line (#17)."""
+    from game.story.lint import lint_story
+
+    (tmp_path / "story.yaml").write_text(
+        "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nvariables: {who: {type: str, default: Ann}}\n"
+        "scenes:\n  a: {location: here, ending: e, lines: ['Hello, {who}.', 'Goodbye.', 'Rain.']}\n")
+    po = tmp_path / "locale" / "fr.po"
+    po.parent.mkdir()
+    head = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    good = (head + 'msgctxt "a.l0"\nmsgid "Hello, {who}."\nmsgstr "Bonjour, {qui}."\n\n'  # line 5
+            'msgctxt "a.l1"\nmsgid "Goodbye, then."\nmsgstr "Au revoir, alors."\n\n'  # line 9: stale
+            'msgctxt "gone.l0"\nmsgid "Gone."\nmsgstr "Parti."\n')  # line 13: unused
+    po.write_text(good)
+    found = {(d.code, d.where.rsplit(":", 1)[-1]) for d in lint_story(tmp_path)}
+    assert {("WL026", "5"), ("WL022", "9"), ("WL023", "13")} <= found
+    wl026 = [d.message for d in lint_story(tmp_path) if d.code == "WL026"]
+    assert any("lacks {who}" in m for m in wl026) and any("has {qui}" in m for m in wl026)
+    po.write_text(head + 'msgctxt "a.l0"\nmsgid "Hello, {who}.\nmsgstr "Bonjour, {who}."\n\nmsgstr "x"\n')
+    bad = [d for d in lint_story(tmp_path) if d.code == "WL025"]
+    assert [(d.where, d.severity) for d in bad] == [(f"{po}:6", "error"), (f"{po}:9", "error")]
+    assert "not closed" in bad[0].message and "no msgid" in bad[1].message
