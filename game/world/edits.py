@@ -41,6 +41,7 @@ from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
 from game.story.strings import reaction_base
+from game.world.director import indoors
 
 #: Every world edit a scene may allow.
 ALL_EDITS = ("weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look")
@@ -224,6 +225,14 @@ VALUE_LINES = {
     "light.bright": "The light brightens.",
     "light.dim": "The light dims.",
 }
+#: Weather lines in a room (:func:`game.world.director.indoors`): the weather changes outside,
+#: and the line says where it is seen; it never rains in the kitchen.
+INDOOR_LINES = {
+    "weather.rain": "Outside, clouds close over; rain begins to run down the windows.",
+    "weather.snow": "Outside the windows, snow begins to drift down.",
+    "weather.fog": "A fog comes in against the windows outside.",
+    "weather.clear": "Outside the windows, the sky clears.",
+}
 ALREADY = {"weather": "It is already {value} here.", "time_of_day": "It is already {value}.",
            "light": "The light is already like that."}
 VALUE_WORDS = {"weather": {"rain": "raining", "snow": "snowing", "fog": "foggy", "clear": "clear"}}
@@ -263,11 +272,17 @@ def _set_value(host: EditHost, key: str, value: str) -> list[Event]:
     old = _world_value(host, key)
     if old == value:
         said = VALUE_WORDS.get(key, {}).get(value, value)
+        if key == "weather" and indoors(host.story, host.state.location):
+            return refuse(host, key, "already", f"It is already {said} outside.")
         return refuse(host, key, "already", ALREADY[key].format(value=said))
     host.state.world[key] = value
     line = VALUE_LINES.get(f"{key}.{value}", f"The {key.replace('_', ' ')} changes: {value}.")
-    return [_ev(host, "edit", ids={"edit": key}, data={"old": old, "new": value}),
-            _line(host, line, f"edit.{key}.{value}")]
+    room = key == "weather" and indoors(host.story, host.state.location)
+    if room:
+        line = INDOOR_LINES.get(f"{key}.{value}", f"Outside the windows, the weather changes: {value}.")
+    data: dict[str, Any] = {"old": old, "new": value, **({"outside": True} if room else {})}
+    return [_ev(host, "edit", ids={"edit": key}, data=data),
+            _line(host, line, f"edit.{key}.{value}" + (".indoors" if room else ""))]
 
 
 def _look_text(noun: str, colour: str, size: str) -> str:
