@@ -65,8 +65,8 @@ class HeadlessRunner:
         transcript: where JSON lines go (or ``None``).
         recorder: MP4 recorder (or ``None``).
         on_chunk: called with each chunk (tests, benchmarks).
-        on_error: told (one line naming the script line) of a command that failed and left the
-            game as it was, the run going on (a ``load`` of a missing or unreadable save).
+        on_error: told (one line naming the script line) of a command that could not apply and
+            left the game as it was, the run going on (see :meth:`run`).
 
     Attributes:
         errors: those lines, in order.
@@ -165,12 +165,17 @@ class HeadlessRunner:
         self._play()
 
     def run(self, cmd: Command) -> None:
-        """Run one command. A ``load`` that fails (no such save, no previous copy, a corrupt one)
-        leaves the game as it was and the run goes on: an ``error`` row in the transcript and a
-        line naming the script line in :attr:`errors` (and to ``on_error``).
+        """Run one command. A line that cannot apply in the game as it is (no such choice,
+        nothing to roll back or forward, a ``load`` of a missing, damaged or absent previous
+        save, an item not held, nobody to ask, an unreadable image or clip, the story over)
+        leaves the game as it was and the run goes on, whatever its kind: an ``error`` row in
+        the transcript and a line naming the script line in :attr:`errors` (and to
+        ``on_error``). ``worldloom play --headless`` then exits 1.
 
         Raises:
-            game.errors.WorldloomError: the command failed (the session is unchanged).
+            game.errors.WorldloomError: anything else, naming the script line, and the run
+                stops: a broken story, a failed backend, a ``save`` that cannot be written
+                (the save folder, not the line, is at fault).
         """
         s = self.session
         text = " ".join((cmd.verb, *cmd.args))
@@ -178,14 +183,16 @@ class HeadlessRunner:
                                "type": "input", "input": text, "where": cmd.where})
         try:
             self._run(cmd)
-        except SaveError as exc:
-            if cmd.verb != "load":
+        except (InputError, SaveError) as exc:
+            if isinstance(exc, SaveError) and cmd.verb == "save":  # the save folder is unusable: not this line
                 raise type(exc)(exc.why, exc.where or cmd.where, exc.hint) from None
             # the path goes apart from the compared text: a replay loads from another folder
+            file = exc.where if exc.where != cmd.where else ""
             self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
                                    "type": "error", "input": text, "where": cmd.where,
-                                   "text": f"{text}: {exc.why}", "file": exc.where})
-            line = f"{cmd.where}: `{text}` failed: {exc.why} ({exc.where})" + (f"; {exc.hint}" if exc.hint else "")
+                                   "text": f"{text}: {exc.why}", "file": file})
+            line = f"{cmd.where}: `{text}` failed: {exc.why}" + (f" ({file})" if file else "") + \
+                (f"; {exc.hint}" if exc.hint else "")
             self.errors.append(line + "; the game goes on as it was")
             if self.on_error is not None:
                 self.on_error(self.errors[-1])
@@ -301,7 +308,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     ``dialogue`` names the dialogue model of the characters with a card (see
     :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored lines
     only; one that cannot load falls back to authored lines, said to ``on_warning``, as is a
-    script's ``load`` that failed and left the game as it was),
+    script line that could not apply and left the game as it was: :meth:`HeadlessRunner.run`),
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
