@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from game.cast.castroom import cast_of
-from game.errorbank.clock import Clock
+from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
 from game.inputs.channels import Channels
@@ -312,7 +312,11 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
-    :func:`game.session.open_game`).
+    :func:`game.session.open_game`); by default a backend outside this process (``remote``,
+    or any with a ``url``) is guarded on a :class:`~game.errorbank.clock.FrameClock` of the
+    session's frame time (seconds), so a run's frames do not depend on the machine's load,
+    and one in this process on the default :class:`~game.errorbank.clock.WorkClock` (its
+    own CPU progress, which load does not stop, and which still catches a stuck call).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -320,9 +324,16 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     Raises:
         game.errors.WorldloomError: a bad story, command or backend, naming where.
     """
+    frame_time: list[Callable[[], float]] = []
+    if clock is None and (backend == "remote" or "url" in (backend_options or {})):
+        # a backend outside this process: the guard's default WallClock would call a block that a
+        # loaded machine makes slow a hang; on the session's frame time it never is, and the remote
+        # backend's own receive timeout still ends a dead call (game.errorbank.clock)
+        clock = FrameClock(lambda: frame_time[0]() if frame_time else 0.0, fps=1.0)
     game = open_game(story_path, backend=backend, backend_options=backend_options, size=size, seed=seed,
                      save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
                      cast_options=cast_options, clock=clock)
+    frame_time.append(lambda: game.session.state.frame / game.session.caps.fps)
     for text in game.warnings:
         if on_warning is not None:
             on_warning(text)
