@@ -12,7 +12,8 @@
     worldloom serve --backend NAME --port N   (token from WORLDLOOM_TOKEN)
 
 Errors a user can cause print one clear line (``where: why (hint)``) and exit 2;
-lint exits 1 when it finds errors.
+lint exits 1 when it finds errors; ``play --headless --inputs`` exits 1 when a script line
+could not apply (every such line is named, ``file:line``, and the rest of the script is played).
 """
 
 from __future__ import annotations
@@ -223,6 +224,11 @@ def cmd_play(args: argparse.Namespace) -> int:
             console.print(f"recording: {args.record}")
         if args.transcript:
             console.print(f"transcript: {args.transcript}")
+        if runner.errors:
+            console.print(f"{len(runner.errors)} script line(s) could not apply (each named above, "
+                          f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played",
+                          markup=False, highlight=False)
+            return 1
         return 0
     from game.app.window import run_window
 

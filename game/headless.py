@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from game.cast.castroom import cast_of
-from game.errorbank.clock import Clock
+from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
 from game.inputs.channels import Channels
@@ -66,8 +66,8 @@ class HeadlessRunner:
         transcript: where JSON lines go (or ``None``).
         recorder: MP4 recorder (or ``None``).
         on_chunk: called with each chunk (tests, benchmarks).
-        on_error: told (one line naming the script line) of a command that failed and left the
-            game as it was, the run going on (a ``load`` of a missing or unreadable save).
+        on_error: told (one line naming the script line) of a command that could not apply and
+            left the game as it was, the run going on (see :meth:`run`).
 
     Attributes:
         errors: those lines, in order.
@@ -166,12 +166,17 @@ class HeadlessRunner:
         self._play()
 
     def run(self, cmd: Command) -> None:
-        """Run one command. A ``load`` that fails (no such save, no previous copy, a corrupt one)
-        leaves the game as it was and the run goes on: an ``error`` row in the transcript and a
-        line naming the script line in :attr:`errors` (and to ``on_error``).
+        """Run one command. A line that cannot apply in the game as it is (no such choice,
+        nothing to roll back or forward, a ``load`` of a missing, damaged or absent previous
+        save, an item not held, nobody to ask, an unreadable image or clip, the story over)
+        leaves the game as it was and the run goes on, whatever its kind: an ``error`` row in
+        the transcript and a line naming the script line in :attr:`errors` (and to
+        ``on_error``). ``worldloom play --headless`` then exits 1.
 
         Raises:
-            game.errors.WorldloomError: the command failed (the session is unchanged).
+            game.errors.WorldloomError: anything else, naming the script line, and the run
+                stops: a broken story, a failed backend, a ``save`` that cannot be written
+                (the save folder, not the line, is at fault).
         """
         s = self.session
         text = " ".join((cmd.verb, *cmd.args))
@@ -179,14 +184,16 @@ class HeadlessRunner:
                                "type": "input", "input": text, "where": cmd.where})
         try:
             self._run(cmd)
-        except SaveError as exc:
-            if cmd.verb != "load":
+        except (InputError, SaveError) as exc:
+            if isinstance(exc, SaveError) and cmd.verb == "save":  # the save folder is unusable: not this line
                 raise type(exc)(exc.why, exc.where or cmd.where, exc.hint) from None
             # the path goes apart from the compared text: a replay loads from another folder
+            file = exc.where if exc.where != cmd.where else ""
             self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
                                    "type": "error", "input": text, "where": cmd.where,
-                                   "text": f"{text}: {exc.why}", "file": exc.where})
-            line = f"{cmd.where}: `{text}` failed: {exc.why} ({exc.where})" + (f"; {exc.hint}" if exc.hint else "")
+                                   "text": f"{text}: {exc.why}", "file": file})
+            line = f"{cmd.where}: `{text}` failed: {exc.why}" + (f" ({file})" if file else "") + \
+                (f"; {exc.hint}" if exc.hint else "")
             self.errors.append(line + "; the game goes on as it was")
             if self.on_error is not None:
                 self.on_error(self.errors[-1])
@@ -303,12 +310,17 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     ``dialogue`` names the dialogue model of the characters with a card (see
     :func:`game.cast.castroom.dialogue_spec`; a model object or ``None`` for authored lines
     only; one that cannot load falls back to authored lines, said to ``on_warning``, as is a
-    script's ``load`` that failed and left the game as it was),
+    script line that could not apply and left the game as it was: :meth:`HeadlessRunner.run`),
     ``voice`` mixes her speech into the recording, ``cast_options`` are more keyword
     arguments for :func:`game.cast.castroom.build_cast`; the transcript then ends with a
     ``cast_summary`` row (also ``runner.summary``). ``clock`` is the guard's clock (see
-    :func:`game.session.open_game`). ``story`` is the story at ``story_path`` already loaded
-    (``worldloom play`` loads it once, for its start lint and for play).
+    :func:`game.session.open_game`); by default a backend outside this process (``remote``,
+    or any with a ``url``) is guarded on a :class:`~game.errorbank.clock.FrameClock` of the
+    session's frame time (seconds), so a run's frames do not depend on the machine's load,
+    and one in this process on the default :class:`~game.errorbank.clock.WorkClock` (its
+    own CPU progress, which load does not stop, and which still catches a stuck call).
+    ``story`` is the story at ``story_path`` already loaded (``worldloom play`` loads it once,
+    for its start lint and for play).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -316,9 +328,16 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     Raises:
         game.errors.WorldloomError: a bad story, command or backend, naming where.
     """
+    frame_time: list[Callable[[], float]] = []
+    if clock is None and (backend == "remote" or "url" in (backend_options or {})):
+        # a backend outside this process: the guard's default WallClock would call a block that a
+        # loaded machine makes slow a hang; on the session's frame time it never is, and the remote
+        # backend's own receive timeout still ends a dead call (game.errorbank.clock)
+        clock = FrameClock(lambda: frame_time[0]() if frame_time else 0.0, fps=1.0)
     game = open_game(story_path if story is None else story, backend=backend, backend_options=backend_options,
                      size=size, seed=seed, save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
                      cast_options=cast_options, clock=clock, source=story_path)
+    frame_time.append(lambda: game.session.state.frame / game.session.caps.fps)
     for text in game.warnings:
         if on_warning is not None:
             on_warning(text)

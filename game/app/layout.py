@@ -58,21 +58,36 @@ class Layout:
         """``n`` design pixels at this scale."""
         return max(1, int(round(n * self.scale)))
 
-    def choice_rects(self, n: int) -> list[pygame.Rect]:
-        """Rects of ``n`` choice buttons: they shrink to fit the column, then grow upward."""
-        gap = self.px(7)
-        room = (self.choices.height - max(0, n - 1) * gap) // max(1, n)
-        h = max(self.px(30), min(self.px(40), room))
-        need = n * h + max(0, n - 1) * gap
-        top = min(self.choices.top, self.choices.bottom - need)
-        return [pygame.Rect(self.choices.x, top + i * (h + gap), self.choices.width, h)
-                for i in range(n)]
+    def choice_height(self, n: int) -> int:
+        """The height of a one-line button when ``n`` choices share the column (30-40 design px)."""
+        room = (self.choices.height - max(0, n - 1) * self.px(7)) // max(1, n)
+        return max(self.px(30), min(self.px(40), room))
 
-    def chip_rects(self, n: int) -> list[pygame.Rect]:
-        """Rects of ``n`` inventory chips, top to bottom."""
-        h, gap = self.px(32), self.px(8)
-        return [pygame.Rect(self.inventory.x, self.inventory.y + i * (h + gap),
-                            self.inventory.width, h) for i in range(n)]
+    def choice_rects(self, n: int) -> list[pygame.Rect]:
+        """Rects of ``n`` one-line choice buttons: they shrink to fit the column, then grow upward."""
+        return self.choice_stack([self.choice_height(n)] * n)
+
+    def choice_stack(self, heights: list[int]) -> list[pygame.Rect]:
+        """Rects of choice buttons of ``heights`` (a long choice is a taller, wrapped button),
+        top to bottom, starting at the column's top, or higher when they do not fit in it."""
+        gap = self.px(7)
+        need = sum(heights) + max(0, len(heights) - 1) * gap
+        y = min(self.choices.top, self.choices.bottom - need)
+        out = []
+        for h in heights:
+            out.append(pygame.Rect(self.choices.x, y, self.choices.width, h))
+            y += h + gap
+        return out
+
+    def chip_rects(self, n: int, heights: list[int] | None = None) -> list[pygame.Rect]:
+        """Rects of ``n`` inventory chips, top to bottom (one line each, or of ``heights``)."""
+        gap = self.px(8)
+        out = []
+        y = self.inventory.y
+        for h in heights or [self.px(32)] * n:
+            out.append(pygame.Rect(self.inventory.x, y, self.inventory.width, h))
+            y += h + gap
+        return out
 
 
 def fit(frame_size: tuple[int, int], area: pygame.Rect) -> pygame.Rect:

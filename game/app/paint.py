@@ -102,6 +102,15 @@ def clipped(face: Typeface, value: str, width: int) -> str:
     return value + "…"
 
 
+def rows(face: Typeface, value: str, width: int, most: int) -> list[str]:
+    """``value`` wrapped into at most ``most`` lines of ``width`` pixels; the last line that
+    fits takes an ellipsis when words are left over (nothing is cut silently mid-line)."""
+    lines = face.wrap(value, width) or [""]
+    if len(lines) <= most:
+        return lines
+    return [*lines[:most - 1], clipped(face, " ".join(lines[most - 1:]), width)]
+
+
 def frame_surface(image: np.ndarray) -> pygame.Surface:
     """A ``(H, W, 3)`` uint8 RGB frame as a surface of the same size."""
     h, w = image.shape[:2]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pygame
 
 from game.app import paint
-from game.app.fonts import Fonts, right_to_left
+from game.app.fonts import Fonts, Typeface, right_to_left
 from game.app.layout import Layout
 from game.locale import ui
 
@@ -24,6 +24,8 @@ class Hit:
     rect: pygame.Rect
     key: str
     label: str = ""
+    #: The lines the label was drawn as (wrapped; the last ends in "…" only if words were left over).
+    rows: tuple[str, ...] = ()
 
 
 def title_card(surface: pygame.Surface, layout: Layout, fonts: Fonts, title: str,
@@ -125,37 +127,57 @@ def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
     hits: list[Hit] = []
     if not items:
         return hits
-    rects = layout.choice_rects(len(items))
+    base = layout.choice_height(len(items))
+    pad = layout.px(8)
+    room = layout.choices.width - base - layout.px(4) - layout.px(16)
+    shapes = [_choice_rows(fonts, label, room) for _, _, label in items]
+    heights = [max(base, len(rows) * face.line_height + pad) for face, rows in shapes]
+    rects = layout.choice_stack(heights)
     col = pygame.Surface(surface.get_size(), pygame.SRCALPHA)
-    for rect, (number, cid, label) in zip(rects, items, strict=True):
+    for rect, (number, cid, label), (face, rows) in zip(rects, items, shapes, strict=True):
         hot = hover is not None and rect.collidepoint(hover)
-        paint.glass(col, rect, alpha=215 if hot else 178, radius=rect.height // 2,
+        paint.glass(col, rect, alpha=215 if hot else 178, radius=min(rect.height, base) // 2,
                     color=paint.BUTTON_HOT if hot else paint.BUTTON,
                     border=(*paint.ACCENT, 230) if hot else (255, 255, 255, 38))
-        r = rect.height // 2 - layout.px(8)
-        paint.badge(col, fonts.small, str(number), (rect.x + rect.height // 2, rect.centery), r,
+        r = base // 2 - layout.px(8)
+        paint.badge(col, fonts.small, str(number), (rect.x + base // 2, rect.centery), r,
                     fill=paint.ACCENT if hot else (232, 226, 214))
-        tx = rect.x + rect.height + layout.px(4)
-        room = rect.right - tx - layout.px(16)
-        if fonts.choice.width(label) <= room:
-            paint.text(col, fonts.choice, label, (tx, rect.centery), paint.TEXT, anchor="midleft")
-        else:  # a long choice: two smaller lines if the button is tall enough, else cut short
-            face = fonts.small
-            rows = face.wrap(label, room)
-            if len(rows) > 1 and 2 * face.line_height <= rect.height + layout.px(2):
-                rows = [rows[0], paint.clipped(face, " ".join(rows[1:]), room)]
-                y = rect.centery - face.line_height
-                for row in rows:
-                    paint.text(col, face, row, (tx, y), paint.TEXT)
-                    y += face.line_height
-            else:
-                paint.text(col, fonts.choice, paint.clipped(fonts.choice, label, room),
-                           (tx, rect.centery), paint.TEXT, anchor="midleft")
-        hits.append(Hit(rect, cid, label))
+        tx = rect.x + base + layout.px(4)
+        y = rect.centery - len(rows) * face.line_height // 2
+        for row in rows:
+            paint.text(col, face, row, (tx, y), paint.TEXT)
+            y += face.line_height
+        hits.append(Hit(rect, cid, label, tuple(rows)))
     if alpha < 1.0:
         col.set_alpha(int(255 * max(0.0, alpha)))
     surface.blit(col, (0, 0))
     return hits
+
+
+#: Most lines a choice button or an inventory chip wraps to before its last line is ellipsised.
+MAX_ROWS = 3
+
+
+def _choice_rows(fonts: Fonts, label: str, room: int) -> tuple[Typeface, list[str]]:
+    """How a choice reads in ``room`` pixels: one line in the choice face, else one line in
+    the small face, else wrapped in the small face (at most :data:`MAX_ROWS` lines)."""
+    if fonts.choice.width(label) <= room:
+        return fonts.choice, [label]
+    return fonts.small, paint.rows(fonts.small, label, room, MAX_ROWS)
+
+
+#: The widest an inventory chip may grow (design px) when its name needs more than :data:`MAX_ROWS`
+#: lines in the bar: it then reaches left over the world's edge (the width chips have over the world).
+CHIP_WIDEST = 190
+
+
+def _chip_rows(face: Typeface, name: str, room: int, widest: int) -> list[str]:
+    """An item's name wrapped in ``room`` pixels, or in ``widest`` when that would take more than
+    :data:`MAX_ROWS` lines (then, only if it still does not fit, its last line ends in "…")."""
+    lines = face.wrap(name, room)
+    if len(lines) <= MAX_ROWS or widest <= room:
+        return paint.rows(face, name, room, MAX_ROWS)
+    return paint.rows(face, name, widest, MAX_ROWS)
 
 
 def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, focused: bool,
@@ -226,19 +248,25 @@ def inventory(surface: pygame.Surface, layout: Layout, fonts: Fonts,
     area = layout.inventory
     paint.text(surface, fonts.tiny, ui("ui.carrying"), (area.right - layout.px(6), area.y - layout.px(24)),
                paint.DIM, shadow=True, anchor="topright")
-    for rect, (iid, name) in zip(layout.chip_rects(len(items)), items, strict=False):
-        label = paint.clipped(fonts.small, name, area.width - layout.px(44))
-        w = min(area.width, fonts.small.width(label) + layout.px(44))
+    inset, pad = layout.px(44), layout.px(10)
+    face = fonts.small
+    labels = [_chip_rows(face, name, area.width - inset, layout.px(CHIP_WIDEST) - inset) for _, name in items]
+    heights = [max(layout.px(32), len(rows) * face.line_height + pad) for rows in labels]
+    for rect, (iid, name), rows in zip(layout.chip_rects(len(items), heights), items, labels, strict=False):
+        w = max(face.width(row) for row in rows) + inset
         chip = pygame.Rect(rect.right - w, rect.y, w, rect.height)
         hot = hover is not None and chip.collidepoint(hover) and not dragging
         paint.glass(surface, chip, alpha=110 if iid == dragging else (215 if hot else 170),
-                    radius=chip.height // 2, color=paint.BUTTON_HOT if hot else paint.BUTTON,
+                    radius=layout.px(16), color=paint.BUTTON_HOT if hot else paint.BUTTON,
                     border=(*paint.ACCENT, 200) if hot else (255, 255, 255, 34))
+        y = chip.centery - len(rows) * face.line_height // 2
         pygame.draw.circle(surface, paint.ACCENT if iid != dragging else paint.FAINT,
-                           (chip.x + layout.px(17), chip.centery), max(2, layout.px(4)))
-        paint.text(surface, fonts.small, label, (chip.x + layout.px(30), chip.centery),
-                   paint.FAINT if iid == dragging else paint.TEXT, anchor="midleft")
-        hits.append(Hit(chip, iid, name))
+                           (chip.x + layout.px(17), y + face.line_height // 2), max(2, layout.px(4)))
+        for row in rows:
+            paint.text(surface, face, row, (chip.x + layout.px(30), y),
+                       paint.FAINT if iid == dragging else paint.TEXT)
+            y += face.line_height
+        hits.append(Hit(chip, iid, name, tuple(rows)))
     return hits
 
 

@@ -20,7 +20,8 @@ asks a :class:`Clock` to watch the thread that runs each backend call:
   :func:`game.work.on_behalf`, and the helper's CPU then counts as the call's progress.
 * :class:`WallClock`: real seconds, for a backend in another process or on another
   machine (a remote world server): its load is not ours, and a network wait is real time.
-* :class:`FrameClock`: the game's frame clock (headless play). It does not move while
+* :class:`FrameClock`: the game's frame clock (headless play of a backend outside this
+  process: :func:`game.headless.play_headless` passes one). It does not move while
   the game waits for the backend, so nothing is ever late or hung by time on it: the
   run's output cannot depend on the machine's load. A backend's own timeouts (the
   remote backend's receive timeout) still end a dead call with an error.

@@ -318,7 +318,9 @@ class GuardedBackend:
         clock: what timeouts and lateness are measured on (:mod:`game.errorbank.clock`);
             default :func:`~game.errorbank.clock.default_clock`: the backend's own progress
             (:class:`~game.errorbank.clock.WorkClock`) in this process, real time for a remote
-            backend. Headless play passes a :class:`~game.errorbank.clock.FrameClock`.
+            backend. Headless play (:func:`game.headless.play_headless`) passes a
+            :class:`~game.errorbank.clock.FrameClock` of the session's frame time for a
+            backend outside this process, and keeps the default for one in it.
         rewind: snapshot before each block and restore it before a retry or a
             correction, where the inner backend has snapshots.
         check_every: drift-check every n-th block (frame checks run on all).

@@ -14,6 +14,11 @@ Grammar (``#`` starts a comment; blank lines are skipped)::
     load <slot> [previous]   # "previous": the copy kept before the last save
     rollback [n]
     rollforward [n]           # step forward again along what a rollback undid (game.state.forward)
+
+A line that does not parse is an :class:`~game.errors.InputError` naming ``file:line`` before
+anything is played. A line that parses but cannot apply in the game as it is (no such
+choice, nothing to roll back...) is named the same way while playing, and the script goes on
+(:meth:`game.headless.HeadlessRunner.run`).
 """
 
 from __future__ import annotations

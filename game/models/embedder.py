@@ -53,21 +53,31 @@ def weights_bytes(path: str | Path) -> int | None:
 
 
 @contextmanager
+def progress_bars(show: bool) -> Iterator[None]:
+    """Within it, transformers' progress bars are on (``show``) or off; the process's own
+    setting is put back afterwards, whatever it was and however the block ends."""
+    from transformers.utils import logging as hf_logging
+
+    was = bool(hf_logging.is_progress_bar_enabled())
+    if show != was:
+        (hf_logging.enable_progress_bar if show else hf_logging.disable_progress_bar)()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if bool(hf_logging.is_progress_bar_enabled()) != was:
+            (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
 def progress_if_long(path: str | Path) -> Iterator[None]:
     """Within it, transformers' progress bars ("Loading weights") show only if the model at
     ``path`` is a long load (:data:`LONG_LOAD_BYTES`); the setting is restored afterwards."""
     from transformers.utils import logging as hf_logging
 
-    was = bool(hf_logging.is_progress_bar_enabled())
     size = weights_bytes(path)
-    quiet = was and size is not None and size < LONG_LOAD_BYTES
-    if quiet:
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
+    short = size is not None and size < LONG_LOAD_BYTES
+    with progress_bars(bool(hf_logging.is_progress_bar_enabled()) and not short):
         yield
-    finally:
-        if quiet:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def default_model_path() -> Path:

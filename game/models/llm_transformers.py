@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from game.models.embedded import chat_template, turn_tokens
-from game.models.embedder import cache_root
+from game.models.embedder import cache_root, progress_bars
 from game.models.llm import Message, ModelError, check_messages
 from game.work import acquire_by_cpu
 
@@ -129,11 +129,11 @@ def _cached_complete(folder: Path) -> bool:
 
 
 def _quiet_transformers() -> None:
+    """transformers' warnings off (errors still show): the game says what it loads itself."""
     from transformers.utils import logging
 
     hf_logging: Any = logging
     hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
 
 
 class TransformersDialogueModel:
@@ -192,10 +192,13 @@ class TransformersDialogueModel:
         self.gguf_file = gguf_file or ""
         self.name = name or (Path(self.source).name if gguf_file is None else Path(self.gguf_file).stem)
         self.loaded_from = ""
-        if gguf_file:
-            self._load_gguf(Path(source), gguf_file, Path(cache_dir) if cache_dir else models_cache_dir())
-        else:
-            self._load(self.source)
+        # the game shows its own loading progress (``progress``); transformers' bars are off while
+        # it loads and come back as they were (an embedder loaded later keeps its own rule)
+        with progress_bars(False):
+            if gguf_file:
+                self._load_gguf(Path(source), gguf_file, Path(cache_dir) if cache_dir else models_cache_dir())
+            else:
+                self._load(self.source)
         self._model.eval()
         if quantize == "int8":
             self._quantize_int8()

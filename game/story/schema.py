@@ -116,6 +116,9 @@ class LocationDef(_Model):
     weather: str = "clear"
     plate: str = ""
     layers: tuple[str, ...] = ()
+    #: Whether the place is a room (weather is then outside its windows); ``None``: read from the
+    #: prompt and name (a kitchen, a hut, a watch room...: :func:`game.world.director.indoors`).
+    indoors: bool | None = None
 
 
 class WorldDef(_Model):

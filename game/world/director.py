@@ -56,6 +56,7 @@ from game.state import Event, GameState
 from game.story.agents import present
 from game.story.art import ArtError, load_sheet, sheet_image_path
 from game.story.story import Story
+from game.world.backends.scenery import Vocabulary
 from game.world.chunking import ChunkPolicy
 from game.world.objects import ObjectMemory
 from game.world.protocol import (
@@ -163,6 +164,26 @@ def world_value(story: Story, state: GameState, key: str, scene_id: str = "") ->
     if key == "time_of_day" and str(state.world.get("light", "")) in MOON_LIGHTS:
         default = "night"
     return str(state.world.get(key, default))
+
+
+#: Reads a location's words for a room (by words only: no model is loaded for it).
+_ROOMS = Vocabulary(None)
+
+
+def indoors(story: Story, location_id: str) -> bool:
+    """Whether ``location_id`` is a room, so that its weather is outside the windows.
+
+    The location's ``indoors:`` when the author set it; else whether its prompt or name
+    names an interior of the scenery vocabulary (kitchen, lantern room, watch room, hut,
+    inn, glasshouse...: :data:`game.world.backends.scenery.VOCAB`), read by words only.
+    An unknown location is outdoors.
+    """
+    loc = story.model.locations.get(location_id)
+    if loc is None:
+        return False
+    if loc.indoors is not None:
+        return loc.indoors
+    return bool(_ROOMS.read(f"{loc.name}. {loc.prompt}").interior)
 
 
 def moon_rises(story: Story) -> bool:
@@ -396,6 +417,8 @@ class Director:
         weather = world_value(self.story, state, "weather")
         tod = world_value(self.story, state, "time_of_day")
         extra = f", {weather}" if weather and weather != "clear" else ""
+        if extra and indoors(self.story, state.location):
+            extra += " outside the windows"  # a room's weather is seen through its glass, not inside it
         light = str(state.world.get("light", ""))
         if light:
             extra += f", {LIGHT_WORDS.get(light, light)}"

@@ -42,6 +42,7 @@ from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
 from game.story.strings import reaction_base
+from game.world.director import indoors
 
 #: Every world edit a scene may allow.
 ALL_EDITS = ("weather", "time_of_day", "light", "add_object", "remove_object", "change_object", "look")
@@ -200,7 +201,9 @@ def _scene(host: EditHost) -> Scene | None:
 
 
 # -- the edits ---------------------------------------------------------------------------
-# The lines of value edits are ``edit.<edit>.<value>`` of :data:`game.locale.UI`.
+# The lines of value edits are ``edit.<edit>.<value>`` of :data:`game.locale.UI`; weather in a
+# room (:func:`game.world.director.indoors`) changes outside, and its line (``...indoors``) says
+# where it is seen: it never rains in the kitchen.
 
 
 def apply_instruct(host: EditHost, intent: Instruct) -> list[Event]:
@@ -236,13 +239,21 @@ def _set_value(host: EditHost, key: str, value: str) -> list[Event]:
         return refuse(host, key, "missing", ui("edit.unclear"))
     old = _world_value(host, key)
     if old == value:
-        sid = f"edit.already.{key}.{value}" if f"edit.already.{key}.{value}" in UI else f"edit.already.{key}"
+        room = key == "weather" and indoors(host.story, host.state.location)
+        sid = f"edit.already.{key}.{value}" + (".outside" if room else "")
+        sid = sid if sid in UI else f"edit.already.{key}"
         return refuse(host, key, "already", ui(sid) if sid in UI else ui("edit.unclear"))
     host.state.world[key] = value
-    sid = f"edit.{key}.{value}"
-    line = ui(sid) if sid in UI else f"The {key.replace('_', ' ')} changes: {value}."
-    return [_ev(host, "edit", ids={"edit": key}, data={"old": old, "new": value}),
-            _line(host, line, f"edit.{key}.{value}")]
+    room = key == "weather" and indoors(host.story, host.state.location)
+    sid = f"edit.{key}.{value}" + (".indoors" if room else "")
+    if sid in UI:
+        line = ui(sid)
+    elif room:
+        line = ui("edit.weather.indoors", value=value)
+    else:
+        line = f"The {key.replace('_', ' ')} changes: {value}."
+    data: dict[str, Any] = {"old": old, "new": value, **({"outside": True} if room else {})}
+    return [_ev(host, "edit", ids={"edit": key}, data=data), _line(host, line, sid)]
 
 
 def _look_text(noun: str, colour: str, size: str) -> str:

@@ -104,9 +104,9 @@ def test_cli_reports_an_unavailable_choice_with_the_options(mini_path: Path, tmp
     script = tmp_path / "play.txt"
     script.write_text("choose offer_leaf\nchoose finish_good\n")
     assert main(["play", str(mini_path), "--headless", "--inputs", str(script), "--backend", "null",
-                 "--save-dir", str(tmp_path)]) == 2
+                 "--save-dir", str(tmp_path)]) == 1  # played to the end; a line could not apply
     err = capsys.readouterr().err
-    assert "play.txt:2" in err and "finish_bad" in err
+    assert "play.txt:2" in err and "finish_bad" in err and "1 script line(s) could not apply" in err
 
 
 def test_bad_output_paths_are_clear_errors(mini_path: Path, tmp_path: Path,
