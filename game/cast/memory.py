@@ -144,6 +144,9 @@ class MemoryConfig:
         reply_tokens: tokens reserved for her reply.
         pinned_tokens: tokens reserved in the sink for pinned facts.
         min_room_tokens: the least the conversation must have beside the sink.
+        fast_retrieval: rank episodic memories through the PCA-code prefilter from
+            :data:`game.cast.retrieval.FAST_MIN` memories on (opt-in until its recall is shown at
+            100,000 real memories; see :meth:`game.cast.retrieval.EpisodicStore.top`).
     """
 
     history_messages: int = 16
@@ -157,6 +160,7 @@ class MemoryConfig:
     reply_tokens: int = 200
     pinned_tokens: int = 96
     min_room_tokens: int = 256
+    fast_retrieval: bool = False
 
 
 class HistoryMessage(BaseModel):
@@ -308,7 +312,7 @@ class Memory:
         self.count_tokens: TokenCounter = count_tokens or approx_tokens
         self._embedder = embedder
         self.summariser = summariser
-        self.store = EpisodicStore(dim=int(getattr(embedder, "dim", 384)))
+        self.store = EpisodicStore(dim=int(getattr(embedder, "dim", 384)), fast=self.config.fast_retrieval)
         self.history: list[HistoryMessage] = []
         self.pinned: dict[str, tuple[str, int]] = {}
         self._beliefs: dict[str, dict[str, Belief]] = {}
@@ -450,7 +454,7 @@ class Memory:
         dim = int(getattr(enc, "dim", self.store.dim))
         if dim != self.store.dim and self.store.pending == len(self.store):
             old = self.store  # the encoder is known only now: re-shape the empty matrix
-            self.store = EpisodicStore(dim, old.chunk)
+            self.store = EpisodicStore(dim, old.chunk, old.fast)
             self.store.extend(old.texts, old.kinds, old.turns, old.importance)
         self.store.embed_pending(enc)
 
@@ -615,7 +619,7 @@ class Memory:
         keep = np.flatnonzero(self.store.turns <= turn)
         if len(keep) != len(self.store):
             old = self.store
-            self.store = EpisodicStore(old.dim, old.chunk)
+            self.store = EpisodicStore(old.dim, old.chunk, old.fast)
             vectors = old.vectors[keep] if old.pending == 0 else None  # else all re-embedded later
             self.store.extend([old.texts[i] for i in keep], [old.kinds[i] for i in keep],
                               old.turns[keep], old.importance[keep], vectors)

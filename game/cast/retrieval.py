@@ -42,13 +42,13 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
 plain Python, for the tests.
 
-From :data:`FAST_MIN` memories on, in a store made with ``fast=True`` (opt-in, see
-:class:`EpisodicStore`) and faiss installed (the ``ann`` extra),
-:meth:`EpisodicStore.top` ranks the same score without computing every cosine: the
-other three parts are exact for every memory, the best :data:`FAST_CANDIDATES` by them
-and the HNSW neighbours of ``q`` and ``-q`` (the cosine's extremes, :mod:`game.cast.ann`)
-are rescored exactly. The cosine's min-max then comes from those candidates, so the
-ranking is exact whenever the index finds the largest and smallest cosine.
+From :data:`FAST_MIN` memories on, in a store made with ``fast=True`` (opt-in),
+:meth:`EpisodicStore.top` ranks the same score without computing every full cosine: a
+cheap estimate of the whole score (the cosine from 32-float PCA codes,
+:mod:`game.cast.prefilter`; recency, importance and BM25 in float32) picks
+:data:`FAST_CANDIDATES` memories, which are scored exactly; an error bound on the
+estimate then decides whether any memory left out could still reach the top ``k``, and
+widens the candidates (at worst to the exact scan) until none can.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from typing import Protocol
 
 import numpy as np
 
-from game.cast.ann import AnnIndex, make_index
+from game.cast.prefilter import CosinePrefilter
 
 #: Recency decay per game turn (Park et al. 2023 use 0.995 per game hour).
 DEFAULT_DECAY = 0.995
@@ -71,12 +71,26 @@ DEFAULT_DECAY = 0.995
 CHUNK_ROWS = 1024
 #: Share of relevance that comes from BM25 word matching (the rest from MiniLM cosine).
 DEFAULT_LEXICAL = 0.5
-#: Memories from which :meth:`EpisodicStore.top` ranks through the ANN index (when faiss is installed).
+#: Memories from which :meth:`EpisodicStore.top` ranks through the prefilter (below: the exact scan, as fast).
 FAST_MIN = 20_000
-#: Memories rescored exactly by the fast path: the best by recency, importance and BM25 (see ``top``).
-FAST_CANDIDATES = 2048
-#: Nearest neighbours of ``q`` and of ``-q`` the fast path asks the ANN index for (the cosine's extremes).
-FAST_EXTREMES = 16
+#: Memories the fast path scores exactly at first: the best by the estimated score (see ``top``).
+FAST_CANDIDATES = 512
+#: Memories with the largest and with the smallest estimated cosine whose exact cosine sets its min-max:
+#: at least this many at each end, and one in :data:`FAST_EXTREMES_PER` of the memories.
+FAST_EXTREMES = 256
+FAST_EXTREMES_PER = 256
+#: The extremes are picked by the estimate widened by this many of its error scales (see ``top``).
+FAST_EXTREME_Z = 3.0
+#: The error bound of the estimated cosine, in root-mean-square errors measured on the candidates.
+FAST_MARGIN = 4.0
+#: The estimate is trusted only while ``delta`` (see ``top``) is under this share of the cosine's range.
+FAST_MAX_ERROR = 0.25
+#: The candidates widen up to this share of the memories; past it, the exact scan answers.
+FAST_MAX_SHARE = 0.125
+#: After this many fast-path queries in a row that the exact scan had to answer (vectors without the
+#: structure the PCA codes need), the next :data:`FAST_REST` queries go straight to the scan.
+FAST_GIVE_UP = 4
+FAST_REST = 64
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,11 @@ def minmax(x: np.ndarray) -> np.ndarray:
     """Scale ``x`` to [0, 1] over its entries; all 0.5 when they are all equal (as GA's code)."""
     if x.size == 0:
         return x.astype(np.float64)
-    lo, hi = float(x.min()), float(x.max())
+    return scaled(x, float(x.min()), float(x.max()))
+
+
+def scaled(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``(x - lo) / (hi - lo)`` in float64, all 0.5 when ``hi - lo <= 1e-12``: :func:`minmax` with a given range."""
     if hi - lo <= 1e-12:
         return np.full(x.shape, 0.5, np.float64)
     return (x.astype(np.float64) - lo) / (hi - lo)
@@ -172,17 +190,21 @@ def terms(text: str) -> list[str]:
 class LexicalIndex:
     """An inverted index scored with Okapi BM25 (Robertson & Zaragoza 2009), k1 = 1.2, b = 0.75.
 
-    Postings are stdlib ``array('i')`` lists (document ids, term counts) read as numpy
-    views at query time, so scoring a query costs the postings of its terms, not the
-    number of documents.
+    Postings are stdlib ``array('i')`` lists of document ids, read as numpy views at query
+    time, kept apart for the documents where a term occurs once (most of them) and more than
+    once (with their counts). A term occurring once adds ``idf * (k1 + 1) / (1 + norm_d)``, so
+    those postings are summed per document by one ``numpy.bincount`` of the idfs and
+    multiplied by ``(k1 + 1) / (1 + norm)`` once: scoring costs the postings of the query's
+    terms plus a few passes over the documents.
     """
 
     K1 = 1.2
     B = 0.75
 
     def __init__(self) -> None:
-        self._docs: dict[str, array[int]] = {}
-        self._tf: dict[str, array[int]] = {}
+        self._ones: dict[str, array[int]] = {}  # documents where the term occurs once
+        self._many: dict[str, array[int]] = {}  # documents where it occurs more than once
+        self._many_tf: dict[str, array[int]] = {}  # and how often
         self._lengths: array[float] = array("f")
 
     def __len__(self) -> int:
@@ -195,35 +217,59 @@ class LexicalIndex:
         for t in terms(text):
             counts[t] = counts.get(t, 0) + 1
         for t, c in counts.items():
-            if t not in self._docs:
-                self._docs[t], self._tf[t] = array("i"), array("i")
-            self._docs[t].append(doc)
-            self._tf[t].append(c)
+            if c == 1:
+                docs = self._ones.get(t)
+                if docs is None:
+                    docs = self._ones[t] = array("i")
+                docs.append(doc)
+            else:
+                if t not in self._many:
+                    self._many[t], self._many_tf[t] = array("i"), array("i")
+                self._many[t].append(doc)
+                self._many_tf[t].append(c)
         self._lengths.append(float(sum(counts.values())))
         return doc
 
+    def df(self, term: str) -> int:
+        """How many documents hold ``term``."""
+        return len(self._ones.get(term, ())) + len(self._many.get(term, ()))
+
     def scores(self, query: str, n: int | None = None) -> np.ndarray:
-        """BM25 score of every document (the first ``n``) for ``query``: ``(n,)`` float64, 0 where no term matches."""
+        """BM25 score of every document (the first ``n``) for ``query``: ``(n,)`` float64, 0 where no term matches.
+
+        Document frequencies and the mean length count every document, also those past ``n``.
+        """
         total = len(self._lengths)
         n = total if n is None else min(n, total)
-        out = np.zeros(n, np.float64)
         if n == 0:
-            return out
+            return np.zeros(n, np.float64)
         lengths = np.frombuffer(self._lengths, np.float32)[:total].astype(np.float64)
         avgdl = max(float(lengths.mean()), 1e-9)
         norm = self.K1 * (1.0 - self.B + self.B * lengths / avgdl)
+        once: list[np.ndarray] = []
+        idfs: list[float] = []
+        more: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
         for t in set(terms(query)):
-            docs_a = self._docs.get(t)
-            if docs_a is None:
+            df = self.df(t)
+            if df == 0:
                 continue
-            docs = np.frombuffer(docs_a, np.int32)
-            tf = np.frombuffer(self._tf[t], np.int32).astype(np.float64)
-            df = len(docs)
             idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-            keep = docs < n
-            d = docs[keep]
-            out[d] += idf * tf[keep] * (self.K1 + 1.0) / (tf[keep] + norm[d])
-        return out
+            if t in self._ones:
+                once.append(np.frombuffer(self._ones[t], np.int32))
+                idfs.append(idf)
+            if t in self._many:
+                docs = np.frombuffer(self._many[t], np.int32)
+                tf = np.frombuffer(self._many_tf[t], np.int32).astype(np.float64)
+                more.append(docs)
+                weights.append(idf * tf * (self.K1 + 1.0) / (tf + norm[docs]))
+        out: np.ndarray = np.zeros(total, np.float64)
+        if once:
+            sizes = [len(d) for d in once]
+            out = np.bincount(np.concatenate(once), np.repeat(idfs, sizes), total) * ((self.K1 + 1.0) / (1.0 + norm))
+        if more:
+            out += np.bincount(np.concatenate(more), np.concatenate(weights), total)
+        return out[:n]
 
 
 @dataclass(frozen=True)
@@ -252,17 +298,20 @@ class EpisodicStore:
     Args:
         dim: vector dimension (384 for MiniLM).
         chunk: rows added each time the matrix fills.
-        fast: rank through an ANN index from :data:`FAST_MIN` memories on, when faiss is
-            installed (see :meth:`top`); ``False`` (default): always the exact scan. Off by
-            default: at 100,000 random vectors its recall@10 is 0.79-0.89 (``bench/memory.py``),
-            under the 0.95 it must reach to replace the exact ranking.
+        fast: rank through the prefilter from :data:`FAST_MIN` memories on (see :meth:`top`);
+            ``False`` (the default): always the exact scan. Opt-in: its recall@10 on real MiniLM
+            memories was measured to 34,000 memories (``bench/memory.py``), not yet at 100,000.
     """
 
     def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = False) -> None:
         self.dim = dim
         self.fast = fast
-        #: the ANN index of the embedded vectors (built at :data:`FAST_MIN` memories; ``None`` before, or without faiss)
-        self.ann: AnnIndex | None = None
+        #: PCA codes of the embedded vectors (built at :data:`FAST_MIN` memories; ``None`` before)
+        self.prefilter: CosinePrefilter | None = None
+        #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
+        self.last_path: tuple[str, int] = ("exact", 0)
+        self._misses = 0  # fast-path queries in a row the exact scan answered
+        self._rest = 0  # queries still to go straight to the scan
         self.chunk = max(1, chunk)
         self.texts: list[str] = []
         self.kinds: list[str] = []
@@ -347,34 +396,40 @@ class EpisodicStore:
         if vectors is not None:
             self._vectors[start:start + n] = vectors
             self._embedded = start + n
-            if self.ann is not None:
-                self.ann.add(self._vectors[start:start + n])
+            self._index_new(start)
 
     def embed_pending(self, encoder: TextEncoder) -> int:
         """Embed every memory still without a vector, in one batch; returns how many."""
         n = self.pending
         if n:
             start = self._embedded
-            vecs = np.asarray(encoder.encode(self.texts[start:]), np.float32)
-            self._vectors[start:start + n] = vecs
+            self._vectors[start:start + n] = np.asarray(encoder.encode(self.texts[start:]), np.float32)
             self._embedded = start + n
-            if self.ann is not None:
-                self.ann.add(vecs)
+            self._index_new(start)
         return n
 
-    def build_index(self) -> bool:
-        """Build the ANN index over the embedded vectors now (else it is built on the first
-        :meth:`top` from :data:`FAST_MIN` memories); ``False`` when faiss is not installed."""
-        if self.ann is None:
-            self.ann = make_index(self.dim)
-            if self.ann is not None:
-                self.ann.add(self.vectors)
-        return self.ann is not None
+    def _index_new(self, start: int) -> None:
+        """Code the vectors embedded from row ``start`` on (refit the axes when the store has doubled)."""
+        pre = self.prefilter
+        if pre is None:
+            return
+        if pre.refit_due(self._embedded):
+            pre.fit(self.vectors)
+        else:
+            pre.add(self._vectors[start:self._embedded])
+
+    def build_index(self) -> CosinePrefilter:
+        """Fit the prefilter on the embedded vectors now (else it is fitted on the first :meth:`top`
+        from :data:`FAST_MIN` memories); later vectors are coded as they are embedded."""
+        if self.prefilter is None:
+            self.prefilter = CosinePrefilter(self.dim)
+            self.prefilter.fit(self.vectors)
+        return self.prefilter
 
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
                lexical: float = DEFAULT_LEXICAL) -> tuple[np.ndarray, ...]:
-        """Scores of every embedded memory (vectorised).
+        """Scores of every embedded memory (vectorised): the exact scan.
 
         Args:
             query: ``(dim,)`` unit vector.
@@ -395,11 +450,16 @@ class EpisodicStore:
         rec = recency(self._turns[:n], now, decay)
         imp = self._importance[:n].astype(np.float64)
         bm25 = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
-        m = np.ones(n, bool) if mask is None else mask[:n]
-        r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
-        r[m], i[m], v[m] = minmax(rec[m]), minmax(imp[m]), minmax(cos[m])
-        if bm25 is not None:
-            v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm25[m])
+        if mask is None:
+            r, i, v = minmax(rec), minmax(imp), minmax(cos)
+            if bm25 is not None:
+                v = (1.0 - lexical) * v + lexical * minmax(bm25)
+        else:
+            m = mask[:n]
+            r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
+            r[m], i[m], v[m] = minmax(rec[m]), minmax(imp[m]), minmax(cos[m])
+            if bm25 is not None:
+                v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm25[m])
         score = weights.recency * r + weights.importance * i + weights.relevance * v
         if mask is not None:
             score = np.where(mask[:n], score, -np.inf)
@@ -410,28 +470,42 @@ class EpisodicStore:
             lexical: float = DEFAULT_LEXICAL, exact: bool = False) -> list[Scored]:
         """The ``k`` best-scoring embedded memories, best first (ties: newer first); see :meth:`scores`.
 
-        From :data:`FAST_MIN` memories on (no ``mask``, a ``fast`` store, faiss installed,
-        ``exact`` false) the same score is ranked without computing every cosine:
+        From :data:`FAST_MIN` memories on (a ``fast`` store, no ``mask``, ``exact`` false,
+        ``k`` well under :data:`FAST_CANDIDATES`) the same score is ranked without the full scan:
 
-        1. recency, importance and BM25 are computed for every memory (cheap: columns and
-           postings) and min-max scaled exactly, as in :meth:`scores`;
-        2. the :data:`FAST_CANDIDATES` best by those three parts alone are kept, with the
-           :data:`FAST_EXTREMES` nearest neighbours of ``q`` and of ``-q`` from the ANN index;
-        3. their cosines are computed exactly; the largest and smallest of them stand for the
-           min and max of the cosine over all memories (exact when the index found the
-           extremes), and the candidates are scored and ranked exactly.
+        1. every memory's score is estimated in float32: recency, importance and BM25 as in
+           :meth:`scores`, with their exact ranges; the cosine from the prefilter's PCA codes
+           (:mod:`game.cast.prefilter`), its range from the :data:`FAST_EXTREMES` largest and
+           smallest estimates;
+        2. the :data:`FAST_CANDIDATES` best estimates, and those extremes, get their exact
+           cosine; the cosine's min and max over them stand for those over all memories
+           (exact when the extremes are among them), and the candidates are scored exactly;
+        3. the error bound: ``delta`` = :data:`FAST_MARGIN` times the root-mean-square error of
+           the estimated cosine on the candidates. If the best memory left out, its cosine
+           raised by ``delta``, could reach the ``k``-th exact score, the candidates widen
+           fourfold (from the estimates with the exact range) and step 2 repeats; past
+           :data:`FAST_MAX_SHARE` of the memories the exact scan answers.
 
-        A memory outside the candidates can only be missed when its cosine lifts it past
-        memories far better on the other three parts, or when the index misses an extreme
-        (the cosine is then scaled over a narrower range); ``bench/memory.py`` measures
-        recall@10 against the exact ranking.
+        The bound is statistical (the error is measured, not proven), so the top ``k`` is the
+        exact one unless a left-out memory's estimate is off by more than ``delta`` where it
+        matters; ``bench/memory.py`` measures recall@10 against the exact scan. :attr:`last_path`
+        says which path answered and how many memories it scored exactly.
         """
         n = self._embedded
         if n == 0 or k <= 0:
             return []
-        if (not exact and mask is None and self.fast and n >= FAST_MIN and k < FAST_CANDIDATES
-                and (self.ann is not None or self.build_index()) and self.ann is not None and len(self.ann) == n):
-            return self._top_fast(query, now, k, weights, decay, query_text, lexical)
+        if not exact and mask is None and self.fast and n >= FAST_MIN and 4 * k <= FAST_CANDIDATES:
+            if self._rest > 0:
+                self._rest -= 1
+            else:
+                if self.prefilter is None:
+                    self.build_index()
+                got = self._top_fast(query, now, k, weights, decay, query_text, lexical)
+                if got is not None:
+                    return got
+                if self._misses >= FAST_GIVE_UP:
+                    self._misses, self._rest = 0, FAST_REST
+        self.last_path = ("exact", n)
         score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
         k = min(k, n)
         idx = np.argpartition(-score, k - 1)[:k] if k < n else np.arange(n)
@@ -448,28 +522,94 @@ class EpisodicStore:
                        float(cos[rows[j]])) for j in order]
 
     def _top_fast(self, query: np.ndarray, now: int, k: int, weights: Weights, decay: float, query_text: str,
-                  lexical: float) -> list[Scored]:
-        """Step 1-3 of :meth:`top`'s fast path."""
-        assert self.ann is not None
+                  lexical: float) -> list[Scored] | None:
+        """Steps 1-3 of :meth:`top`'s fast path; ``None`` when the exact scan must answer."""
+        pre = self.prefilter
         n = self._embedded
+        if pre is None or len(pre) != n or not 0.0 < decay <= 1.0:
+            return None
         q = np.asarray(query, np.float32)
-        r = minmax(recency(self._turns[:n], now, decay))
-        imp = minmax(self._importance[:n])
-        bm25 = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
-        share = lexical if bm25 is not None else 0.0
-        other = weights.recency * r + weights.importance * imp
-        b = minmax(bm25) if bm25 is not None else None
-        if b is not None:
-            other += weights.relevance * share * b
-        best = np.argpartition(-other, FAST_CANDIDATES - 1)[:FAST_CANDIDATES]
-        near = np.concatenate([self.ann.nearest(q, FAST_EXTREMES), self.ann.nearest(-q, FAST_EXTREMES)])
-        cand = np.unique(np.concatenate([best, near[near < n]]))
-        cos = (self._vectors[cand] @ q).astype(np.float64)
-        c = minmax(cos)
-        score = other[cand] + weights.relevance * (1.0 - share) * c
-        v = (1.0 - share) * c + share * b[cand] if b is not None else c
-        top = np.argpartition(-score, k - 1)[:k] if k < len(cand) else np.arange(len(cand))
-        return self._scored(cand[top], score, r[cand], imp[cand], v, cos, at=top)
+        turns, imp = self._turns[:n], self._importance[:n]
+        bm = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
+        share = lexical if bm is not None else 0.0
+        # the exact ranges of recency (monotonic in the turn), importance and BM25
+        rec_lo, rec_hi = (float(x) for x in recency(np.array([turns.min(), turns.max()]), now, decay))
+        imp_lo, imp_hi = float(imp.min()), float(imp.max())
+        bm_lo, bm_hi = (float(bm.min()), float(bm.max())) if bm is not None else (0.0, 0.0)
+        # step 1: the estimate, float32; est = const + sum of coef * part, the same affine map as the exact score
+        parts = ((weights.recency, rec_lo, rec_hi), (weights.importance, imp_lo, imp_hi),
+                 (weights.relevance * share, bm_lo, bm_hi))
+        coef = [w / (hi - lo) if hi - lo > 1e-12 else 0.0 for w, lo, hi in parts]
+        const = sum(-c * lo if c else 0.5 * w for c, (w, lo, _) in zip(coef, parts, strict=True))
+        approx = pre.approx(q)
+        # the cosine's extremes: the lowest and highest estimates, each widened by its own error scale
+        # (|q_res| |e_res| / sqrt(dim - dims), the spread of q_res . e_res for residuals in random directions)
+        t = min(max(FAST_EXTREMES, n // FAST_EXTREMES_PER), n // 4)
+        scale = FAST_EXTREME_Z * pre.query_residual(q) / math.sqrt(max(1, self.dim - pre.dims))
+        spread = pre.residual * np.float32(scale)
+        extremes = np.unique(np.concatenate([_about_lowest(approx - spread, t), _about_lowest(-approx - spread, t)]))
+        lo_est, hi_est = float(approx[extremes].min()), float(approx[extremes].max())
+        w_cos = weights.relevance * (1.0 - share)
+        est = turns.astype(np.float32)  # exact below 2**24 turns
+        est -= np.float32(now)
+        np.minimum(est, 0.0, out=est)  # ages below 0 count as 0, as in recency()
+        est *= np.float32(-math.log(decay))  # -age * ln(1 / decay); recency = exp(-age * ln(1 / decay))
+        np.exp(est, out=est)
+        est *= np.float32(coef[0])
+        est += imp * np.float32(coef[1])
+        if bm is not None and coef[2]:
+            est += bm.astype(np.float32) * np.float32(coef[2])
+        other = est  # recency, importance and BM25, scaled and weighted, less const
+        alpha = w_cos / (hi_est - lo_est) if hi_est - lo_est > 1e-12 else 0.0
+        ranked = other + approx * np.float32(alpha)
+        cos_ext = self._vectors[extremes] @ q
+        cand = _about_lowest(-ranked, FAST_CANDIDATES)
+        for _ in range(3):
+            # step 2: exact scores of the candidates, the cosine scaled over what was computed
+            cos_c = self._vectors[cand] @ q
+            c_lo = float(min(cos_c.min(), cos_ext.min()))
+            c_hi = float(max(cos_c.max(), cos_ext.max()))
+            r = scaled(recency(turns[cand], now, decay), rec_lo, rec_hi)
+            i = scaled(imp[cand].astype(np.float64), imp_lo, imp_hi)
+            v = scaled(cos_c, c_lo, c_hi)
+            if bm is not None:
+                v = (1.0 - share) * v + share * scaled(bm[cand], bm_lo, bm_hi)
+            score = weights.recency * r + weights.importance * i + weights.relevance * v
+            if len(cand) <= k:
+                break
+            top = np.argpartition(-score, k - 1)[:k]
+            # step 3: which memories left out could reach the k-th exact score, their cosine raised by delta?
+            err = cos_c.astype(np.float64) - approx[cand]
+            delta = FAST_MARGIN * math.sqrt(float(np.mean(err * err)))
+            if delta > FAST_MAX_ERROR * (c_hi - c_lo):
+                break  # the codes do not hold these vectors' structure (random vectors): the scan answers
+            a_exact = w_cos / (c_hi - c_lo) if c_hi - c_lo > 1e-12 else 0.0
+            bound = other + approx * np.float32(a_exact)
+            bound[cand] = -np.inf
+            cos_const = a_exact * (delta - c_lo) if a_exact else 0.5 * w_cos
+            reach = np.flatnonzero(bound >= float(score[top].min()) - const - cos_const - 1e-4)
+            if len(reach) == 0:
+                self.last_path = ("fast", len(cand))
+                self._misses = 0
+                return self._scored(cand[top], score, r, i, v, cos_c.astype(np.float64), at=top)
+            if len(cand) + len(reach) > FAST_MAX_SHARE * n:
+                break
+            cand = np.concatenate([cand, reach])
+        self._misses += 1
+        return None
+
+
+def _about_lowest(x: np.ndarray, t: int) -> np.ndarray:
+    """Indices of about the ``t`` smallest entries of ``x`` (at least ``min(t, len(x))``): those at or below the
+    threshold read from every 16th entry (two passes over ``x`` instead of an ``argpartition``)."""
+    n = len(x)
+    if n <= 32 * t:
+        return np.argpartition(x, t - 1)[:t] if t < n else np.arange(n)
+    sample = x[::16]
+    thr = np.partition(sample, t // 16)[t // 16]
+    got = np.flatnonzero(x <= thr)
+    return got if len(got) >= t else np.argpartition(x, t - 1)[:t]
+
 
 def score_loop(vectors: list[list[float]], turns: list[int], importance: list[float], query: list[float],
                now: int, weights: Weights = DEFAULT_WEIGHTS, decay: float = DEFAULT_DECAY,
@@ -524,7 +664,14 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "FAST_CANDIDATES",
     "FAST_EXTREMES",
+    "FAST_EXTREMES_PER",
+    "FAST_EXTREME_Z",
+    "FAST_GIVE_UP",
+    "FAST_MARGIN",
+    "FAST_MAX_ERROR",
+    "FAST_MAX_SHARE",
     "FAST_MIN",
+    "FAST_REST",
     "GA_CODE_WEIGHTS",
     "PAPER_WEIGHTS",
     "EpisodicStore",
@@ -535,6 +682,7 @@ __all__ = [
     "Weights",
     "minmax",
     "recency",
+    "scaled",
     "score_loop",
     "terms",
 ]
