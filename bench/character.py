@@ -31,6 +31,12 @@ customer-service register, claims against her card) or in her voice. It prints, 
 family, how many bad replies the persona guard and the verifier stop (sentence by sentence, as
 the pipeline checks them) and how many good ones pass; the baseline (no checks) stops none.
 ``--replies`` runs only that part (no model).
+
+``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
+(``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
+--no-voice --backend null --no-errorbank``) with the current guard and verifier
+(:mod:`game.cast.rejudge`): per source, delivered, recorded in character, in character now, and the
+replies it would stop.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_ca
 from game.cast.factsheet import FactSheet, capitalised_names, quantities
 from game.cast.guard import PersonaGuard
 from game.cast.memory import Memory, MemoryConfig
+from game.cast.rejudge import check_reply, rejudge_transcript
 from game.cast.similarity import plain_text
 from game.cast.told import parse_number
 from game.cast.verifier import Verifier
@@ -131,14 +138,7 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
     verifier = Verifier(FactSheet.from_card(card))
     counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
     for r in data.get("replies", []):
-        why = ""
-        for sentence in split_sentences(r["reply"]):
-            verdict = guard.check(sentence)
-            if verdict.ok:
-                verdict = verifier.check(sentence, facts, r["say"])[0]
-            if not verdict.ok:
-                why = f"{verdict.kind}: {verdict.reasons[0] if verdict.reasons else ''}"
-                break
+        why = check_reply(guard, verifier, split_sentences(r["reply"]), facts, r["say"])
         stopped = bool(why)
         for split in (r["split"], "all"):
             counts[(split, r["family"], bool(r["bad"]))].append(stopped)
@@ -157,6 +157,10 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.rejudge:
+        print(f"{args.rejudge}: every delivered reply re-checked with the current guard and verifier")
+        print("\n".join(rejudge_transcript(args.rejudge).lines()))
+        return
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
     card = load_card(ROOT / "characters" / "eve.yaml")
     judge_replies(data, card, args.show)
@@ -308,6 +312,8 @@ def main() -> None:
                     help="reuse the baseline replies an earlier --out run wrote (matched by probe id; re-judged "
                          "with the current checks; their latency is not measured again)")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
+                    help="only re-check every reply a played transcript delivered (no model): counts by source")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     run(ap.parse_args())
 
