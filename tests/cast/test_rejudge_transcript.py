@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from game.cast.castroom import build_cast, summarise
 from game.cast.rejudge import rejudge_transcript
 from game.errors import InputError
+from game.state.events import Event
+from game.story.loader import load_story
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,3 +74,20 @@ def test_a_transcript_that_is_not_one_is_a_named_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="header"):
         rejudge_transcript(bad)
 
+
+
+def test_the_closing_note_counts_in_character_only_what_passed_the_verifier(embedder: object) -> None:
+    room = build_cast(load_story(ROOT / "stories" / "eve"), None, voice=False, embedder=embedder, show_progress=False)
+    assert room is not None
+
+    def reply(turn: int, source: str, check: dict[str, Any] | None) -> Event:
+        data: dict[str, Any] = {"source": source, "player_text": "Hello?"}
+        if check is not None:
+            data["check"] = check
+        return Event(kind="reply", turn=turn, speaker="eve", text="The kettle's on.", data=data)
+
+    events = [reply(1, "model", {"status": "verified"}), reply(2, "authored", {"status": "authored"}),
+              reply(3, "model", {"status": "guarded"}),  # passed the guard only: no verifier ran
+              reply(4, "model", None)]  # an old transcript's reply with no check recorded
+    ident = summarise(room, events)["eve"]["identity"]
+    assert ident["delivered"] == 4 and ident["in_character"] == 2
