@@ -221,11 +221,15 @@ def run(args: argparse.Namespace) -> None:
         t = time.perf_counter()
         if p["id"] in reuse:
             base_text = reuse[p["id"]]
+        elif args.reused_only:
+            base_text = None
         else:
             base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
         base_s = time.perf_counter() - t
         facts = facts_from_memory(base, memory)
-        for variant, text, secs in (("grounded", reply.text, grounded_s), ("baseline", base_text, base_s)):
+        variants = [("grounded", reply.text, grounded_s)] + ([("baseline", base_text, base_s)]
+                                                            if base_text is not None else [])
+        for variant, text, secs in variants:
             verdict = pipe.guard.check(text) if text else None
             vcheck = pipe.verifier.check(text, facts, p["ask"])[0] if pipe.verifier and text else None
             row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "text": text,
@@ -250,7 +254,7 @@ def run(args: argparse.Namespace) -> None:
                 out.flush()
         if args.show:
             print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
-                  f"    baseline: {base_text[:110]!r}")
+                  f"    baseline: {(base_text or '(not run)')[:110]!r}")
         if n % 10 == 0:
             print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s", flush=True)
     if out is not None:
@@ -311,6 +315,9 @@ def main() -> None:
     ap.add_argument("--baseline-from", default="",
                     help="reuse the baseline replies an earlier --out run wrote (matched by probe id; re-judged "
                          "with the current checks; their latency is not measured again)")
+    ap.add_argument("--reused-only", action="store_true",
+                    help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
+                         "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
     ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
                     help="only re-check every reply a played transcript delivered (no model): counts by source")
