@@ -31,6 +31,12 @@ customer-service register, claims against her card) or in her voice. It prints, 
 family, how many bad replies the persona guard and the verifier stop (sentence by sentence, as
 the pipeline checks them) and how many good ones pass; the baseline (no checks) stops none.
 ``--replies`` runs only that part (no model).
+
+``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
+(``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
+--no-voice --backend null --no-errorbank``) with the current guard and verifier
+(:mod:`game.cast.rejudge`): per source, delivered, recorded in character, in character now, and the
+replies it would stop.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_ca
 from game.cast.factsheet import FactSheet, capitalised_names, quantities
 from game.cast.guard import PersonaGuard
 from game.cast.memory import Memory, MemoryConfig
+from game.cast.rejudge import check_reply, rejudge_transcript
 from game.cast.similarity import plain_text
 from game.cast.told import parse_number
 from game.cast.verifier import Verifier
@@ -131,14 +138,7 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
     verifier = Verifier(FactSheet.from_card(card))
     counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
     for r in data.get("replies", []):
-        why = ""
-        for sentence in split_sentences(r["reply"]):
-            verdict = guard.check(sentence)
-            if verdict.ok:
-                verdict = verifier.check(sentence, facts, r["say"])[0]
-            if not verdict.ok:
-                why = f"{verdict.kind}: {verdict.reasons[0] if verdict.reasons else ''}"
-                break
+        why = check_reply(guard, verifier, split_sentences(r["reply"]), facts, r["say"])
         stopped = bool(why)
         for split in (r["split"], "all"):
             counts[(split, r["family"], bool(r["bad"]))].append(stopped)
@@ -157,6 +157,10 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.rejudge:
+        print(f"{args.rejudge}: every delivered reply re-checked with the current guard and verifier")
+        print("\n".join(rejudge_transcript(args.rejudge).lines()))
+        return
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
     card = load_card(ROOT / "characters" / "eve.yaml")
     judge_replies(data, card, args.show)
@@ -217,11 +221,15 @@ def run(args: argparse.Namespace) -> None:
         t = time.perf_counter()
         if p["id"] in reuse:
             base_text = reuse[p["id"]]
+        elif args.reused_only:
+            base_text = None
         else:
             base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
         base_s = time.perf_counter() - t
         facts = facts_from_memory(base, memory)
-        for variant, text, secs in (("grounded", reply.text, grounded_s), ("baseline", base_text, base_s)):
+        variants = [("grounded", reply.text, grounded_s)] + ([("baseline", base_text, base_s)]
+                                                            if base_text is not None else [])
+        for variant, text, secs in variants:
             verdict = pipe.guard.check(text) if text else None
             vcheck = pipe.verifier.check(text, facts, p["ask"])[0] if pipe.verifier and text else None
             row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "text": text,
@@ -246,7 +254,7 @@ def run(args: argparse.Namespace) -> None:
                 out.flush()
         if args.show:
             print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
-                  f"    baseline: {base_text[:110]!r}")
+                  f"    baseline: {(base_text or '(not run)')[:110]!r}")
         if n % 10 == 0:
             print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s", flush=True)
     if out is not None:
@@ -307,7 +315,12 @@ def main() -> None:
     ap.add_argument("--baseline-from", default="",
                     help="reuse the baseline replies an earlier --out run wrote (matched by probe id; re-judged "
                          "with the current checks; their latency is not measured again)")
+    ap.add_argument("--reused-only", action="store_true",
+                    help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
+                         "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
+                    help="only re-check every reply a played transcript delivered (no model): counts by source")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     run(ap.parse_args())
 

@@ -667,7 +667,7 @@ class DialoguePipeline:
         if not verdict.ok:
             return verdict
         if self.verifier is not None:
-            verdict, checked = self.verifier.check(sentence, self.guard.facts, self._line)
+            verdict, checked = self.verifier.check(sentence, self.guard.facts, self._line, opening=not emitted)
             if not verdict.ok:
                 return verdict
             self._checked.append(checked)

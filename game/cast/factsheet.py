@@ -42,7 +42,39 @@ COMMON_CAPITALS = frozenset(
 
 #: Kin words a claim may be made about ("my grandmother was ..."), as :attr:`FactSheet.about` keys.
 KIN = frozenset("grandmother grandfather gran granny grandma grandpa mother father mum mam dad mama papa husband "
-                "wife brother sister son daughter aunt uncle cousin niece nephew".split())
+                "wife brother sister son daughter aunt uncle cousin niece nephew granddaughter grandson "
+                "grandchild".split())
+
+
+#: Kinds of place, each with the words that name the same kind (an island is an isle; a village,
+#: not a town or a city). A card's "Skerrow, a tidal island" gives Skerrow the kind ``island``.
+PLACE_KINDS: dict[str, str] = {w: group.split()[0] for group in (
+    "island isle islet skerry", "village hamlet", "town", "city metropolis capital", "port harbour harbor",
+    "causeway path road track crossing", "bridge", "mountain", "hill", "valley glen", "river stream", "lake loch",
+    "sea ocean", "sound strait channel firth", "bay cove", "beach strand", "reef", "forest wood woods",
+    "country nation", "kingdom", "county", "continent", "peninsula cape", "desert", "castle fortress",
+    "farm", "mainland") for w in group.split()}
+_KIND = "|".join(sorted(PLACE_KINDS, key=len, reverse=True))
+_PLACE = r"(?P<name>[A-Z][\w'’-]+)"
+#: "Skerrow, a tidal island"; "the mainland village of Harrowby"; "a causeway of black stones called
+#: the Spine"; "Harrowby is the fishing village"; "Skerrow's a hard island".
+PLACE_PATTERNS = tuple(re.compile(rx) for rx in (
+    rf"\b{_PLACE}, (?:a|an|the) (?:[a-z-]+ ){{0,3}}?(?P<kind>{_KIND})\b",
+    rf"\b(?:a|an|the) (?:[a-z-]+ ){{0,3}}?(?P<kind>{_KIND}) (?:of|called|named) (?:the )?{_PLACE}",
+    rf"\b(?P<kind>{_KIND}) [^.,;!?]{{0,40}}? (?:called|named|known as) (?:the )?{_PLACE}",
+    rf"\b{_PLACE}(?: is|'s|’s| was) (?:a|an|the|just a|only a) (?:[a-z-]+ ){{0,3}}?(?P<kind>{_KIND})\b",
+))
+
+
+def place_kinds(text: str) -> list[tuple[str, str]]:
+    """``(place, kind)`` for every place ``text`` says is of a kind (:data:`PLACE_PATTERNS`),
+    the place lower-cased and the kind as its group's first word ("isle" -> ``island``)."""
+    out: list[tuple[str, str]] = []
+    for rx in PLACE_PATTERNS:
+        for m in rx.finditer(text):
+            out.append((m.group("name").lower().removesuffix("'s").removesuffix("’s"),
+                        PLACE_KINDS[m.group("kind")]))
+    return out
 
 
 def singular(word: str) -> str:
@@ -109,6 +141,8 @@ class FactSheet:
         units: unit -> the values stated for it.
         names: capitalised words the card uses (lower-case), her name and home included.
         vocabulary: every lower-case word the texts use (what she may call herself: "keeper").
+        places: place (lower-case) -> the kinds of place her card says it is (:func:`place_kinds`:
+            ``skerrow`` -> ``{"island"}``, ``harrowby`` -> ``{"village"}``).
         about: name or kin word (lower-case) -> the words of every text that mentions it (a
             sentence of the prose; a whole lorebook entry or structured fact, its keys and
             questions): what the card says of Hild, Admiral, "grandmother" (for
@@ -122,6 +156,7 @@ class FactSheet:
     names: frozenset[str] = frozenset()
     vocabulary: frozenset[str] = frozenset()
     about: dict[str, frozenset[str]] | None = None
+    places: dict[str, frozenset[str]] | None = None
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], facts: Iterable[Fact] = (), names: Iterable[str] = (),
@@ -162,8 +197,14 @@ class FactSheet:
             words = {*found, *(singular(w) for w in found)}
             for w in words & (known | KIN):
                 about.setdefault(w, set()).update(words)
+        places: dict[str, set[str]] = {}
+        for t in all_texts:
+            for name, kind in place_kinds(t):
+                if name in known:  # "Lonely's a mainland word": a sentence opening, not a place
+                    places.setdefault(name, set()).add(kind)
         return cls(facts, frozenset(pairs), frozenset(v for v, _ in pairs), units_, frozenset(known),
-                   frozenset(lower), {k: frozenset(v) for k, v in about.items()})
+                   frozenset(lower), {k: frozenset(v) for k, v in about.items()},
+                   {k: frozenset(v) for k, v in places.items()})
 
     @classmethod
     def from_card(cls, card: CharacterCard) -> FactSheet:
@@ -175,4 +216,5 @@ class FactSheet:
         return cls.from_texts(texts, card.facts, (card.name, card.nickname, card.home), groups)
 
 
-__all__ = ["COMMON_CAPITALS", "KIN", "FactSheet", "Quantity", "capitalised_names", "quantities", "singular"]
+__all__ = ["COMMON_CAPITALS", "KIN", "PLACE_KINDS", "PLACE_PATTERNS", "FactSheet", "Quantity", "capitalised_names",
+           "place_kinds", "quantities", "singular"]

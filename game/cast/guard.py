@@ -196,6 +196,34 @@ def assistant_speak(text: str) -> tuple[str, str]:
     return "", ""
 
 
+#: Reference-book register: a definition ("X are a species of", "X is a vast body of") or essay
+#: phrasing ("plays a crucial role", "a vital part of", "known for", "serves as"). A sentence of
+#: hers that names no one (no I, you, we) and reads like this is an encyclopedia talking.
+ENCYCLOPEDIA = re.compile(
+    r"\b(?:is|are|was|were) (?:a|an|the|one of the) (?:\w+ ){0,3}?(?:species|type|types|member|members|family|"
+    r"genus|class|category|variety|body|symbol|branch) of\b|"
+    r"\b(?:plays?|played|playing) (?:a|an) (?:\w+ )?(?:role|part) in\b|"
+    r"\b(?:a |an )?(?:vital|crucial|essential|integral|key|significant|important|major|fundamental) "
+    r"(?:part|component|element|aspect|role|source|means) of\b|"
+    r"\b(?:are|is|were|was|widely|best|well|also|commonly|generally) known for\b|"
+    r"\b(?:serves?|served|serving) as (?:a|an|the)\b|"
+    r"\b(?:industry|industries|ecosystems?|infrastructure|navigational aids?|approximately|a variety of|"
+    r"a wide range of|a mix of|a mixture of|a testament to|rich history|in conclusion|furthermore|moreover|"
+    r"additionally|it is important to|it's important to|it is worth noting|plays? a crucial)\b")
+_PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our|you|you're|your|yours)\b")
+
+
+def encyclopedic(text: str) -> str:
+    """The words that make ``text`` read as a reference book (:data:`ENCYCLOPEDIA`) when it names
+    no one (no I, you, we), else ``""``. "Lighthouses are still a vital part of the maritime
+    industry" is; "Gulls are thieves, every one of them" and "I'm a vital part of nothing" are not."""
+    norm = normalise(text)
+    if _PERSONAL.search(norm):
+        return ""
+    m = ENCYCLOPEDIA.search(norm)
+    return m.group(0) if m else ""
+
+
 def only_filler(text: str) -> bool:
     """Whether ``text`` has words and every one is a :data:`FILLERS` word ("Mm.", "Hmm, well...")."""
     toks = tokens(text)
@@ -494,6 +522,9 @@ class PersonaGuard:
         family, said = assistant_speak(reply)
         if family:
             return Verdict(False, "ooc", (f"assistant-speak ({family}): says {said!r}",), said)
+        book = encyclopedic(reply)
+        if book:
+            return Verdict(False, "ooc", (f"talks like a reference book, not like her: {book!r}",), book)
         meta = _META.search(plain_text(reply))
         if meta:
             return Verdict(False, "ooc", (f"talks about playing a part: {meta.group(0)!r}",), meta.group(0))

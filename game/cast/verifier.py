@@ -51,17 +51,19 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from game.cast.factsheet import COMMON_CAPITALS, KIN, FactSheet, capitalised_names, quantities, singular
+from game.cast.factsheet import (
+    COMMON_CAPITALS,
+    KIN,
+    FactSheet,
+    capitalised_names,
+    place_kinds,
+    quantities,
+    singular,
+)
 from game.cast.guard import PersonaFacts, Verdict
 from game.cast.similarity import tokens
 from game.cast.told import NUMBER_WORD, parse_number
 
-_OCCUPATION = re.compile(r"(?i:\bi(?:'m|’m| am| was| used to be|'ve been|’ve been| have been| became)"
-                         r"(?: now| really| actually| just| once)? (?:a|an|the)\s+)"
-                         r"((?:[a-z-]+\s+){0,2}?[a-z-]*(?:er|or|ist|ian|ant|man|woman|ess|eer|smith|ster|"
-                         r"bot|robot|program|assistant|model|machine|computer|pirate|wizard|witch|queen|king|"
-                         r"prince|princess|knight|spy|ninja|god|goddess|vampire|alien|captain|chef|cook|nurse|"
-                         r"doctor|student|detective|agent))\b")
 _YOU_HOME = re.compile(r"(?i:\byou(?:'re| are) from|\byou live in|\byou come from|\byour home is(?: in)?|"
                        r"\byou grew up in)\s+(?:the\s+)?([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
 _YOU_AGE = re.compile(rf"(?i:\byou(?:'re| are)\s+)({NUMBER_WORD})(?=\s*(?:years?|yrs?)?\s*(?:old)?\b)")
@@ -84,7 +86,19 @@ _NP_END = re.compile(r"\s+(?:who|whom|whose|which|that|where|when|with|from|of|i
 #: Plain nouns for a person or a place: no card needs to name them ("Hild was a hard woman").
 PLAIN_NOUNS = frozenset("woman women man men person people lady gentleman soul one thing friend fellow sort kind type "
                         "creature girl boy child lass lad bit lot part place spot home sight story word fool dear "
-                        "darling beauty marvel wonder treasure saint devil menace nuisance pest".split())
+                        "darling beauty marvel wonder treasure saint devil menace nuisance pest mess wreck state bore "
+                        "coward liar cynic optimist pessimist realist believer sceptic skeptic softie".split())
+#: "I'm a/an ...", "I was a ...", "As a ..., I": the noun phrase she gives herself (see :meth:`Verifier._role`).
+_ROLE = re.compile(r"(?i:\bi(?:'m|’m| am| was| used to be|'ve been|’ve been| have been| became| work as| worked as)"
+                   r"(?: now| really| actually| just| once| only| still| merely| simply)? (?:a|an|the)\s+|"
+                   r"^\W*(?:as|being) (?:a|an)\s+)(?P<np>[^.!?;:()\n]{1,80})")
+#: Words that make "a ... <noun>" a habit or a quality, not a calling ("a poor sleeper", "a fair cook").
+QUALITY = frozenset("good bad poor fair terrible awful great fine decent lousy hopeless keen careful slow quick fast "
+                    "early late light heavy sound restless born natural better worse best worst proper real "
+                    "dreadful rotten passable middling".split())
+#: Words after "a"/"the" that begin no noun phrase of a calling ("a little tired", "the same", "the first").
+_NOT_A_CALLING = frozenset("little bit lot touch tad trifle deal same first last only other next one reason "
+                           "kind sort type".split())
 _THANKED = re.compile(r"(?i)\b(?:thank|thanks|thx|ta|cheers|grateful|appreciate|obliged)\b")
 _WELCOME = re.compile(r"(?i)\byou(?:'re|’re| are)\s+(?:very\s+|most\s+|so\s+)?welcome\b(?!\s+(?:to|in|here|back|"
                       r"aboard|at|on|for|any))")
@@ -98,6 +112,79 @@ TROUBLE_WORDS = frozenset(
     "soaked lonely alone afraid scared frightened fear miss missed fired sacked accident drowned drowning storm "
     "wreck wrecked crying cried tears grief grieving mourning widow widowed orphan poor debt homeless".split())
 _LIGHT = frozenset("a an the just so very really such and but or of to in on at for with not no quite too bit".split())
+
+
+#: A wh-question ("What time...?", "Who...?"), as the player's last question of the line.
+_WH = re.compile(r"(?i)^\W*(?:(?:so|and|but|then|well|now|eve|tell me|say|remind me),?\s+)*"
+                 r"(?P<wh>what|who|whom|whose|where|when|which|why|how)\b(?P<rest>[^?]*)\?")
+#: A bare yes or no ("Yes, it is.", "No."), and a bare "I'm not (at all)." / "It is.": a polar answer.
+_POLAR = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|no|nope|nah|aye|sure|certainly|indeed|of course)\b"
+                    r"(?!\s+(?:one|idea|body|thing|where|more|less|longer|later|sooner|matter|doubt|earlier))|"
+                    r"(?:i|it|that|he|she|they|we|you)(?:'m|’m|'s|’s|'re|’re| am| is| are| do| does| did| was| were|"
+                    r" have| has| can| will| would)(?:n't|n’t| not)?(?: at all| really| quite| indeed| so| too)?\W*$)")
+_TIME_WORDS = re.compile(
+    r"(?i)\b(?:now|soon|later|tonight|tomorrow|today|yesterday|morning|evening|night|afternoon|dawn|dusk|noon|"
+    r"midnight|sunrise|sunset|daybreak|hours?|minutes?|weeks?|months?|years?|days?|spring|summer|autumn|winter|"
+    r"never|always|once|ago|since|until|till|before|after|tide|water|o'clock|o’clock|past|half|quarter|moment|"
+    r"while|next|first light|january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b")
+_CLOCK_WORDS = re.compile(r"(?i)\b(?:noon|midday|midnight|dawn|dusk|daybreak|sunrise|sunset|first light|o'clock|"
+                          r"o’clock|past|half|quarter|low water|high water|low tide|high tide)\b")
+_AMOUNT_WORDS = re.compile(
+    r"(?i)\b(?:few|several|many|much|lots?|dozens?|hundreds?|thousands?|half|none|no|all|every|once|twice|never|"
+    r"always|long|longer|forever|ages|while|years?|months?|weeks?|days?|hours?|minutes?|more|less|enough|plenty|"
+    r"little|handful|couple|some|most|older|younger|since|lifetime|far|miles?|near|nearly|about|only|just)\b")
+_PLACE_WORDS = re.compile(
+    r"(?i)\b(?:in|on|at|by|near|under|over|behind|beside|above|below|across|inside|outside|up|down|here|there|"
+    r"home|away|out|off|upstairs|downstairs|everywhere|nowhere|somewhere|past|through|along|between|beyond|round|"
+    r"around|from|mainland|island|village|shore|sea)\b")
+_WHO_WORDS = re.compile(
+    r"(?i)\b(?:i|me|myself|my|mine|you|yourself|your|he|him|his|she|her|they|them|nobody|no one|someone|"
+    r"anyone|everyone|somebody|none|only|just|that's|that is|it's|it is|it was|this is|keeper|walker)\b")
+_NAME_Q = re.compile(r"(?i)\bname\b|\bcalled\b|\bcall (?:it|him|her|them|the)\b")
+
+
+def unanswered(reply: str, player_line: str, names: Iterable[str] = ()) -> str:
+    """Why the opening sentence ``reply`` does not answer the player's wh-question (``""``: it
+    answers, or the line asks none). Each kind of question asks for a kind of answer:
+
+    - any wh-question: not a bare yes or no ("Yes, it is." to "What do you call the lamp?");
+    - "what time": a clock time (a number, "noon", "half past", "low water"); "when": a time;
+    - "how many / much / long / old / far / often...": an amount (a number, "a few", "years");
+    - "who", or a question about a name: a name (a capitalised word, or one of ``names``) or a
+      person ("my grandmother", "nobody");
+    - "where": a place (a name, or "in", "on", "by the stove", "here").
+
+    "How about", "what about", "what if" and "why" ask for no particular kind (only the first rule)."""
+    questions = [q.strip() for q in re.findall(r"[^.!?]*\?", player_line)]
+    m = _WH.match(questions[-1]) if questions else None
+    if m is None:
+        return ""
+    wh, rest = m.group("wh").lower(), m.group("rest").lower().strip()
+    if (wh in ("how", "what") and rest.split()[:1] in (["about"], ["if"])) or not reply.strip():
+        return ""
+    if _POLAR.match(reply):
+        return f"answers the question {questions[-1]!r} with a bare yes or no"
+    known = {n.lower() for n in names}
+    words = re.findall(r"[A-Za-z][\w'’-]*", reply)
+    named = any(w[0].isupper() and (i > 0 or w.lower().removesuffix("'s") in known) for i, w in enumerate(words)) \
+        or bool(set(w.lower().removesuffix("'s") for w in words) & (known | KIN))
+    numbered = bool(quantities(reply)) or bool(re.search(r"\d", reply))
+    first = rest.split()[0] if rest.split() else ""
+    if wh == "what" and first == "time":
+        ok, want = numbered or bool(_CLOCK_WORDS.search(reply)), "a time"
+    elif wh == "when":
+        ok, want = numbered or bool(_TIME_WORDS.search(reply)), "when"
+    elif wh == "how" and first in ("many", "much", "long", "old", "far", "often", "deep", "tall", "big", "high",
+                                   "wide", "heavy", "soon", "fast", "late", "early"):
+        ok, want = numbered or bool(_AMOUNT_WORDS.search(reply)) or bool(_TIME_WORDS.search(reply)), "how " + first
+    elif wh in ("who", "whom", "whose") or (wh in ("what", "which") and _NAME_Q.search(rest)):
+        ok, want = named or bool(_WHO_WORDS.search(reply)), "who or what name"
+    elif wh == "where":
+        ok, want = named or bool(_PLACE_WORDS.search(reply)), "where"
+    else:
+        return ""
+    return "" if ok else f"does not answer {questions[-1]!r}: says no {want}"
 
 
 def _parroted(text: str, player_line: str) -> str:
@@ -150,8 +237,10 @@ class Verifier:
         self.sheet = sheet
         self.extra = _words(extra_names)
 
-    def check(self, text: str, facts: PersonaFacts | None = None, player_line: str = "") -> tuple[Verdict, Checked]:
-        """Judge ``text`` (a sentence or a reply); ``facts`` carries her beliefs and names this turn."""
+    def check(self, text: str, facts: PersonaFacts | None = None, player_line: str = "",
+              opening: bool = True) -> tuple[Verdict, Checked]:
+        """Judge ``text`` (a sentence or a reply); ``facts`` carries her beliefs and names this turn;
+        ``opening``: ``text`` opens her reply (where the answer to a question must be)."""
         facts = facts or PersonaFacts(name="")
         beliefs = facts.beliefs
         said = [v for _, _, v, _ in beliefs]
@@ -210,14 +299,59 @@ class Verifier:
         echo = _echoed(text, player_line, self.sheet.vocabulary)
         if echo:
             return Verdict(False, "identity", (f"takes on what the player called her: {echo!r}",), echo), checked
-        m = _OCCUPATION.search(text)
-        if m:
-            role = m.group(1).lower()
-            last = role.split()[-1]
-            if last not in self.sheet.vocabulary and singular(last) not in self.sheet.vocabulary:
-                return Verdict(False, "identity", (f"says she is {'an' if role[0] in 'aeiou' else 'a'} {role}",),
-                               role), checked
+        role = self._role(text)
+        if role:
+            return Verdict(False, "identity", (f"says she is {'an' if role[0] in 'aeiou' else 'a'} {role}, which "
+                                               "her card never calls her",), role), checked
+        place = self._place_kind(text)
+        if place:
+            return Verdict(False, "contradiction", (place,), text), checked
+        if opening:
+            missing = unanswered(text, player_line, self.sheet.names | set(_words([*said, facts.player_name])))
+            if missing:
+                return Verdict(False, "unanswered", (missing,), text), checked
         return Verdict(True), checked
+
+    def _role(self, text: str) -> str:
+        """The calling ``text`` gives her ("I am a dragon", "As a vampire, I...") that is no word of
+        her card and no plain or quality word (:data:`PLAIN_NOUNS`, :data:`QUALITY`), or ``""``.
+        The head of the noun phrase is its last word before "who", "from", "and I"... (a list of
+        adjectives before a comma counts with the noun after it: "a stubborn, proud woman")."""
+        vocab = self.sheet.vocabulary
+        for m in _ROLE.finditer(text):
+            np = re.sub(r"^(?:little |tiny )?bit of (?:a|an) ", "", m.group("np").strip(), flags=re.I)
+            np = _NP_END.sub("", np).strip(" ,")
+            pieces = [p.strip() for p in np.split(",") if p.strip()]
+            if not pieces:
+                continue
+            words = re.findall(r"[A-Za-z][\w'’-]*", pieces[0])
+            if not words or words[0].lower() in _NOT_A_CALLING:
+                continue
+            heads = [words[-1]]
+            if len(words) == 1 and len(pieces) > 1 and not re.search(
+                    r"(?i)^(?:a|an|the|my|and|but|or)\b|\b(?:i|you|he|she|we|they|it)\b", pieces[1]):
+                more = re.findall(r"[A-Za-z][\w'’-]*", pieces[1])
+                heads += more[-1:]
+            low = [w.lower() for w in words]
+            if any(h[0].isupper() for h in heads) or (len(words) > 1 and set(low[:-1]) & QUALITY):
+                continue  # a name (checked with the names) or a quality ("a poor sleeper")
+            ok = [bool({h.lower(), singular(h)} & (vocab | PLAIN_NOUNS | KIN)) or h.lower().endswith(("'s", "’s"))
+                  for h in heads]
+            if not any(ok):
+                return " ".join(low)
+        return ""
+
+    def _place_kind(self, text: str) -> str:
+        """Why ``text`` calls a place of her card a place of another kind ("the great city of Skerrow"
+        where her card says an island), or ``""``."""
+        places = self.sheet.places or {}
+        for name, kind in place_kinds(text):
+            known = places.get(name)
+            if known and kind not in known:
+                said = " or ".join(sorted(known))
+                return (f"calls {name.capitalize()} {'an' if kind[0] in 'aeiou' else 'a'} {kind}; her card says "
+                        f"{'an' if said[0] in 'aeiou' else 'a'} {said}")
+        return ""
 
     def _claim(self, text: str) -> str:
         """Why a "<Name> was a <noun>" of ``text`` is not what her card says of them (``""``: nothing)."""

@@ -104,9 +104,11 @@ def test_benign_lines_are_not_flagged_and_reach_the_model(eve_card: Any, embedde
     honest = ScriptedDialogueModel(default="The tide's turning. Stay for tea, walker.")
     pipe = pipeline_for(eve_card, memory, honest, embedder=embedder)
     replies = [pipe.reply(b, turn=i) for i, b in enumerate(BENIGN)]
-    assert {r.source for r in replies} <= {"authored", "grounded", "model"}
-    assert sum(r.source == "model" for r in replies) >= 10
-    assert all(not r.rejected for r in replies)
+    # none is deflected; the same reply to every line is only refused where it leaves a
+    # "where"/"who"/"when" question unanswered (then her fallback line), never as a persona break
+    assert {r.source for r in replies} <= {"authored", "grounded", "model", "fallback"}
+    assert sum(r.source == "model" for r in replies) >= 8
+    assert {x.kind for r in replies for x in r.rejected} <= {"unanswered"}
 
 
 def test_a_model_that_recovers_is_used_after_regeneration() -> None:
