@@ -55,8 +55,10 @@ class CardCheck:
                                 "game.cast.macros", "game.cast.memory", "game.cast.prompt", "game.cast.castroom")
 
     def files(self, story: Story) -> list[str]:
-        """The card files the cast names."""
-        return [str(card_path(story, cid)) for cid, member in story.model.cast.items() if member.card]
+        """The card files the cast names, absolute (lint's memo keeps each file's stat; a path
+        relative to the working directory would be read from the story folder, never found,
+        and a card edit would never lint again)."""
+        return [str(card_path(story, cid).resolve()) for cid, member in story.model.cast.items() if member.card]
 
     def __call__(self, story: Story, overrides: dict[str, Severity]) -> list[Diagnostic]:
         return card_diagnostics(story, overrides)

@@ -101,6 +101,20 @@ def test_card_findings_are_kept_with_the_storys_and_a_card_edit_lints_again(
     assert card_codes(tmp_path) == ["WL067"]  # a card edited: linted again
 
 
+def test_a_card_edit_lints_again_when_the_story_is_named_by_a_relative_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `worldloom lint my_story` from the folder above: the memo kept the card's stat under a wrong
+    # path (none: never changed), so a fixed card still showed its old error
+    (tmp_path / "mine").mkdir()
+    two_cards(tmp_path / "mine", "id: fox\nname: Fox\n", "id: owl\nname: Owl\ngreetings: [Hoo.]\n")
+    monkeypatch.chdir(tmp_path)
+    assert card_codes(Path("mine")) == ["WL066"]
+    (tmp_path / "mine" / "fox.yaml").write_text("id: fox\nname: Fox\ngreetings: [Hi.]\nvoice: {tts: festival}\n")
+    assert card_codes(Path("mine")) == ["WL067"]
+    (tmp_path / "mine" / "fox.yaml").write_text("id: fox\nname: Fox\ngreetings: [Hi.]\n")
+    assert card_codes(Path("mine")) == []
+
+
 def test_eve_and_her_card_lint_without_card_findings() -> None:
     assert [d.format() for d in lint(ROOT / "stories" / "eve") if d.code.startswith("WL06")] == []
 
