@@ -74,3 +74,12 @@ def test_a_sentence_that_opens_a_list_is_not_delivered(eve: CharacterCard) -> No
     reply = scripted_reply(eve, "If they automated the light, I would:\n- leave.")
     assert "I would:" not in reply.text, reply
     assert any(r.kind == "code" for r in reply.rejected), reply.rejected
+
+
+def test_another_speakers_label_ends_her_reply_but_a_spoken_colon_does_not(eve: CharacterCard) -> None:
+    reply = scripted_reply(eve, "Mort: Ah, what a beautiful thing.")
+    assert "Mort" not in reply.text and reply.source != "model", reply
+    spoken = scripted_reply(eve, "Listen: the Board can write all it likes. I'd keep the light.")
+    assert spoken.source == "model" and spoken.text.startswith("Listen:"), spoken
+    labelled = scripted_reply(eve, "Eve: I'd keep the light, and the Board can whistle.")
+    assert labelled.source == "model" and labelled.text.startswith("I'd keep the light"), labelled
