@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from game.errors import StoryError
+from game.story.strings import language_fallbacks
 
 #: Where the phrase books ship (next to the game's own string catalogues).
 PHRASEBOOK_DIR = Path(__file__).parents[1] / "locale"
@@ -76,7 +77,7 @@ def phrasebook(lang: str) -> Phrasebook | None:
     Raises:
         game.errors.StoryError: the shipped file is not valid TOML (a broken install).
     """
-    for code in dict.fromkeys((lang, lang.replace("-", "_").split("_")[0])):
+    for code in language_fallbacks(lang):
         path = PHRASEBOOK_DIR / f"{code}.phrases.toml"
         if code and path.is_file():
             try:

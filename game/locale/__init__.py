@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from game.story.story import Story
-from game.story.strings import PLACEHOLDER, Translation, catalogue_path, language
+from game.story.strings import PLACEHOLDER, Translation, catalogue_path, language, language_fallbacks
 
 #: The folder of the shipped catalogues (``<lang>.po``).
 LOCALE_DIR = Path(__file__).parent
@@ -185,7 +185,7 @@ def shipped(lang: str) -> Translation | None:
     Raises:
         game.errors.StoryError: the shipped file is not readable PO (a broken install).
     """
-    for code in dict.fromkeys((lang, lang.replace("-", "_").split("_")[0])):
+    for code in language_fallbacks(lang):
         path = LOCALE_DIR / f"{code}.po"
         if code and path.is_file():
             return Translation(path)

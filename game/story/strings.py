@@ -509,10 +509,17 @@ LANGUAGE_NAMES = {
 }
 
 
+def language_fallbacks(code: str) -> tuple[str, ...]:
+    """The codes to look up for language ``code``, most specific first: ``fr_CA`` and ``fr-CA``
+    -> ``("fr_CA", "fr")``, ``fr`` -> ``("fr",)``, ``""`` -> ``()`` (BCP 47 / gettext: a regional
+    variant falls back to its base language)."""
+    return tuple(c for c in dict.fromkeys((code, code.replace("-", "_").split("_")[0])) if c)
+
+
 def language_name(code: str) -> str:
     """The English name of language ``code`` (``fr``, ``pt_BR``, ``pt-BR`` -> French, Portuguese),
     else the code itself; ``""`` for ``""``."""
-    base = code.replace("-", "_").split("_")[0].lower()
+    base = language_fallbacks(code)[-1].lower() if code else ""
     return LANGUAGE_NAMES.get(base, code)
 
 
