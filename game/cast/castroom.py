@@ -890,14 +890,13 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
         name_said = [exchange_of[e.turn] for e in replies if name and 0 <= told_at < e.turn and e.turn not in named
                      and re.search(rf"\b{re.escape(name)}\b", e.text)]
         facts = []
-        asked = {e.turn: e.text for e in said}  # a reply that echoes the question does not count
-        line_at = {e.turn: e.text for e in said}
+        asked = {e.turn: e.text for e in said}  # the player's line of each turn (a reply echoing it does not count)
         told = [b for b in ch.memory.beliefs() if (b.entity == "player" and b.key != "name")
                 or b.entity.startswith("player_")]
         for b in told:  # what her memory took from the player's lines, checked by value ("forty" == "40")
             later = [e for e in replies if e.turn > b.turn]
             facts.append({
-                "told": line_at.get(b.turn, b.source), "belief": f"{b.entity}.{b.key} = {b.value}", "terms": [b.value],
+                "told": asked.get(b.turn, b.source), "belief": f"{b.entity}.{b.key} = {b.value}", "terms": [b.value],
                 "told_at_exchange": exchange_of.get(b.turn, 0),
                 "said_in_replies": [exchange_of[e.turn] for e in later if says_value(e.text, b.value)
                                     and not says_value(asked.get(e.turn, ""), b.value)],
