@@ -96,7 +96,7 @@ RECENT_REPLIES = 8
 #: The model started writing someone else's turn: the reply ends there.
 _OTHER_TURN = re.compile(r"\s*\**(?:player|user|you|human|walker|visitor)\**\s*:", re.I)
 #: A speaker label of one or two capitalised words ("Mort: Ah, what a beautiful thing."): a script's turn.
-_LABEL = re.compile(r"\s*\**([A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)?)\**\s*:\s")
+_LABEL = re.compile(r"\s*\**([^\W\d_][\w'\-]*(?:\s+[^\W\d_][\w'\-]*)?)\**\s*:\s")
 #: Words that may open speech with a colon and are not speakers ("Listen: the tide's turning.").
 _NOT_SPEAKERS = frozenset("listen look aye well mind remember note see yes no now so here there this that".split())
 
@@ -644,14 +644,11 @@ class DialoguePipeline:
         once she knows it: "Tomas: ...", or any other speaker label: "Mort: ...")."""
         if _OTHER_TURN.match(sentence):
             return None
-        player = self.guard.facts.player_name
-        if player and re.match(rf"\s*\**{re.escape(player)}(?:\s+\S+)?\**\s*:", sentence, re.I):
-            return None  # "Tomas: ..." is the player's turn, written by the model
         names = [n for n in (self.guard.facts.name, *self.guard.facts.aliases) if n]
         label = _LABEL.match(sentence)
-        if (label and label.group(1).lower() not in _NOT_SPEAKERS
+        if (label and label.group(1)[0].isupper() and label.group(1).lower() not in _NOT_SPEAKERS
                 and label.group(1).lower() not in {n.lower() for n in names}):
-            return None  # "Mort: ..." is another speaker's line of a script the model started
+            return None  # "Tomas: ..." (the player's turn) or "Mort: ...": a script's line the model started
         for name in sorted(names, key=len, reverse=True):
             m = re.match(rf"\s*\**{re.escape(name)}\**\s*:\s*", sentence, re.I)
             if m:
