@@ -14,6 +14,7 @@ import sys
 import tomllib
 from collections import deque
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -694,9 +695,11 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     return diags
 
 
+@cache
 def _code_digest(modules: tuple[str, ...] = ()) -> str:
     """SHA-256 of the code that decides findings (lint, codes, expressions, schema, loader, the
-    catalogue checks, and ``modules``: an extra check's)."""
+    catalogue checks, and ``modules``: an extra check's). Read once per process: the memo's read
+    and its write (and play's start lint after ``worldloom lint``) need the same sources."""
     h = hashlib.sha256()
     for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
                  "game.story.strings", *modules):
