@@ -25,17 +25,18 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from game.cast.macros import expand
 from game.errors import CardError, StoryError
+from game.story.schema import ID_RE, Id
 from game.story.yamlio import Marked, compose_marked, read_text
 
-ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-CardId = Annotated[str, Field(pattern=ID_RE.pattern, min_length=1, max_length=64)]
+#: A card id is a story id (the cast member it plays): the same pattern, the same length.
+CardId = Id
 
 #: Largest card file read, bytes.
 MAX_CARD_BYTES = 16 * 1024 * 1024
