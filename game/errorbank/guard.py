@@ -367,6 +367,7 @@ class GuardedBackend:
         self.on_notice = on_notice
         self.stats = GuardStats()
         self.notice = ""
+        self._inner_notice = ""
         self.down_reason = ""
         self.frame = 0
         self._start: SessionStart | None = None
@@ -414,6 +415,8 @@ class GuardedBackend:
                              None, f"start failed: {type(exc).__name__}: {exc}", "fallback")
             self._go_down(None, f"start failed: {exc}")
             self._ensure_fallback()
+            return
+        self._relay_inner_notice()
 
     def generate(self, request: WorldRequest) -> Generator[FrameChunk, None, None]:
         """Yield the request's blocks: the inner backend's, checked and corrected, or the
@@ -477,6 +480,7 @@ class GuardedBackend:
                 yield from self._serve_inner(st)
             if not st.finished and not st.interrupted:
                 yield from self._serve_fallback(st)
+            self._relay_inner_notice()
         finally:
             if self._live is st:
                 self._live = None
@@ -858,6 +862,16 @@ class GuardedBackend:
 
     def _probe_due(self) -> bool:
         return self.frame - self._last_probe >= self.probe_every_s * self.caps.fps
+
+    def _relay_inner_notice(self) -> None:
+        """Show a new sentence the inner backend has for the player (its ``notice``, if it has
+        one: a remote world server that restarted, or that announces capabilities this client
+        does not know) unless the fallback's own notice is showing."""
+        text = str(getattr(self.inner, "notice", "") or "")
+        if text != self._inner_notice and not self._down:
+            self._inner_notice = text  # said once; a sentence that came while down is said on coming back
+            if text:
+                self._set_notice(text)
 
     def _set_notice(self, text: str) -> None:
         if text != self.notice:

@@ -37,7 +37,7 @@ import ipaddress
 import json
 import struct
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -297,21 +297,40 @@ def memory_result_from_json(data: Any) -> MemoryResult:
     return MemoryResult(ok=bool(data.get("ok")), handle=str(data.get("handle", "")), note=str(data.get("note", "")))
 
 
+#: The field names of :class:`Capabilities` this version knows.
+_CAPS_FIELDS = frozenset(f.name for f in fields(Capabilities))
+
+
 def caps_json(caps: Capabilities) -> dict[str, Any]:
     """JSON form of :class:`Capabilities`."""
     return asdict(caps)
 
 
+def unknown_caps_fields(data: Any) -> tuple[str, ...]:
+    """The fields of a capabilities object this version of :class:`Capabilities` does not have.
+
+    A newer server announces capabilities an older client does not know (a wire-version
+    skew); :func:`caps_from_json` ignores them, and the client reports them with this.
+
+    Returns:
+        the unknown field names, sorted; ``()`` for a non-object.
+    """
+    if not isinstance(data, dict):
+        return ()
+    return tuple(sorted(str(k) for k in data if k not in _CAPS_FIELDS))
+
+
 def caps_from_json(data: Any) -> Capabilities:
-    """Rebuild :class:`Capabilities`.
+    """Rebuild :class:`Capabilities`; fields this version does not know are ignored
+    (list them with :func:`unknown_caps_fields`).
 
     Raises:
-        WireError: missing or mistyped fields.
+        WireError: not an object, or missing or mistyped fields.
     """
     if not isinstance(data, dict):
         raise WireError("capabilities: not an object")
     try:
-        d = dict(data)
+        d = {k: v for k, v in data.items() if k in _CAPS_FIELDS}
         d["switch_modes"] = tuple(d.get("switch_modes", ("plain",)))
         d["actions"] = tuple(d.get("actions", ()))
         d["directives"] = tuple(d.get("directives", ()))

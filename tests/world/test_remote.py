@@ -462,6 +462,7 @@ def test_a_killed_server_falls_back_and_then_resumes() -> None:
                 break
         assert back, "the guard never went back to the remote backend"
         assert rb.reconnects >= 1 and not rb.resumed and rb.notice
+        assert "restarted" in guard.notice  # the guard passes the remote's sentence on to the player
         assert len(list(rb.generate(WorldRequest("main", 50_000, 12, "a meadow", switch_mode="plain")))) == 1
         guard.close()
     finally:

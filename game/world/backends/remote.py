@@ -68,6 +68,7 @@ from game.world.wire import (
     request_text,
     reuse_block_memory,
     session_start_json,
+    unknown_caps_fields,
 )
 
 #: Close codes after which reconnecting cannot help.
@@ -167,7 +168,8 @@ class RemoteBackend:
         self.resumed = True
         #: The server replica holding this session, as its last ``hello`` said (``--engine ray``; else "").
         self.replica = ""
-        #: A sentence for the player when something about the world changed (server restarted).
+        #: A sentence for the player when something about the world changed (server restarted,
+        #: unknown capabilities of a newer server); the error bank's guard shows it when it changes.
         self.notice = ""
         try:
             self._connect()
@@ -372,6 +374,7 @@ class RemoteBackend:
             if reply["op"] != "hello":
                 raise BackendError(f"world server answered {reply['op']} to hello", where=self.url)
             caps = caps_from_json(reply.get("caps"))
+            unknown = unknown_caps_fields(reply.get("caps"))
             self.replica = str(reply.get("replica", ""))
         except _Lost as exc:
             self._drop()
@@ -389,6 +392,9 @@ class RemoteBackend:
             self._public = replace(caps, backend=f"remote:{caps.backend}")
         self._caps = caps
         self.encoding_used = str(reply.get("encoding", ""))
+        # Connected: a stale "unreachable" goes; a newer server's unknown capabilities are named.
+        self.notice = (f"the world server ({self.url}) announces capabilities this worldloom does not know: "
+                       f"{', '.join(unknown)} (ignored; update worldloom to use them)") if unknown else ""
         if reconnect:
             self.reconnects += 1
             self.resumed = bool(reply.get("resumed"))
