@@ -32,6 +32,13 @@ family, how many bad replies the persona guard and the verifier stop (sentence b
 the pipeline checks them) and how many good ones pass; the baseline (no checks) stops none.
 ``--replies`` runs only that part (no model).
 
+``--coherence`` (MiniLM only, nothing else) judges the labelled model replies of
+``bench/data/coherence_replies.yaml`` (drawn from the 60-exchange talks of sessions 3-4, plus
+written ones; the held-out part committed before any coherence rule): per split, bad stopped
+and good passed by the old checks (guard + verifier, the baseline) and with the coherence check
+(:mod:`game.cast.coherence`), and how many fail at the opening sentence (those are regenerated
+once and then replaced).
+
 ``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
 (``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
 --no-voice --backend null --no-errorbank``) with the current guard and verifier
@@ -54,6 +61,7 @@ import yaml
 from game.cast.appraisal import Appraiser
 from game.cast.card_io import load_card
 from game.cast.castroom import PlayerKnowledge, dialogue_spec
+from game.cast.coherence import Coherence, card_text
 from game.cast.dialogue import DialoguePipeline, DialogueSettings, facts_from_card, facts_from_memory, pipeline_for
 from game.cast.factsheet import FactSheet, capitalised_names, quantities
 from game.cast.guard import PersonaGuard
@@ -156,6 +164,44 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
             print(f"{split:<8} {family:<11} {b:>12} {g:>12}")
 
 
+COHERENCE = ROOT / "bench" / "data" / "coherence_replies.yaml"
+
+
+def judge_coherence(card: Any, embedder: Any, show: bool = False) -> None:
+    """Print, per split, how many labelled model replies (``bench/data/coherence_replies.yaml``) the
+    checks stop (bad) and pass (good): the old checks (persona guard + verifier) as the baseline, and
+    the same with the coherence check (:class:`~game.cast.coherence.Coherence`). A reply counts as
+    stopped when any sentence fails; "opening" counts the replies whose first sentence fails (the
+    pipeline then regenerates or replaces the whole reply; a later failing sentence only ends it)."""
+    rows = yaml.safe_load(COHERENCE.read_text(encoding="utf-8"))["replies"]
+    facts = facts_from_card(card, card.home)
+    guard = PersonaGuard(facts, never_say=tuple(card.never_say))
+    verifier = Verifier(FactSheet.from_card(card))
+    coherence = Coherence(embedder, own_text=card_text(card))
+    counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
+    for r in rows:
+        sentences = split_sentences(r["reply"])
+        old = bool(check_reply(guard, verifier, sentences, facts, r["say"]))
+        why = check_reply(guard, verifier, sentences, facts, r["say"], coherence, r.get("before", ""))
+        first = bool(check_reply(guard, verifier, sentences[:1], facts, r["say"], coherence, r.get("before", "")))
+        for split in (r["split"], "all"):
+            counts[(split, "old", bool(r["bad"]))].append(old)
+            counts[(split, "new", bool(r["bad"]))].append(bool(why))
+            counts[(split, "opening", bool(r["bad"]))].append(first)
+        if show or bool(why) != bool(r["bad"]):
+            mark = "ok" if bool(why) == bool(r["bad"]) else "MISSED" if r["bad"] else "FALSE ALARM"
+            print(f"  [{mark}] ({r['split']}, {r['family']}) {r['say'][:40]!r} -> {r['reply'][:70]!r} -> "
+                  f"{why or 'passed'}")
+    print("\nlabelled model replies (bench/data/coherence_replies.yaml): bad stopped / good passed")
+    print(f"{'split':<8} {'old: guard+verifier':>20} {'new: + coherence':>20} {'new, opening fails':>20}")
+    for split in ("dev", "heldout", "all"):
+        cells = []
+        for variant in ("old", "new", "opening"):
+            bad, good = counts[(split, variant, True)], counts[(split, variant, False)]
+            cells.append(f"{sum(bad)}/{len(bad)}, {len(good) - sum(good)}/{len(good)}")
+        print(f"{split:<8} {cells[0]:>20} {cells[1]:>20} {cells[2]:>20}")
+
+
 def run(args: argparse.Namespace) -> None:
     if args.rejudge:
         print(f"{args.rejudge}: every delivered reply re-checked with the current guard and verifier")
@@ -163,6 +209,9 @@ def run(args: argparse.Namespace) -> None:
         return
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
     card = load_card(ROOT / "characters" / "eve.yaml")
+    if args.coherence:
+        judge_coherence(card, get_embedder(), args.show)
+        return
     judge_replies(data, card, args.show)
     if args.replies:
         return
@@ -322,6 +371,9 @@ def main() -> None:
     ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
                     help="only re-check every reply a played transcript delivered (no model): counts by source")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
+    ap.add_argument("--coherence", action="store_true",
+                    help="only judge the labelled model replies of bench/data/coherence_replies.yaml, old checks "
+                         "and with the coherence check (MiniLM, no dialogue model)")
     run(ap.parse_args())
 
 

@@ -88,6 +88,7 @@ from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_discl
 from game.cast.persona_log import PersonaLog, Rejection
 from game.cast.prompt import PromptBuilder
 from game.cast.relationships import RelationshipHook, Relationships
+from game.cast.told import FOREIGN_NAME_FORMS
 from game.errors import CardError, InputError, SaveError, WorldloomError
 from game.models.llm import DialogueModel, Message, ModelError
 from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
@@ -420,7 +421,8 @@ def speech_estimate(text: str, rate_wpm: int, sentences: int) -> float:
     return round(words * 60.0 / max(60, rate_wpm) + SENTENCE_GAP_S * max(0, sentences - 1) + SPEECH_TAIL_S, 2)
 
 
-_SELF_NAME = re.compile(r"\b(?i:my name is|my name's|call me|i am|i'm)\s+([A-Z][\w'-]+)(?=[\s.,!?;:]|$)")
+_SELF_NAME = re.compile(r"\b(?i:my name is|my name's|call me|i am|i'm|" + FOREIGN_NAME_FORMS
+                        + r")\s+([A-Z][\w'-]+)(?=[\s.,!?;:]|$)")
 _NOT_A_NAME = frozenset({"I", "Not", "Just", "Here", "Glad", "Sure", "Sorry", "Fine", "Afraid", "Aye", "No",
                          "Yes", "A", "An", "The", "So", "Still", "Only", "Always", "Never", "Quite"})
 
@@ -852,14 +854,28 @@ def _passes_now(reply: Event, pipeline: DialoguePipeline | None) -> bool:
     return pipeline.verifier.check(reply.text, pipeline.guard.facts, said)[0].ok
 
 
+def said_back(text: str, entity: str, key: str, value: str) -> bool:
+    """Whether ``text`` says the belief ``entity.key = value`` back (:func:`~game.cast.grounding.says_value`);
+    a count needs the counted thing too: "2 cats, you said." says ``player_cats.count = 2``, "Two white
+    flashes every fifteen seconds." does not."""
+    if not says_value(text, value):
+        return False
+    if key != "count":
+        return True
+    thing = entity.removeprefix("player_").replace("_", " ").split()
+    said = {t.removesuffix("s") for t in re.findall(r"[a-z]+", text.lower())}
+    return bool(thing) and thing[-1].removesuffix("s") in said
+
+
 def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
     """The closing note of a session, per character.
 
     * ``replies``: how many, by source (``authored``, ``model``, ``fallback``);
     * ``identity``: replies delivered; ``in_character``: those recorded as checked when said
       (``data.check.status``: ``verified``, a model reply that passed the persona guard and the
-      verifier, or ``authored``); ``pass_guard_now``: those that pass the guard and the verifier
-      re-checked at the end; model attempts the guard rejected (by
+      verifier and the coherence check, or ``authored``); ``pass_guard_now``: those that pass the guard
+      and the verifier re-checked at the end; ``replaced_incoherent``: replies said instead of model
+      attempts the coherence check stopped; model attempts the guard rejected (by
       kind), the names she gave herself (``name_kept``: only her own), and her identity
       anchor (constant: from her card);
     * ``player_name``: the name she holds, where it was told, and the later replies that say it;
@@ -881,6 +897,7 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
         checked = sum(1 for e in replies if str((e.data.get("check") or {}).get("status", "")) in ("verified",
                                                                                                  "authored"))
         still_ok = sum(1 for e in replies if _passes_now(e, ch.pipeline))
+        replaced = sum(1 for e in replies if (e.data.get("check") or {}).get("replaced") == "incoherent")
         claimed = sorted({n for e in replies for n in names_claimed(e.text)})
         mine = {ch.card.name, ch.card.display_name, *ch.card.name.split()}
         exchange_of = {e.turn: i + 1 for i, e in enumerate(replies)}
@@ -898,8 +915,8 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
             facts.append({
                 "told": asked.get(b.turn, b.source), "belief": f"{b.entity}.{b.key} = {b.value}", "terms": [b.value],
                 "told_at_exchange": exchange_of.get(b.turn, 0),
-                "said_in_replies": [exchange_of[e.turn] for e in later if says_value(e.text, b.value)
-                                    and not says_value(asked.get(e.turn, ""), b.value)],
+                "said_in_replies": [exchange_of[e.turn] for e in later if said_back(e.text, b.entity, b.key, b.value)
+                                    and not said_back(asked.get(e.turn, ""), b.entity, b.key, b.value)],
                 "retrieved_in_prompts": [exchange_of[e.turn] for e in later
                                          if any(says_value(m, b.value) for m in e.data.get("memories", []))]})
         believed = {b.turn for b in told}
@@ -926,7 +943,7 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
             "replies": {"total": len(replies), **{k: sources.get(k, 0) for k in ("authored", "grounded", "model",
                                                                                   "fallback", "deflection")}},
             "identity": {"delivered": len(replies), "in_character": checked, "pass_guard_now": still_ok,
-                         "rejected_attempts": dict(rejected),
+                         "rejected_attempts": dict(rejected), "replaced_incoherent": replaced,
                          "names_given": claimed, "name_kept": all(n in mine for n in claimed),
                          "anchor_image": Path(image).name if image else "", "anchor_look": look[:80]},
             "player_name": {"name": name, "told_at_exchange": exchange_of.get(told_at, 0),
@@ -947,8 +964,10 @@ def format_summary(summary: Mapping[str, Any]) -> list[str]:
                      f"{r['model']} model, {r['fallback']} fallback, {r['deflection']} deflection")
         rej = ", ".join(f"{k} {v}" for k, v in sorted(ident["rejected_attempts"].items())) or "none"
         lines.append(f"  in character: {ident['in_character']}/{ident['delivered']} replies (model replies that "
-                     f"passed the persona guard and the verifier, and authored lines), {ident['pass_guard_now']} "
-                     f"pass both re-checked at the end; model attempts rejected: {rej}; "
+                     f"passed the persona guard, the verifier and the coherence check, and authored lines), "
+                     f"{ident['pass_guard_now']} pass guard and verifier re-checked at the end; "
+                     f"{ident.get('replaced_incoherent', 0)} replaced after incoherent model attempts; "
+                     f"model attempts rejected: {rej}; "
                      f"names she gave herself: {', '.join(ident['names_given']) or 'none'} "
                      f"({'never changed' if ident['name_kept'] else 'CHANGED'}); "
                      f"anchor {ident['anchor_image'] or '(text only)'}")

@@ -14,7 +14,8 @@ returns a :class:`Grounded` answer that states the fact, in her voice: the card'
 A line asks for a fact when its MiniLM cosine to one of the fact's questions
 (:func:`questions_for`: authored per key, ``{thing}`` the relation or counted noun)
 is at least ``threshold`` (default :data:`GROUNDING_THRESHOLD`), it speaks in the
-same grammatical person as the question ("my dog" is not "your dog"), it is a
+same grammatical person as the question ("my dog" is not "your dog"), its question word
+asks for the same kind of answer (:func:`asks_for`: "who" is not "how long"), it is a
 question (``?`` or a question word first, or "remind me", "tell me"), and for a
 relation, pet or count the line names that thing. Nothing is matched for a fact
 she has not been told: the model answers, and the verifier keeps it from making one
@@ -114,6 +115,25 @@ _SECOND = frozenset("you your yours yourself you're you've".split())
 def _person(text: str) -> tuple[bool, bool]:
     toks = set(tokens(text))
     return bool(toks & _FIRST), bool(toks & _SECOND)
+
+
+_WH_KIND = {"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where", "why": "why"}
+_AMOUNT = frozenset("long many much old far often".split())
+
+
+def asks_for(text: str) -> str:
+    """The kind of answer the first question word of ``text`` asks for: ``who``, ``when``, ``where``,
+    ``why``, ``amount`` ("how long / many / much / old / far / often"), ``how``; ``""`` for "what",
+    "which" (they may ask for anything) or no question word."""
+    toks = tokens(text)
+    for i, t in enumerate(toks):
+        if t in _WH_KIND:
+            return _WH_KIND[t]
+        if t == "how":
+            return "amount" if toks[i + 1:i + 2] and toks[i + 1] in _AMOUNT else "how"
+        if t in ("what", "which"):
+            return ""
+    return ""
 
 
 @dataclass(frozen=True)
@@ -230,13 +250,14 @@ class Grounding:
                 rows.append((f"card.{fact.id}", q, fact.value, fact))
         return rows
 
-    def match(self, text: str, beliefs: Beliefs = ()) -> Grounded | None:
+    def match(self, text: str, beliefs: Beliefs = (), threshold: float | None = None) -> Grounded | None:
         """The grounded answer to ``text``, or ``None`` when it asks for no fact she holds.
 
         Args:
             text: the player's line (sanitised).
             beliefs: her beliefs now, ``(entity, key, value, source)``
                 (:attr:`game.cast.guard.PersonaFacts.beliefs`).
+            threshold: cosine needed (default: :attr:`threshold`).
         """
         if not text.strip() or not _ASK.search(text):
             return None
@@ -244,6 +265,7 @@ class Grounding:
         if not rows:
             return None
         view = _person(text)
+        asks = asks_for(text)
         words = {t.removesuffix("'s") for t in tokens(text)}
         # the things the player told her of ("dog", "hives") that this line names: then it asks about one of them
         named = {t for fid, _, _, fact in rows if fact is None
@@ -254,10 +276,12 @@ class Grounding:
         for i in np.argsort(-sims):
             fid, question, value, fact = rows[int(i)]
             score = float(sims[int(i)])
-            if score < self.threshold:
+            if score < (self.threshold if threshold is None else threshold):
                 return None
             if _person(question) != view:
                 continue
+            if asks and asks_for(question) and asks_for(question) != asks:
+                continue  # "Who taught you to keep the light?" is not "How long have you kept the light?"
             if fact is None:
                 entity, key = fid.split(".")[1:3]
                 group, thing = _key_group(entity, key)
@@ -310,4 +334,4 @@ class Grounding:
 
 
 __all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "QUESTIONS", "STATEMENTS", "TEMPLATES",
-           "Grounded", "Grounding", "Hint", "fact_note", "questions_for", "says_value", "statement"]
+           "Grounded", "Grounding", "Hint", "asks_for", "fact_note", "questions_for", "says_value", "statement"]

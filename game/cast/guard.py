@@ -69,6 +69,7 @@ import numpy as np
 
 from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, plain_text, tokens
 from game.cast.similarity import grams as ngrams
+from game.cast.told import FOREIGN_NAME_FORMS, parse_number
 
 #: Phrases no character in a story says: they are the model speaking, not her.
 OOC_PHRASES: tuple[str, ...] = (
@@ -97,11 +98,14 @@ OOC_PHRASES: tuple[str, ...] = (
     "certainly here", "let me know if", "is there anything else", "anything else i can", "glad i could help",
     "i hope this helps", "hope this helps", "good question", "great question", "as your", "my role", "new role",
     "i am now", "i'm now", "from now on", "pretend to be", "playing the role", "in this scenario",
+    "this prompt", "that prompt", "prompt was", "prompt you", "the prompt's", "love playing games",
+    "loved playing games", "like playing games", "liked playing games", "enjoy playing games", "enjoyed playing games",
+    "playing this game", "play this game", "games like this", "the game has ended", "the game is over",
 )
 
 #: The guard's judgement kinds, in checking order.
 VerdictKind = Literal["", "empty", "ooc", "code", "never_say", "leak", "contradiction", "unverified", "identity",
-                      "negative", "repeat", "unanswered"]
+                      "negative", "repeat", "unanswered", "incoherent"]
 
 #: Words that alone say nothing ("Mm.", "Hmm...", "Oh, well."): a reply of only these is ``empty``.
 FILLERS = frozenset("mm mmm mmmm hm hmm hmmm ah ahh aah oh ooh uh uhh um umm er erm eh huh well so ha heh hah "
@@ -323,8 +327,6 @@ _NOT_NAMES = frozenset(
 _COLOURS = frozenset(
     "red green blue yellow white black grey gray brown orange purple violet pink gold golden silver amber crimson "
     "scarlet teal turquoise indigo".split())
-_NUMBERS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
 
@@ -632,8 +634,8 @@ def _name_like(words: list[str]) -> bool:
 
 
 _SELF_NAME = tuple(re.compile(rx) for rx in (
-    r"(?i:\bmy name(?:'s| is)|\bi am called|\bi'm called|\bcall me|\bthey call me|\bpeople call me|\bknown as)\s+"
-    + _NAME,
+    r"(?i:\bmy name(?:'s| is)|\bi am called|\bi'm called|\bcall me|\bthey call me|\bpeople call me|\bknown as|"
+    + FOREIGN_NAME_FORMS + r")\s+" + _NAME,
     r"(?i:\bi am|\bi'm|\bi’m)(?:\s+(?:now|really|actually|truly|officially|no longer))?\s+" + _NAME
     + r"(?=\s*(?:[,.!?;:]|$|\s+(?:and|the|of|from|here)\b))",
 ))
@@ -668,10 +670,13 @@ def _entity_contradiction(reply: str, fact: EntityFact) -> str:
                 if t in _COLOURS and t != truth and not (t in ("grey", "gray") and truth in ("grey", "gray")):
                     return f"says the {fact.entity} is {t}; it is {fact.value}"
         return ""
-    truth_n = int(fact.value) if fact.value.isdigit() else _NUMBERS.get(fact.value.lower(), -1)
+    count = parse_number(fact.value)
     for i in where:
-        for t in toks[max(0, i - 2): i]:
-            n = int(t) if t.isdigit() else _NUMBERS.get(t, -1)
-            if n >= 0 and truth_n >= 0 and n != truth_n:
-                return f"says there are {t} {fact.entity}(s); there are {fact.value}"
+        # the longest run of number words right before the noun: "ninety-three hives" is 93, not 3
+        for j in range(max(0, i - 5), i):
+            n = parse_number(" ".join(toks[j:i]))
+            if n is not None:
+                if count is not None and n != count:
+                    return f"says there are {' '.join(toks[j:i])} {fact.entity}(s); there are {fact.value}"
+                break
     return ""

@@ -8,8 +8,9 @@ fresh memory of hers (so her beliefs, what the player told her, are what they we
 each reply), and checks every delivered reply again, sentence by sentence as the
 pipeline does (:meth:`~game.cast.guard.PersonaGuard.check`, then
 :meth:`~game.cast.verifier.Verifier.check` with the player's line of that turn; the
-first sentence is checked as the opening of her answer). A reply is **in character**
-only if every sentence passes both.
+first sentence is checked as the opening of her answer; a model reply then goes through
+the coherence check, :mod:`game.cast.coherence`, with the player's line before as the topic).
+A reply is **in character** only if every sentence passes them all.
 
 No model is loaded: the story's cast is built with no dialogue model
 (:func:`~game.cast.castroom.build_cast`), only MiniLM for memory and the guard's
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from game.cast.castroom import build_cast
+from game.cast.coherence import Coherence
 from game.cast.guard import PersonaFacts, PersonaGuard, Verdict
 from game.cast.verifier import Verifier
 from game.errors import InputError
@@ -39,16 +41,18 @@ _REMEMBERED = frozenset({"say", "reply", "line", "choice", "action", "give", "sc
 
 
 def check_reply(guard: PersonaGuard, verifier: Verifier | None, sentences: list[str], facts: PersonaFacts,
-                player_line: str) -> str:
+                player_line: str, coherence: Coherence | None = None, topic: str = "") -> str:
     """Why the guard or the verifier stops a reply of ``sentences`` (``"kind: reason"`` of the
     first sentence that fails), or ``""`` when every sentence passes both. ``facts``: her
     beliefs and names at that turn; ``player_line``: what the player said to her then.
 
     As in the pipeline, a sentence with nothing speakable ("Mm.") is passed over; a reply of
     nothing else fails as ``empty``. A sentence of numbers alone ("1871.") is an answer: the
-    verifier checks it."""
+    verifier checks it. With ``coherence`` (:class:`~game.cast.coherence.Coherence`), each sentence
+    that passed both is checked for coherence too (``topic``: the player's line before this one)."""
     said = 0
     empty = ""
+    kept: list[str] = []
     for sentence in sentences:
         verdict = guard.check(sentence)
         if not verdict.ok and verdict.kind == "empty":
@@ -58,16 +62,22 @@ def check_reply(guard: PersonaGuard, verifier: Verifier | None, sentences: list[
             verdict = Verdict(True)  # "1871." answers "How old is the lens?": the verifier checks the number
         if verdict.ok and verifier is not None:
             verdict = verifier.check(sentence, facts, player_line, opening=not said)[0]
+        if verdict.ok and coherence is not None:
+            verdict = coherence.check(sentence, player_line, topic=topic, earlier=kept,
+                                      told=[v for _, _, v, _ in facts.beliefs])
         if not verdict.ok:
             return f"{verdict.kind}: {verdict.reasons[0] if verdict.reasons else verdict.matched}"
         said += 1
+        kept.append(sentence)
     return "" if said else empty or "empty: says nothing"
 
 
 @dataclass(frozen=True)
 class Judged:
     """One delivered reply: who said it, its ``source``, the status it was recorded with,
-    the player's line, the text, and ``why`` the checks stop it now (``""``: it passes)."""
+    the player's line, the text, ``why`` the checks stop it now (``""``: it passes) and whether
+    they stop its ``opening`` sentence (the pipeline then regenerates and at last replaces the
+    reply; a later sentence stopped only cuts it short)."""
 
     speaker: str
     source: str
@@ -75,6 +85,7 @@ class Judged:
     player_line: str
     text: str
     why: str
+    opening: bool = False
 
 
 @dataclass
@@ -104,8 +115,10 @@ class Rejudged:
             if n or src == "all":
                 out.append(f"{src:<11} {n:>9} {rec:>17} {now:>17}")
         kinds = Counter(r.why.split(":")[0] for r in self.stopped)
-        out.append(f"stopped now: {len(self.stopped)} ({', '.join(f'{k} {v}' for k, v in kinds.most_common())})"
-                   if self.stopped else "stopped now: none")
+        first = sum(r.opening for r in self.stopped)
+        out.append(f"stopped now: {len(self.stopped)} ({', '.join(f'{k} {v}' for k, v in kinds.most_common())}); "
+                   f"{first} at the opening sentence (regenerated, then replaced), {len(self.stopped) - first} "
+                   "later (cut short there)" if self.stopped else "stopped now: none")
         for r in self.stopped:
             out.append(f"  [{r.source}] {r.player_line[:60]!r} -> {r.text[:100]!r}\n      {r.why}")
         return out
@@ -137,6 +150,7 @@ def rejudge_transcript(path: str | Path, story: str | Path | None = None, embedd
     if room is None:
         raise InputError("the transcript's story has no character with a card", where=str(path))
     out = Rejudged()
+    topic: dict[str, str] = {}  # her id -> the player's line to her before this one (the open topic)
     turn = 0
     for row in rows[1:]:
         kind = row.get("type")
@@ -153,9 +167,18 @@ def rejudge_transcript(path: str | Path, story: str | Path | None = None, embedd
             facts = pipe.facts(said) if pipe.facts is not None else pipe.guard.facts
             pipe.guard.facts = facts
             sentences = [str(s) for s in event.data.get("sentences") or split_sentences(event.text)]
-            why = check_reply(pipe.guard, pipe.verifier, sentences, facts, said)
-            out.replies.append(Judged(event.speaker, str(event.data.get("source", "")),
-                                      str((event.data.get("check") or {}).get("status", "")), said, event.text, why))
+            source = str(event.data.get("source", ""))
+            coherence = pipe.coherence if source == "model" else None  # authored lines are not model text
+            why = check_reply(pipe.guard, pipe.verifier, sentences, facts, said, coherence,
+                              topic.get(event.speaker, ""))
+            opening = bool(why) and bool(check_reply(pipe.guard, pipe.verifier, sentences[:1], facts, said,
+                                                     coherence, topic.get(event.speaker, "")))
+            if coherence is not None:
+                coherence.remember(event.text)
+            topic[event.speaker] = said
+            out.replies.append(Judged(event.speaker, source,
+                                      str((event.data.get("check") or {}).get("status", "")), said, event.text, why,
+                                      opening))
         room.observe(event)
     return out
 

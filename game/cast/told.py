@@ -131,9 +131,14 @@ def _is_name(word: str, *, need_cap: bool) -> bool:
     return not need_cap or w[:1].isupper()
 
 
+#: "My name is" in the languages a player may play in (``--lang``): French, Spanish, Italian, German,
+#: Dutch, Portuguese ("je m'appelle Tomas", "me llamo Ada").
+FOREIGN_NAME_FORMS = (r"je m'appelle|je m’appelle|mon nom est|moi c'est|moi c’est|me llamo|mi nombre es|mi chiamo|"
+                      r"il mio nome è|ich heiße|ich heisse|mein name ist|ik heet|mijn naam is|meu nome é|chamo-me")
+
 _NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), cap) for rx, cap in (
     (rf"(?i:\b(?:my name is|my name's|call me|i am called|i'm called|i’m called|they call me|the name's|name's|"
-     rf"my friends call me|people call me))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
+     rf"my friends call me|people call me|{FOREIGN_NAME_FORMS}))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
     (rf"(?i:\b(?:i'm|i’m|i am|im))\s+({_CAP})(?:,?\s+({_CAP}))?(?:\s*,\s*({_CAP})\s+({_CAP}))?"
      rf"(?=\s*(?:[,.!;:]|$|\s+(?:and|by the way|from|here|by|of)\b))", True),
     (rf"^\s*({_CAP})\s+here\b", True),
@@ -278,4 +283,4 @@ def facts_told(text: str) -> list[Told]:
     return out
 
 
-__all__ = ["NOT_NAMES", "NUMBER_WORD", "Told", "facts_told", "parse_number", "told_name"]
+__all__ = ["FOREIGN_NAME_FORMS", "NOT_NAMES", "NUMBER_WORD", "Told", "facts_told", "parse_number", "told_name"]

@@ -249,6 +249,18 @@ def test_the_summary_tracks_told_facts_by_value_and_never_counts_a_question(tmp_
     assert "(player_hives.count = 40) -> said back at [4]" in text, text
 
 
+def test_a_told_count_is_said_back_only_by_a_reply_that_names_the_thing(tmp_path: Path, embedder: Any) -> None:
+    # "Two white flashes every fifteen seconds" says two, not "2 cats": the summary counted it as said back
+    script = ("choose knock\nask eve I have two cats called Pip and Moss.\nask eve How often does the light flash?\n"
+              "ask eve How many cats did I say I have?\n")
+    runner = play(tmp_path, script, embedder)
+    assert runner.summary
+    cats = [f for f in runner.summary["eve"]["facts"] if f.get("belief") == "player_cats.count = 2"]
+    replies = [r for r in rows_of(runner, tmp_path) if r["type"] == "reply"]
+    assert "two" in replies[1]["text"].lower() and "cat" not in replies[1]["text"].lower()
+    assert cats and cats[0]["said_in_replies"] == [3], (cats, [r["text"] for r in replies])
+
+
 # -- replays ------------------------------------------------------------------------------------------
 
 def test_replay_uses_recorded_replies_and_never_builds_a_model(tmp_path: Path, embedder: Any,
