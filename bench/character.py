@@ -72,6 +72,7 @@ from game.cast.told import parse_number
 from game.cast.verifier import Verifier
 from game.models.embedder import get_embedder
 from game.models.llm import SentenceSplitter, split_sentences
+from game.models.llm_scripted import ScriptedDialogueModel
 from game.models.registry import build_model
 from game.state.events import Event
 
@@ -167,7 +168,7 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
 COHERENCE = ROOT / "bench" / "data" / "coherence_replies.yaml"
 
 
-def judge_coherence(card: Any, embedder: Any, show: bool = False) -> None:
+def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: int = 5) -> None:
     """Print, per split, how many labelled model replies (``bench/data/coherence_replies.yaml``) the
     checks stop (bad) and pass (good): the old checks (persona guard + verifier) as the baseline, and
     the same with the coherence check (:class:`~game.cast.coherence.Coherence`). A reply counts as
@@ -179,6 +180,8 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False) -> None:
     verifier = Verifier(FactSheet.from_card(card))
     coherence = Coherence(embedder, own_text=card_text(card))
     counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
+    replaced: dict[str, list[str]] = defaultdict(list)
+    newly: dict[str, int] = defaultdict(int)  # opening stopped by coherence alone: delivered before, replaced now
     for r in rows:
         sentences = split_sentences(r["reply"])
         old = bool(check_reply(guard, verifier, sentences, facts, r["say"]))
@@ -188,6 +191,15 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False) -> None:
             counts[(split, "old", bool(r["bad"]))].append(old)
             counts[(split, "new", bool(r["bad"]))].append(bool(why))
             counts[(split, "opening", bool(r["bad"]))].append(first)
+        if first and not old:
+            newly[r["split"]] += 1
+        if first and not old and len(replaced[r["split"]]) < replacements:
+            # what she says when the regeneration is as bad: the same reply from the model, twice
+            pipe = pipeline_for(card, Memory(card, embedder=embedder), ScriptedDialogueModel(default=r["reply"]),
+                                embedder=embedder)
+            instead = pipe.reply(r["say"], 2)
+            replaced[r["split"]].append(f"  {r['say']!r}\n    model: {r['reply'][:90]!r}\n    "
+                                        f"{instead.source}: {instead.text!r}")
         if show or bool(why) != bool(r["bad"]):
             mark = "ok" if bool(why) == bool(r["bad"]) else "MISSED" if r["bad"] else "FALSE ALARM"
             print(f"  [{mark}] ({r['split']}, {r['family']}) {r['say'][:40]!r} -> {r['reply'][:70]!r} -> "
@@ -200,11 +212,18 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False) -> None:
             bad, good = counts[(split, variant, True)], counts[(split, variant, False)]
             cells.append(f"{sum(bad)}/{len(bad)}, {len(good) - sum(good)}/{len(good)}")
         print(f"{split:<8} {cells[0]:>20} {cells[1]:>20} {cells[2]:>20}")
+    for split, lines in replaced.items():
+        n = sum(1 for r in rows if r["split"] == split)
+        print(f"\n{split}: {newly[split]} of {n} replies pass the old checks but fail the coherence check at the "
+              f"opening (regenerated once, then replaced); the first {len(lines)}, with the regeneration taken "
+              "to be as bad:")
+        print("\n".join(lines))
 
 
 def run(args: argparse.Namespace) -> None:
     if args.rejudge:
-        print(f"{args.rejudge}: every delivered reply re-checked with the current guard and verifier")
+        print(f"{args.rejudge}: every delivered reply re-checked with the current guard and verifier, and model "
+              "replies with the coherence check")
         print("\n".join(rejudge_transcript(args.rejudge).lines()))
         return
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
