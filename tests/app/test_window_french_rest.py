@@ -136,3 +136,35 @@ def test_the_f10_line_is_french(zero_mark_fr: tuple[App, list[str]]) -> None:
     app.step()
     line = next(t for t in drawn if "i/s affichées" in t)
     assert "fps" not in line and "stalls" not in line and " son " in line and " voix " in line
+
+
+def test_give_her_a_lantern_in_french_is_the_gift_not_the_choice_about_the_light(
+        embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Eve's kitchen, with MiniLM reading (as the window does): "donne-lui une lanterne" makes a
+    lantern and gives it to her, as "give her a lantern" does; her French choice "Lui dire que vous
+    êtes venu voir la lumière" stays untaken."""
+    monkeypatch.setenv(LANG_ENV, "fr")
+    game = open_game(STORIES / "eve", backend="null", dialogue=None, voice=False, save_dir=tmp_path / "saves",
+                     size=(64, 36))
+    try:
+        session = game.session
+        channels = Channels(session, Resolver(session.story, embedder), voice_dir=tmp_path / "voice")
+        app = App(session, (960, 540), threaded=False, audio=False, channels=channels)
+        try:
+            app.start()
+            app.choose(1 + [c.id for c in session.choices()].index("knock"))
+            for _ in range(4):
+                app.step()
+            assert session.state.scene == "kitchen"
+            before = len(session.log.since(0))
+            app.say("donne-lui une lanterne")
+            for _ in range(8):
+                app.step()
+            new = session.log.since(0)[before:]
+            assert [e.ids.get("item") for e in new if e.kind == "give"] == ["lantern"]
+            assert not [e for e in new if e.kind == "choice"]
+            assert "came_for_light" in {c.id for c in session.choices()}
+        finally:
+            app.close()
+    finally:
+        game.close()
