@@ -32,7 +32,7 @@ from game.app.audio import AudioOut
 from game.app.dialogue import Line, LineReader
 from game.app.fonts import Fonts
 from game.app.frames import FrameClock, FrameFeed, QueuedFrame
-from game.app.inputs import MIN_CLIP, NO_MICROPHONE, InputWorker, Microphone, run_line, run_voice
+from game.app.inputs import MIN_CLIP, InputWorker, Microphone, run_line, run_voice
 from game.app.layout import Layout, character_boxes, make_layout, nearest_character
 from game.app.reload import Reloaded, Reloader
 from game.app.settings import SPEED_NAMES, Settings
@@ -40,9 +40,10 @@ from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import Clarify, NotUnderstood
-from game.locale import ui
+from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
+from game.story.strings import ending_name
 
 Direction = Literal["w", "a", "s", "d"]
 
@@ -367,11 +368,11 @@ class App:
         self._events.clear()
         self._fresh = False
         if isinstance(exc, InputError) and exc.where and Path(exc.where).suffix:
-            self.notify(f"{Path(exc.where).name}: {exc.why}")  # a dropped file: its name, not its path
+            self.notify(f"{Path(exc.where).name}: {message(exc.why)}")  # a dropped file: its name, not its path
         elif isinstance(exc, WorldloomError):
-            self.notify(str(exc))
+            self.notify(error_text(exc))
         else:
-            self.notify(f"that did not work: {exc}")
+            self.notify(ui("ui.did_not_work", why=exc))
 
     def choose(self, number: int) -> bool:
         """Take the choice numbered ``number`` (1-based) as shown now (while a question is
@@ -570,7 +571,7 @@ class App:
         try:
             self.session.save(slot, thumbnail=self.thumbnail())
         except WorldloomError as exc:
-            self.notify(str(exc))
+            self.notify(error_text(exc))
             return False
         self._saves_at = -1.0
         self.toast(ui("ui.saved", slot=slot))
@@ -583,13 +584,13 @@ class App:
         except SaveError as exc:
             if not previous and self._has_previous(slot):
                 self._offer_previous = slot
-                again = "press F9 again" if slot == QUICK_SLOT else "click it again"
-                self.notify(f"{exc.why} — the previous copy is still there: {again} to load it.")
+                again = ui("ui.previous_copy.f9" if slot == QUICK_SLOT else "ui.previous_copy.click")
+                self.notify(ui("ui.previous_copy", why=message(exc.why), again=again))
             else:
-                self.notify(str(exc))
+                self.notify(error_text(exc))
             return False
         except WorldloomError as exc:
-            self.notify(str(exc))
+            self.notify(error_text(exc))
             return False
         self._offer_previous = ""
         self._events.clear()
@@ -923,7 +924,7 @@ class App:
         if self.mic.start():
             self._held.clear()
             return True
-        self.notify(NO_MICROPHONE)
+        self.notify(ui("ui.no_microphone"))
         return False
 
     def talk_stop(self) -> bool:
@@ -931,7 +932,7 @@ class App:
         clip = self.mic.stop()
         if clip is None:
             if self.mic.error:
-                self.notify(NO_MICROPHONE)
+                self.notify(ui("ui.no_microphone"))
             return False
         samples, rate = clip
         if samples.size < MIN_CLIP * rate:
@@ -1127,7 +1128,7 @@ class App:
             panels.drag_ghost(surf, lay, fonts, dict(view.inventory).get(self.dragging, self.dragging),
                               self.mouse)
         if view.ending and not self.reader.more:
-            overlays.ending_card(surf, lay, fonts, view.ending)
+            overlays.ending_card(surf, lay, fonts, ending_name(self.session.story, view.scene, view.ending))
         pill = panels.status_pill(surf, lay, fonts, view.notice)
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)
@@ -1137,11 +1138,11 @@ class App:
         else:
             self._banner_rect = pygame.Rect(0, 0, 0, 0)
         if self.show_stats:
-            panels.stats(surf, lay, fonts, [
-                f"{self._rate[2]:.1f} fps shown · {self.fps:g} fps world · queued {self.feed.queued()}"
-                f" · stalls {self.stalls} · chunks {self.feed.chunks} · frame {view.frame}"
-                f" · {'sound ' + ('on' if self.audio.on else 'off')}"
-                f" · voice {'off (' + self.mic.error + ')' if self.mic.error else 'on'}"])
+            panels.stats(surf, lay, fonts, [ui(
+                "ui.stats", shown=f"{self._rate[2]:.1f}", world=f"{self.fps:g}", queued=self.feed.queued(),
+                stalls=self.stalls, chunks=self.feed.chunks, frame=view.frame, sound=_on_off(self.audio.on),
+                voice=ui("ui.stats.voice_off", why=self.mic.error) if self.mic.error
+                else ui("ui.on"))])
         if self.help_open:
             s = self.settings
             overlays.help_overlay(surf, lay, fonts, [

@@ -23,13 +23,13 @@ import numpy as np
 from game.errors import InputError
 from game.inputs.channels import Channels, Reply
 from game.inputs.meaning import NotUnderstood, Resolver
-from game.locale import ui
+from game.locale import UI, ui
 from game.state import Say
 
 T = TypeVar("T")
 
 #: What the notice says when V finds no way to record.
-NO_MICROPHONE = "no microphone: voice input is off"
+NO_MICROPHONE = UI["ui.no_microphone"]
 #: Shortest clip sent for recognition, seconds (a tap of V is not speech).
 MIN_CLIP = 0.25
 #: Not-understood reasons that a character who can talk answers instead.

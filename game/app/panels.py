@@ -76,7 +76,11 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
     if not subtitles:
         paint.text(surface, fonts.small, ui("ui.subtitles_off"), area.topleft, paint.FAINT)
         return area
-    if speaker:
+    rtl = right_to_left(full)  # a right-to-left paragraph is right-aligned, its name and marker too
+    if speaker and rtl:
+        paint.text(surface, fonts.name, speaker, (area.right, layout.speaker.y), paint.ACCENT, shadow=True,
+                   anchor="topright")
+    elif speaker:
         paint.text(surface, fonts.name, speaker, layout.speaker.topleft, paint.ACCENT, shadow=True)
     else:  # narration starts on the name's row
         area = pygame.Rect(area.x, layout.speaker.y + layout.px(4), area.width,
@@ -97,7 +101,6 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
     y = area.y
     color = paint.TEXT if speaker else (222, 224, 232)
     last = area.topleft
-    rtl = right_to_left(full)  # a right-to-left paragraph is right-aligned, its marker at the left
     for row in out:
         if rtl:
             r = paint.text(surface, face, row, (area.right, y), color, shadow=True, anchor="topright")
@@ -140,12 +143,14 @@ def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
                     color=paint.BUTTON_HOT if hot else paint.BUTTON,
                     border=(*paint.ACCENT, 230) if hot else (255, 255, 255, 38))
         r = base // 2 - layout.px(8)
-        paint.badge(col, fonts.small, str(number), (rect.x + base // 2, rect.centery), r,
+        rtl = right_to_left(label)  # a right-to-left choice is mirrored: its number at the right, text right-aligned
+        paint.badge(col, fonts.small, str(number), (rect.right - base // 2 if rtl else rect.x + base // 2,
+                                                    rect.centery), r,
                     fill=paint.ACCENT if hot else (232, 226, 214))
-        tx = rect.x + base + layout.px(4)
+        tx = rect.right - base - layout.px(4) if rtl else rect.x + base + layout.px(4)
         y = rect.centery - len(rows) * face.line_height // 2
         for row in rows:
-            paint.text(col, face, row, (tx, y), paint.TEXT)
+            paint.text(col, face, row, (tx, y), paint.TEXT, anchor="topright" if rtl else "topleft")
             y += face.line_height
         hits.append(Hit(rect, cid, label, tuple(rows)))
     if alpha < 1.0:

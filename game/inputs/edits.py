@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from game.inputs.slots import WEARABLES, Slots
+from game.locale import UI, ui
 
 
 @dataclass(frozen=True)
@@ -248,29 +249,27 @@ def describe(edit: str, params: dict[str, str], name: Callable[[str], str] | Non
     """
     shown = name or (lambda ident: ident.replace("_", " "))
     v = params.get("value", "")
-    if edit == "weather":
-        return {"clear": "clear the sky"}.get(v, f"make it {v}" if v else "change the weather")
-    if edit == "time_of_day":
-        return f"make it {v}" if v else "change the time of day"
-    if edit == "light":
-        return f"light it with {v}" if v else "change the light"
+    if edit in VALUE_EDITS:  # input.do.<edit>.<value> ("make it rain"), input.do.<edit> with no value
+        sid = f"input.do.{edit}.{v}"
+        return ui(sid) if v and sid in UI else (f"make it {v}" if v else ui(f"input.do.{edit}"))
     look = " ".join(x for x in (params.get("size", ""), params.get("colour", "")) if x)
-    who = _the(shown(params["character"])) if params.get("character") else "the character"
-    target = _the(shown(params["target"])) if params.get("target") else "the thing"
+    who = _the(shown(params["character"])) if params.get("character") else ui("input.the_character")
+    target = _the(shown(params["target"])) if params.get("target") else ui("input.the_thing")
     if edit == "add_object":
-        return f"add a {look + ' ' if look else ''}{params.get('name', 'thing')}"
+        return ui("input.do.add_object", thing=f"{look + ' ' if look else ''}{params.get('name') or ui('input.thing')}")
     if edit == "remove_object":
-        return f"remove {target}"
+        return ui("input.do.remove_object", target=target)
     if edit == "change_object":
-        return f"make {target} {look}".strip()
+        return ui("input.do.change_object", target=target, look=look).strip()
     if edit == "look":
         if not params.get("wear"):
-            return f"make {who} {params.get('colour', '')}".strip()
+            return ui("input.do.look.colour", who=who, colour=params.get("colour", "")).strip()
         wear = " ".join(x for x in (params.get("colour", ""), params.get("wear", "")) if x)
-        return f"give {who} a {wear}".strip()
+        return ui("input.do.look", who=who, wear=wear).strip()
     if edit == "give_object":
-        thing = params.get("name") or shown(params.get("object", "")) or "thing"
-        return f"give {who} {'a ' if params.get('name') else 'the '}{thing}"
+        if params.get("name"):
+            return ui("input.do.give_new", who=who, thing=params["name"])
+        return ui("input.do.give", who=who, thing=shown(params.get("object", "")) or ui("input.thing"))
     return edit.replace("_", " ")
 
 
@@ -278,4 +277,4 @@ def _the(name: str) -> str:
     """``"the " + name`` unless it has its article or is a proper name ("Eve", "the creature")."""
     if name.lower().startswith(("the ", "a ", "an ")) or name[:1].isupper():
         return name
-    return f"the {name}"
+    return ui("input.the", name=name)

@@ -488,7 +488,8 @@ class Resolver:
             if choice is not None:
                 opts.append(self._option(choice, state))
             elif item in self.story.model.items:
-                opts.append(Option(f"give the {self._name(item, state)}", Give(item_id=item, character_id=people[0]),
+                opts.append(Option(ui("input.option.give", name=self._name(item, state)),
+                                   Give(item_id=item, character_id=people[0]),
                                    f"give:{item}:{people[0]}", 0.0, (item,)))
         if len(opts) < 2:
             return None
@@ -719,10 +720,10 @@ class Resolver:
 
     def _question(self, opts: tuple[Option, ...], state: GameState) -> str:
         if all(len(o.things) == 1 for o in opts) and len({o.things for o in opts}) == len(opts):
-            names = [f"the {self._name(o.things[0], state)}" for o in opts]
+            names = [ui("input.the", name=self._name(o.things[0], state)) for o in opts]
         else:
             names = [o.label for o in opts]
-        text = ", ".join(names[:-1]) + " or " + names[-1] + "?"
+        text = ui("input.or", names=", ".join(names[:-1]), last=names[-1])
         return text[:1].upper() + text[1:]
 
     def _ask_value(self, raw: str, top: _Scored, ranked: tuple[tuple[str, float], ...]) -> Clarify:
@@ -732,7 +733,8 @@ class Resolver:
         if spec.name in VALUE_EDITS:
             for value in spec.values:
                 params = dict(base.params, value=value)
-                opts.append(Option(value, Instruct(edit=spec.name, params=params, text=base.text),
+                label = ui(f"input.value.{spec.name}.{value}") if f"input.value.{spec.name}.{value}" in UI else value
+                opts.append(Option(label, Instruct(edit=spec.name, params=params, text=base.text),
                                    f"edit:{spec.name}:{value}", top.score, (value,)))
         question = ui(f"input.ask.{spec.name}") if f"input.ask.{spec.name}" in UI else spec.question
         return Clarify(raw, question or f"{spec.label[:1].upper()}{spec.label[1:]}: how?", tuple(opts),

@@ -17,9 +17,11 @@ wording, or a language this package does not ship): the session passes it to :fu
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
+from game.errors import WorldloomError
 from game.story.story import Story
 from game.story.strings import PLACEHOLDER, Translation, catalogue_path, language, language_fallbacks
 
@@ -111,6 +113,29 @@ UI: dict[str, str] = {
     "ui.hold_v": "Hold V while you speak.",
     "ui.no_reload": "Hot reload is not available in this build.",
     "ui.reloaded": "Reloaded {names}", "ui.the_story": "the story",
+    "ui.no_microphone": "no microphone: voice input is off",
+    "ui.did_not_work": "that did not work: {why}",
+    "ui.previous_copy": "{why} — the previous copy is still there: {again} to load it.",
+    "ui.previous_copy.f9": "press F9 again", "ui.previous_copy.click": "click it again",
+    # the frame statistics line (F10)
+    "ui.stats": "{shown} fps shown · {world} fps world · queued {queued} · stalls {stalls} · chunks {chunks}"
+                " · frame {frame} · sound {sound} · voice {voice}",
+    "ui.stats.voice_off": "off ({why})",
+    # errors a player can meet in the window (each is the ``why`` or ``hint`` of a WorldloomError
+    # the game raises; :func:`error_text` finds them by their text, placeholders matching anything)
+    "error.story_ended": "the story has ended", "error.story_ended.hint": "load a save or roll back",
+    "error.choices_changed": "the choices changed before that one was taken",
+    "error.choices_changed.hint": "choose again from the new menu",
+    "error.no_save": "no such save",
+    "error.not_a_save": "not a worldloom save file",
+    "error.save_corrupt": "save is corrupt ({why})",
+    "error.save_other_story": "save is for story {saved}, not {this}",
+    "error.save_elsewhere": "save does not resume in this story: {why}",
+    "error.cannot_read_save": "cannot read save: {why}",
+    "error.cannot_write_save": "cannot write save: {why}",
+    "error.cannot_write_saves": "cannot write saves here: {why}",
+    "error.bad_slot": "bad save slot name {slot}", "error.bad_slot.hint": "use letters, digits, '_', '-', '.'",
+    "error.previous.hint": "load the previous copy instead",
     # the input parser's replies
     "input.negated": "You decide not to.",
     "input.undo": "You take it back.",
@@ -127,6 +152,36 @@ UI: dict[str, str] = {
     "input.ask.remove_object": "Remove what?",
     "input.ask.change_object": "Change what, and how?",
     "input.ask.look": "Wear what?",
+    # a question asked back: its wording and its options
+    "input.or": "{names} or {last}?",
+    "input.the": "the {name}",
+    "input.option.give": "give the {name}",
+    "input.value.weather.rain": "rain", "input.value.weather.snow": "snow", "input.value.weather.fog": "fog",
+    "input.value.weather.clear": "clear",
+    "input.value.time_of_day.night": "night", "input.value.time_of_day.dawn": "dawn",
+    "input.value.time_of_day.day": "day", "input.value.time_of_day.dusk": "dusk",
+    "input.value.light.lantern": "lantern", "input.value.light.moonlight": "moonlight",
+    "input.value.light.firelight": "firelight", "input.value.light.candle": "candle",
+    "input.value.light.glow": "glow", "input.value.light.bright": "bright", "input.value.light.dim": "dim",
+    # what an edit is called in an option or a label (game.inputs.edits.describe)
+    "input.do.weather": "change the weather", "input.do.weather.rain": "make it rain",
+    "input.do.weather.snow": "make it snow", "input.do.weather.fog": "make it fog",
+    "input.do.weather.clear": "clear the sky",
+    "input.do.time_of_day": "change the time of day", "input.do.time_of_day.night": "make it night",
+    "input.do.time_of_day.dawn": "make it dawn", "input.do.time_of_day.day": "make it day",
+    "input.do.time_of_day.dusk": "make it dusk",
+    "input.do.light": "change the light", "input.do.light.lantern": "light it with lantern",
+    "input.do.light.moonlight": "light it with moonlight", "input.do.light.firelight": "light it with firelight",
+    "input.do.light.candle": "light it with candle", "input.do.light.glow": "light it with glow",
+    "input.do.light.bright": "light it with bright", "input.do.light.dim": "light it with dim",
+    "input.do.add_object": "add a {thing}",
+    "input.do.remove_object": "remove {target}",
+    "input.do.change_object": "make {target} {look}",
+    "input.do.look.colour": "make {who} {colour}",
+    "input.do.look": "give {who} a {wear}",
+    "input.do.give_new": "give {who} a {thing}",
+    "input.do.give": "give {who} the {thing}",
+    "input.the_character": "the character", "input.the_thing": "the thing", "input.thing": "thing",
     # the world edits' lines
     "edit.weather.rain": "Clouds close over, and rain begins to fall.",
     "edit.weather.snow": "The air turns cold, and snow begins to drift down.",
@@ -232,6 +287,37 @@ def ui(string_id: str, /, **values: object) -> str:
     return PLACEHOLDER.sub(lambda m: filled.get(m.group(1), m.group(0)), text)
 
 
+#: ``(id, pattern)`` of every ``error.*`` string, its placeholders matching any text (built on first use).
+_ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = []
+
+
+def message(text: str) -> str:
+    """``text`` (an English error message the game wrote: a ``why`` or a ``hint``) in the play
+    language: the ``error.*`` string of :data:`UI` whose English it is, its placeholders taking
+    what stands in their place; ``text`` itself when none is, or when playing in English."""
+    if not text or not language():
+        return text
+    if not _ERROR_PATTERNS:
+        for sid, source in UI.items():
+            if sid.startswith("error."):
+                parts = PLACEHOLDER.split(source)
+                pattern = "".join(re.escape(x) if k % 2 == 0 else f"(?P<{x}>.+?)" for k, x in enumerate(parts))
+                _ERROR_PATTERNS.append((sid, re.compile(pattern, re.S)))
+    for sid, rx in _ERROR_PATTERNS:
+        found = rx.fullmatch(text)
+        if found is not None:
+            return ui(sid, **found.groupdict())
+    return text
+
+
+def error_text(exc: WorldloomError) -> str:
+    """What the window says for ``exc``: as ``str(exc)`` (``where: why (hint)``), with ``why``
+    and ``hint`` in the play language where :data:`UI` has them (:func:`message`)."""
+    why, hint = message(exc.why), message(exc.hint)
+    text = f"{exc.where}: {why}" if exc.where else why
+    return f"{text} ({hint})" if hint else text
+
+
 def missing_translations(story: Story, lang: str) -> list[str]:
     """What playing ``story`` in ``lang`` will show untranslated, one sentence each (``[]``: nothing).
 
@@ -252,4 +338,5 @@ def missing_translations(story: Story, lang: str) -> list[str]:
     return out
 
 
-__all__ = ["LOCALE_DIR", "UI", "missing_translations", "shipped", "shipped_languages", "ui", "use_story"]
+__all__ = ["LOCALE_DIR", "UI", "error_text", "message", "missing_translations", "shipped", "shipped_languages", "ui",
+           "use_story"]

@@ -33,6 +33,9 @@ class Story:
         self._marks = marks
         self._conditions: dict[str, Condition] = {}
         self._effects: dict[str, Effect] = {}
+        #: Scene id -> its ending's shown name in the play language (set by ``strings.localised``;
+        #: empty: each shown as ``strings.ending_title`` makes it).
+        self.ending_names: dict[str, str] = {}
         if marked is not None and compile_now:
             self.compile_all()
 

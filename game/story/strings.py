@@ -71,6 +71,8 @@ def string_table(story: Story) -> dict[str, str]:
     for sid, sc in m.scenes.items():
         if sc.title:
             out[f"scene.{sid}.title"] = sc.title
+        if sc.ending:
+            out[f"scene.{sid}.ending"] = ending_title(sc.ending)
         for i, line in enumerate(sc.lines):
             out[story.line_id(sid, i, line)] = line.text
         for c in sc.choices:
@@ -452,6 +454,17 @@ class Translation:
         return shown
 
 
+def ending_title(ending: str) -> str:
+    """How an ending's name is shown: ``the_light_holds`` -> ``The Light Holds`` (``The Letter`` as it is)."""
+    return ending.replace("_", " ").title()
+
+
+def ending_name(story: Story, scene: str, ending: str) -> str:
+    """The shown name of ending ``ending`` (of scene ``scene``): the catalogue's ``scene.<id>.ending``
+    where :func:`localised` gave ``story`` one, else :func:`ending_title`."""
+    return story.ending_names.get(scene) or ending_title(ending)
+
+
 def _fill(template: str, values: Mapping[str, str]) -> str:
     """``template`` with each ``{name}`` of ``values`` replaced by its value (others left as they are)."""
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
@@ -459,6 +472,7 @@ def _fill(template: str, values: Mapping[str, str]) -> str:
 
 def localised(story: Story, translation: Translation | None) -> Story:
     """``story`` with the names and titles ``translation`` has: the story title, scene titles,
+    ending names (:attr:`Story.ending_names`; the ending itself stays the id events carry),
     choice texts, exit labels, item, character, location, role and quest names, role and quest
     stage texts (each by its id, so two equal source texts may translate apart).
 
@@ -489,6 +503,8 @@ def localised(story: Story, translation: Translation | None) -> Story:
         s: st.model_copy(update={"text": get(f"quest.{k}.{s}", st.text)}) for s, st in q.stages.items()}})
         for k, q in m.quests.items()}
     out = copy.copy(story)
+    out.ending_names = {sid: get(f"scene.{sid}.ending", ending_title(sc.ending))
+                        for sid, sc in m.scenes.items() if sc.ending}
     out.model = m.model_copy(update={
         "title": get("story.title", m.title), "scenes": scenes, "items": named(m.items, "item"),
         "cast": named(m.cast, "cast"), "locations": named(m.locations, "location"), "roles": roles,
@@ -546,6 +562,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
 
 
 __all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
-           "catalogue_path", "check_catalogue", "language",
+           "catalogue_path", "check_catalogue", "ending_name", "ending_title", "language",
            "placeholder_problems", "po_syntax", "language_name", "localised", "reaction_base",
            "string_table", "translation_for", "write_catalogue"]

@@ -86,3 +86,56 @@ def test_a_right_to_left_line_is_right_aligned_in_the_panel() -> None:
     assert right >= area.right - 6 and left > area.x + area.width // 2
     left, right = inked("Wake and listen")
     assert left <= area.x + 6 and right < area.x + area.width // 2
+
+
+def _inked_columns(surf: pygame.Surface, rect: pygame.Rect) -> tuple[int, int]:
+    alpha = pygame.surfarray.array_alpha(surf)[rect.x:rect.right, rect.y:rect.bottom] > 0
+    cols = np.nonzero(alpha.any(axis=1))[0]
+    return rect.x + int(cols[0]), rect.x + int(cols[-1])
+
+
+def test_the_speakers_name_of_a_right_to_left_line_is_at_the_right() -> None:
+    pygame.init()
+    layout = make_layout((1280, 720), (960, 540))
+    fonts = Fonts(1.0)
+    if not all(fonts.name.has_glyph(ch) for ch in HEBREW):
+        pytest.skip("no font here has Hebrew letters")
+    row = pygame.Rect(layout.text.x, layout.speaker.y, layout.text.width, layout.speaker.height)
+
+    def name_ink(speaker: str, line: str) -> tuple[int, int]:
+        surf = pygame.Surface((1280, 720), pygame.SRCALPHA)
+        panels.dialogue(surf, layout, fonts, speaker, line, "", False, False, False)  # nothing of the line shown
+        return _inked_columns(surf, row)
+
+    left, right = name_ink(HEBREW, f"{HEBREW} Wake")
+    assert right >= row.right - 6 and left > row.x + row.width // 2
+    left, right = name_ink("Eve", "Wake and listen")
+    assert left <= row.x + 6 and right < row.x + row.width // 2
+
+
+def test_a_right_to_left_choice_is_mirrored_in_its_pill() -> None:
+    """Its number badge at the pill's right end and its text against it; a left-to-right one as before."""
+    pygame.init()
+    layout = make_layout((1280, 720), (960, 540))
+    fonts = Fonts(1.0)
+    if not all(fonts.choice.has_glyph(ch) for ch in HEBREW):
+        pytest.skip("no font here has Hebrew letters")
+
+    def pill(label: str) -> tuple[pygame.Rect, tuple[int, int], tuple[int, int]]:
+        surf = pygame.Surface((1280, 720), pygame.SRCALPHA)
+        hit = panels.choices(surf, layout, fonts, [(1, "c", label)], None)[0]
+        rect, base = hit.rect, layout.choice_height(1)
+        # text ink only: the pill's middle, away from both badge ends and the rounded border
+        inner = pygame.Rect(rect.x + base, rect.y + rect.height // 3, rect.width - 2 * base, rect.height // 3)
+        glyphs = pygame.surfarray.array_alpha(surf)[inner.x:inner.right, inner.y:inner.bottom] > 200
+        cols = np.nonzero(glyphs.any(axis=1))[0]
+        # the badge: the disc of its fill colour, in the left or the right end
+        rgb = pygame.surfarray.array3d(surf)[rect.x:rect.right, rect.centery].astype(int)
+        bright = np.nonzero(np.abs(rgb - (232, 226, 214)).max(axis=1) <= 3)[0]
+        return rect, (inner.x + int(cols[0]), inner.x + int(cols[-1])), (rect.x + int(bright[0]),
+                                                                           rect.x + int(bright[-1]))
+
+    rect, (tl, tr), (bl, br) = pill(f"{HEBREW} {HEBREW}")
+    assert bl > rect.centerx and tr > rect.centerx and tl > rect.x + rect.width // 3  # badge and text at the right
+    rect, (tl, tr), (bl, br) = pill("Wake and listen")
+    assert br < rect.centerx and tl < rect.x + rect.width // 3
