@@ -1,5 +1,6 @@
-"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories, and a function that
-compiles with it (``ink_compile(source, out) -> out``)."""
+"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories, a function that
+compiles with it (``ink_compile(source, out) -> out``), and the source of inkle's *The Intercept*
+when it is on this machine (``intercept_source``)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,32 @@ def ink_compile(inkjs: Path) -> Callable[[Path, Path], Path]:
         return out
 
     return compile_
+
+
+#: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
+INTERCEPT_PLACES = [os.environ.get("WORLDLOOM_INTERCEPT", ""), "/work/.mirror/inkle+the-intercept/repo"]
+INTERCEPT_INK = "Assets/Ink/TheIntercept.ink"
+
+
+@pytest.fixture(scope="session")
+def intercept_source(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """``TheIntercept.ink`` from ``$WORLDLOOM_INTERCEPT`` (the file, a clone or a bare mirror of
+    github.com/inkle/the-intercept), or None when it is not on this machine (it is inkle's work,
+    so it is never committed)."""
+    for place in INTERCEPT_PLACES:
+        p = Path(place) if place else None
+        if p is None or not p.exists():
+            continue
+        if p.is_file():
+            return p
+        if (p / INTERCEPT_INK).is_file():
+            return p / INTERCEPT_INK
+        git = shutil.which("git")
+        if git and (p / "HEAD").is_file():  # a bare mirror
+            done = subprocess.run([git, "--git-dir", str(p), "show", f"HEAD:{INTERCEPT_INK}"],
+                                  capture_output=True, timeout=60)
+            if done.returncode == 0:
+                out = tmp_path_factory.mktemp("intercept") / "TheIntercept.ink"
+                out.write_bytes(done.stdout)
+                return out
+    return None

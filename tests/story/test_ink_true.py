@@ -10,9 +10,6 @@ github.com/inkle/the-intercept) when that is present, else that one test is skip
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,9 +28,6 @@ from game.story.storymap import build_map
 from game.story.strings import LANG_ENV, string_table
 
 INK = Path(__file__).parents[1] / "data" / "ink"
-#: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
-INTERCEPT_PLACES = [os.environ.get("WORLDLOOM_INTERCEPT", ""), "/work/.mirror/inkle+the-intercept/repo"]
-INTERCEPT_INK = "Assets/Ink/TheIntercept.ink"
 InkCompile = Callable[[Path, Path], Path]
 
 
@@ -143,28 +137,9 @@ def test_explore_plays_ink_through_ink_and_its_scripts_replay(crossing: Path, tm
     assert [r["ids"]["scene"] for r in rows if r.get("type") == "scene"][-1] == "whirlpool"
 
 
-def _intercept_source(tmp: Path) -> Path | None:
-    for place in INTERCEPT_PLACES:
-        p = Path(place) if place else None
-        if p is None or not p.exists():
-            continue
-        if p.is_file():
-            return p
-        if (p / INTERCEPT_INK).is_file():
-            return p / INTERCEPT_INK
-        git = shutil.which("git")
-        if git and (p / "HEAD").is_file():  # a bare mirror
-            done = subprocess.run([git, "--git-dir", str(p), "show", f"HEAD:{INTERCEPT_INK}"],
-                                  capture_output=True, timeout=60)
-            if done.returncode == 0:
-                out = tmp / "TheIntercept.ink"
-                out.write_bytes(done.stdout)
-                return out
-    return None
-
-
-def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_path: Path) -> None:
-    source = _intercept_source(tmp_path)
+def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_path: Path,
+                                                 intercept_source: Path | None) -> None:
+    source = intercept_source
     if source is None:
         pytest.skip("inkle's The Intercept is not on this machine (set WORLDLOOM_INTERCEPT to TheIntercept.ink "
                     "or a clone of github.com/inkle/the-intercept); it is their work, so it is not committed")
