@@ -574,13 +574,16 @@ class InkVm:
     meaning. Errors inside a step go to the error handler (``fn(message, is_error)``) and
     end the flow, as in Ink; misuse from outside raises ``RuntimeError``.
 
+    ``doc`` is the compiled JSON document, or the root :func:`compile_story` made of it.
+
     Raises:
         InkScopeError: (constructor) the story uses something outside the scope.
     """
 
-    def __init__(self, doc: dict[str, Any], where: str = "") -> None:
+    def __init__(self, doc: dict[str, Any] | Container, where: str = "") -> None:
         self.where = where
-        self.root = compile_story(doc, where)
+        #: The decoded story (shared, never changed: runtimes of one story can share it).
+        self.root = doc if isinstance(doc, Container) else compile_story(doc, where)
         self._externals: dict[str, tuple[External, bool]] = {}
         self._observers: dict[str, list[Callable[[str, Any], None]]] = {}
         self._on_error: Callable[[str, bool], None] | None = None
