@@ -514,7 +514,10 @@ class InkRuntime(StoryRuntime):
         for name in self.story.model.variables:
             try:
                 value = self.ink.get_variable(name)
-            except (RuntimeError, TypeError):
+            except TypeError:  # a divert target: no Python value, and never written back
+                self._lists.add(name)
+                continue
+            except RuntimeError:
                 continue
             if not isinstance(value, bool | int | float | str):
                 self._lists.add(name)
@@ -629,7 +632,7 @@ class InkRuntime(StoryRuntime):
         old = state.variables
         changed, self._changed = self._changed, {}
         new: dict[str, bool | int | float | str] = {}
-        for name, raw in changed.items():  # what Ink assigned this step (its variable observers)
+        for name, raw in sorted(changed.items()):  # what Ink assigned this step (its observers), by name
             if not isinstance(raw, bool | int | float | str):
                 self._lists.add(name)
             new[name] = value = _from_ink(raw)

@@ -662,10 +662,17 @@ class InkVm:
         self._observers.setdefault(name, []).append(fn)
 
     def get_variable(self, name: str) -> Any:
+        """A global's value (bool, int, float or str).
+
+        Raises:
+            RuntimeError: no such global. TypeError: a divert target (no Python value, as in bink).
+        """
         v = self.globals.get(name, self.defaults.get(name))
         if v is None:
             raise RuntimeError(f"no global variable {name!r}")
-        return self._export(v)
+        if not isinstance(v, bool | int | float | str):
+            raise TypeError("this Ink value has no Python representation")
+        return v
 
     def set_variable(self, name: str, value: Any) -> None:
         if name not in self.defaults:
@@ -802,8 +809,9 @@ class InkVm:
     def _notify(self) -> None:
         changed, self._changed = self._changed, {}
         for name, value in changed.items():
-            for fn in self._observers.get(name, ()):
-                fn(name, self._export(value))
+            if isinstance(value, bool | int | float | str):  # a divert target has no Python value (as in bink)
+                for fn in self._observers.get(name, ()):
+                    fn(name, value)
 
     def _run(self) -> None:
         """Step until a line is done (Ink's ContinueInternal loop, its newline snapshot included)."""

@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
+from game.errors import StoryError
+from game.state import Choose
 from game.story.ink import HOOK, RETURN_HOOK, InkStory, load_ink
+from game.story.ink_runtime import ENGINE_ENV, InkRuntime
 from game.story.ink_vm import InkScopeError, InkVm, float_text
 
 INK = Path(__file__).parents[1] / "data" / "ink"
@@ -154,3 +157,54 @@ def test_unknown_content_is_refused_with_its_path() -> None:
 
 def test_floats_print_as_32_bit_floats_print() -> None:
     assert [float_text(x) for x in (1.0, 0.5, 1.5, 0.1, 2.75, -0.25)] == ["1", "0.5", "1.5", "0.1", "2.75", "-0.25"]
+
+
+def _runtime_run(story: InkStory, engine: str, seed: int, steps: int) -> list[tuple[Any, ...]]:
+    """InkRuntime with ``engine``: random choices (seeded), a rollback to an earlier checkpoint now
+    and then; every event's kind, scene, speaker, text and ids, and the choice ids offered."""
+    rt = InkRuntime(story, engine=engine)
+    assert rt.engine == engine
+    rng = random.Random(seed)
+    state = rt.new_state(seed)
+    out: list[tuple[Any, ...]] = [(e.kind, e.scene, e.speaker, e.text, e.ids) for e in rt.begin(state)]
+    checkpoints = []
+    for _ in range(steps):
+        options = rt.available_choices(state)
+        out.append(("offered", tuple(c.id for c in options), rt.is_ending(state)))
+        if not options:
+            break
+        checkpoints.append(state.copy_state())
+        if len(checkpoints) > 3 and rng.random() < 0.2:  # roll back, then play on from there
+            state = checkpoints[rng.randrange(len(checkpoints))].copy_state()
+            out.append(("rollback", state.scene))
+            continue
+        events = rt.apply(state, Choose(choice_id=rng.choice(options).id))
+        out += [(e.kind, e.scene, e.speaker, e.text, e.ids) for e in events]
+    out.append(("variables", tuple(sorted(state.variables.items()))))
+    return out
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_the_runtime_makes_the_same_events_on_either_engine(compiled: dict[str, InkStory], name: str) -> None:
+    story = compiled[name]
+    for seed in range(4):
+        assert _runtime_run(story, "vm", seed, 40) == _runtime_run(story, "bink", seed, 40), f"{name}, seed {seed}"
+
+
+def test_a_story_out_of_scope_plays_through_bink(ink_compile: InkCompile, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "moods.ink"
+    src.write_text("LIST moods = calm, (wary)\n-> top\n=== top ===\nYou feel {moods}.\n+ [Again] -> top\n")
+    story = load_ink(ink_compile(src, tmp_path / "moods.ink.json"))
+    assert story.vm_root is None and "Ink lists (LIST moods)" in story.vm_refusal
+    rt = InkRuntime(story)
+    assert rt.engine == "bink"
+    state = rt.new_state(0)
+    assert [e.text for e in rt.begin(state) if e.kind == "line"] == ["You feel wary."]
+    with pytest.raises(StoryError, match="Ink lists"):
+        InkRuntime(story, engine="vm")
+    monkeypatch.setenv(ENGINE_ENV, "bink")
+    assert InkRuntime(load_ink(ink_compile(INK / "kite.ink", tmp_path / "kite.ink.json"))).engine == "bink"
+    monkeypatch.setenv(ENGINE_ENV, "quick")
+    with pytest.raises(StoryError, match="unknown Ink engine 'quick'"):
+        InkRuntime(story)
