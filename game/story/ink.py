@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from game.errors import StoryError
+from game.story.ink_vm import Container, InkScopeError, compile_story
 from game.story.schema import ID_RE, StoryModel
 from game.story.story import Story
 from game.story.yamlio import Path_
@@ -508,6 +509,11 @@ class InkStory(Story):
         self.externals = externals or set()
         #: A bink story built while loading (to check the file); the first runtime takes it.
         self.spare_bink: Any = None
+        #: The story decoded for worldloom's own interpreter (:mod:`game.story.ink_vm`), shared by
+        #: its runtimes; None when it uses what the interpreter does not play (see :attr:`vm_refusal`).
+        self.vm_root: Container | None = None
+        #: Why :attr:`vm_root` is None (the feature and where), or ``""``.
+        self.vm_refusal = ""
         #: Some tag in a knot is ``# id: ...`` (the runtime then reads choice tags for pinned ids).
         self.pinned_ids = any(split_tag(t)[0] == "id" for k in knots.values() for t in k.tags)
 
@@ -594,8 +600,10 @@ def new_bink_story(json_text: str, where: str = "") -> Any:
 def load_ink(path: str | Path) -> InkStory:
     """Load a compiled Ink story (``.ink.json``) as an :class:`InkStory`.
 
-    The JSON is checked by constructing a bink story once, so a file bink cannot
-    play fails here (with where) rather than in the middle of a session.
+    The JSON is decoded for worldloom's Ink interpreter (:mod:`game.story.ink_vm`), which
+    checks every path in it; a story outside the interpreter's scope (Ink lists) is checked
+    by constructing a bink story once instead (bink plays it). Either way a file that cannot
+    be played fails here (with where) rather than in the middle of a session.
 
     Raises:
         StoryError: the file is missing, not compiled Ink, or rejected by bink; a
@@ -615,8 +623,12 @@ def load_ink(path: str | Path) -> InkStory:
     externals = {fn for c in _containers(doc["root"]) for fn, _ in _calls(c)} - {HOOK, RETURN_HOOK}
     story = InkStory(model, p, digest, json_text, knots, dict(scan.wrappers), global_tags,
                      set(scan.functions), int(doc.get("inkVersion", 0)), externals)
-    # a bink story built once (kept for the first runtime), so a bad file fails at load time
-    story.spare_bink = new_bink_story(story.json_text, str(story.path))
+    try:
+        story.vm_root = compile_story(doc, str(p))
+    except InkScopeError as exc:
+        story.vm_refusal = str(exc)
+        # a bink story built once (kept for the first runtime), so a bad file fails at load time
+        story.spare_bink = new_bink_story(story.json_text, str(story.path))
     return story
 
 

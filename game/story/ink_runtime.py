@@ -1,4 +1,9 @@
-"""`InkRuntime`: steps a compiled Ink story through ``bink`` over a :class:`GameState`.
+"""`InkRuntime`: steps a compiled Ink story over a :class:`GameState`.
+
+What plays the Ink is worldloom's own interpreter (:mod:`game.story.ink_vm`) when the story is
+within its scope, else ``bink`` (:func:`pick_engine`; ``$WORLDLOOM_INK_ENGINE=bink`` forces bink).
+The two write the same save format (Ink's own), so a state saved by one loads into the other.
+Below, "bink" stands for either.
 
 It is a :class:`~game.story.runtime.StoryRuntime` (``Session`` calls the same
 methods: ``new_state``, ``begin``, ``apply``, ``available_choices``,
@@ -37,11 +42,12 @@ What the player sees maps onto worldloom's events (``docs/ink.md``):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from game.errors import InputError, StoryRuntimeError
+from game.errors import InputError, StoryError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
 from game.state.trusted import trusted
 from game.story.bink_calls import Tagged, step_calls
@@ -59,6 +65,7 @@ from game.story.ink import (
     slug,
     split_tag,
 )
+from game.story.ink_vm import InkVm
 from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
 from game.story.schema import Choice
 from game.story.story import Story
@@ -79,6 +86,8 @@ INK_LINES_BELOW = "ink_lines_below"
 INK_OPS = "ink_ops"
 #: Choices a state may hold in :data:`INK_OPS` before the runtime saves bink's whole state again.
 SNAPSHOT_EVERY = 32
+#: Environment variable naming the Ink engine (``auto``, ``vm`` or ``bink``; see :func:`pick_engine`).
+ENGINE_ENV = "WORLDLOOM_INK_ENGINE"
 #: Ink function called when the player gives an item (``=== function on_give(item, who) ===``).
 ON_GIVE = "on_give"
 
@@ -133,10 +142,16 @@ class InkRuntime(StoryRuntime):
 
     story: InkStory
 
-    def __init__(self, story: InkStory, snapshot_every: int = SNAPSHOT_EVERY) -> None:
+    def __init__(self, story: InkStory, snapshot_every: int = SNAPSHOT_EVERY, engine: str | None = None) -> None:
         super().__init__(story)
-        spare, story.spare_bink = story.spare_bink, None
-        self.ink: Any = spare if spare is not None else new_bink_story(story.json_text, str(story.path))
+        #: What plays the Ink: ``"vm"`` (worldloom's interpreter, :mod:`game.story.ink_vm`) or ``"bink"``.
+        self.engine = pick_engine(story, engine)
+        if self.engine == "vm":
+            assert story.vm_root is not None
+            self.ink: Any = InkVm(story.vm_root, str(story.path))
+        else:
+            spare, story.spare_bink = story.spare_bink, None
+            self.ink = spare if spare is not None else new_bink_story(story.json_text, str(story.path))
         #: Choices a state holds as moves (:data:`INK_OPS`) before bink's state is saved whole again;
         #: 1 saves it after every step (what the explorer keys states on).
         self.snapshot_every = max(1, snapshot_every)
@@ -181,8 +196,8 @@ class InkRuntime(StoryRuntime):
         self._changed: dict[str, Any] = {}
         self.ink.set_error_handler(self._on_ink_error)
         self.ink.set_allow_external_function_fallbacks(True)
-        #: bink's calls on every line and choice (straight on its C library where it can).
-        self.calls = step_calls(self.ink)
+        #: The calls on every line and choice (bink's straight on its C library; the interpreter's own).
+        self.calls: Any = self.ink if self.engine == "vm" else step_calls(self.ink)
         self.calls.bind_text_function(HOOK, self._hook)
         self.calls.bind_text_function(RETURN_HOOK, self._return_hook)
         builtins: dict[str, External] = {
@@ -499,7 +514,10 @@ class InkRuntime(StoryRuntime):
         for name in self.story.model.variables:
             try:
                 value = self.ink.get_variable(name)
-            except (RuntimeError, TypeError):
+            except TypeError:  # a divert target: no Python value, and never written back
+                self._lists.add(name)
+                continue
+            except RuntimeError:
                 continue
             if not isinstance(value, bool | int | float | str):
                 self._lists.add(name)
@@ -614,7 +632,7 @@ class InkRuntime(StoryRuntime):
         old = state.variables
         changed, self._changed = self._changed, {}
         new: dict[str, bool | int | float | str] = {}
-        for name, raw in changed.items():  # what Ink assigned this step (its variable observers)
+        for name, raw in sorted(changed.items()):  # what Ink assigned this step (its observers), by name
             if not isinstance(raw, bool | int | float | str):
                 self._lists.add(name)
             new[name] = value = _from_ink(raw)
@@ -835,6 +853,31 @@ class InkRuntime(StoryRuntime):
         return events
 
 
+def pick_engine(story: InkStory, engine: str | None = None) -> str:
+    """``"vm"`` or ``"bink"``: what plays ``story``.
+
+    ``engine`` (else ``$WORLDLOOM_INK_ENGINE``, else ``"auto"``): ``"auto"`` is worldloom's own
+    interpreter when the story is within its scope (:attr:`~game.story.ink.InkStory.vm_root`),
+    bink otherwise; ``"vm"`` insists on the interpreter; ``"bink"`` always plays through bink.
+
+    Raises:
+        StoryError: an unknown engine name, or ``"vm"`` for a story outside the interpreter's
+            scope (the message says what and where).
+    """
+    choice = (engine or os.environ.get(ENGINE_ENV, "") or "auto").strip().lower()
+    if choice not in ("auto", "vm", "bink"):
+        raise StoryError(f"unknown Ink engine {choice!r}", where=f"${ENGINE_ENV}" if engine is None else "",
+                         hint="auto, vm or bink")
+    if choice == "bink":
+        return "bink"
+    if story.vm_root is not None:
+        return "vm"
+    if choice == "vm":
+        raise StoryError(story.vm_refusal or "this Ink story is outside the interpreter's scope",
+                         where=str(story.path), hint=f"unset ${ENGINE_ENV} to play it through bink")
+    return "bink"
+
+
 def pinned_id(scene: str, value: str) -> str:
     """The id a ``# id: value`` tag pins: ``<scene>.<value>``, or ``value`` itself when it has a dot.
 
@@ -851,5 +894,5 @@ def runtime_for(story: Story) -> StoryRuntime:
     return StoryRuntime(story)
 
 
-__all__ = ["INK_ENDING", "INK_LINE", "INK_OPS", "INK_SHAPE", "INK_STATE", "SNAPSHOT_EVERY", "InkChoice",
-           "InkRuntime", "pinned_id", "runtime_for"]
+__all__ = ["ENGINE_ENV", "INK_ENDING", "INK_LINE", "INK_OPS", "INK_SHAPE", "INK_STATE", "SNAPSHOT_EVERY", "InkChoice",
+           "InkRuntime", "pick_engine", "pinned_id", "runtime_for"]

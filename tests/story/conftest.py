@@ -1,5 +1,6 @@
-"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories, and a function that
-compiles with it (``ink_compile(source, out) -> out``)."""
+"""Fixtures of the story room's tests: the npm ``inkjs`` compiler for Ink stories, a function that
+compiles with it (``ink_compile(source, out) -> out``), and the source of inkle's *The Intercept*
+when it is on this machine (``intercept_source``)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,41 @@ def ink_compile(inkjs: Path) -> Callable[[Path, Path], Path]:
         return out
 
     return compile_
+
+
+#: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
+INTERCEPT_PLACES = [os.environ.get("WORLDLOOM_INTERCEPT", ""), "/work/.mirror/inkle+the-intercept/repo"]
+INTERCEPT_INK = "Assets/Ink/TheIntercept.ink"
+#: No package on the registries a test run can reach ships it (checked: every inkjs on npm from 1.5.2 to
+#: 2.4.0, bink 0.7.1, inkcpp-py 0.1.12, inkpython 0.1.0, ink-engine 1.0.0, @drincs/pixi-vn-ink, Debian),
+#: so where no copy is on the machine (CI) the test says how to run it and is skipped.
+INTERCEPT_SKIP = ("inkle's The Intercept is not on this machine, and no PyPI, npm or Debian package ships it, so a "
+                  "test run cannot fetch it (it is their work and is not committed). To run this test: "
+                  "git clone --depth 1 https://github.com/inkle/the-intercept /tmp/the-intercept && "
+                  "WORLDLOOM_INTERCEPT=/tmp/the-intercept python3 -m pytest tests/story/test_ink_true.py "
+                  "tests/story/test_ink_vm_lockstep.py -k intercept "
+                  "(WORLDLOOM_INTERCEPT may also name TheIntercept.ink itself, or a bare mirror)")
+
+
+@pytest.fixture(scope="session")
+def intercept_source(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """``TheIntercept.ink`` from ``$WORLDLOOM_INTERCEPT`` (the file, a clone or a bare mirror of
+    github.com/inkle/the-intercept), or None when it is not on this machine (it is inkle's work,
+    so it is never committed)."""
+    for place in INTERCEPT_PLACES:
+        p = Path(place) if place else None
+        if p is None or not p.exists():
+            continue
+        if p.is_file():
+            return p
+        if (p / INTERCEPT_INK).is_file():
+            return p / INTERCEPT_INK
+        git = shutil.which("git")
+        if git and (p / "HEAD").is_file():  # a bare mirror
+            done = subprocess.run([git, "--git-dir", str(p), "show", f"HEAD:{INTERCEPT_INK}"],
+                                  capture_output=True, timeout=60)
+            if done.returncode == 0:
+                out = tmp_path_factory.mktemp("intercept") / "TheIntercept.ink"
+                out.write_bytes(done.stdout)
+                return out
+    return None

@@ -11,9 +11,6 @@ that runs it (no package a test run can reach ships it: see ``INTERCEPT_SKIP``).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,19 +27,9 @@ from game.story.lint import lint_story
 from game.story.loader import load_story
 from game.story.storymap import build_map
 from game.story.strings import LANG_ENV, string_table
+from tests.story.conftest import INTERCEPT_SKIP
 
 INK = Path(__file__).parents[1] / "data" / "ink"
-#: Where a copy of inkle's The Intercept may be (a clone, a bare mirror, or the .ink file).
-INTERCEPT_PLACES = [os.environ.get("WORLDLOOM_INTERCEPT", ""), "/work/.mirror/inkle+the-intercept/repo"]
-INTERCEPT_INK = "Assets/Ink/TheIntercept.ink"
-#: No package on the registries a test run can reach ships it (checked: every inkjs on npm from 1.5.2 to
-#: 2.4.0, bink 0.7.1, inkcpp-py 0.1.12, inkpython 0.1.0, ink-engine 1.0.0, @drincs/pixi-vn-ink, Debian),
-#: so where no copy is on the machine (CI) the test says how to run it and is skipped.
-INTERCEPT_SKIP = ("inkle's The Intercept is not on this machine, and no PyPI, npm or Debian package ships it, so a "
-                  "test run cannot fetch it (it is their work and is not committed). To run this test: "
-                  "git clone --depth 1 https://github.com/inkle/the-intercept /tmp/the-intercept && "
-                  "WORLDLOOM_INTERCEPT=/tmp/the-intercept python3 -m pytest tests/story/test_ink_true.py -k intercept "
-                  "(WORLDLOOM_INTERCEPT may also name TheIntercept.ink itself, or a bare mirror)")
 InkCompile = Callable[[Path, Path], Path]
 
 
@@ -152,28 +139,9 @@ def test_explore_plays_ink_through_ink_and_its_scripts_replay(crossing: Path, tm
     assert [r["ids"]["scene"] for r in rows if r.get("type") == "scene"][-1] == "whirlpool"
 
 
-def _intercept_source(tmp: Path) -> Path | None:
-    for place in INTERCEPT_PLACES:
-        p = Path(place) if place else None
-        if p is None or not p.exists():
-            continue
-        if p.is_file():
-            return p
-        if (p / INTERCEPT_INK).is_file():
-            return p / INTERCEPT_INK
-        git = shutil.which("git")
-        if git and (p / "HEAD").is_file():  # a bare mirror
-            done = subprocess.run([git, "--git-dir", str(p), "show", f"HEAD:{INTERCEPT_INK}"],
-                                  capture_output=True, timeout=60)
-            if done.returncode == 0:
-                out = tmp / "TheIntercept.ink"
-                out.write_bytes(done.stdout)
-                return out
-    return None
-
-
-def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_path: Path) -> None:
-    source = _intercept_source(tmp_path)
+def test_the_intercept_lints_without_false_errors(ink_compile: InkCompile, tmp_path: Path,
+                                                 intercept_source: Path | None) -> None:
+    source = intercept_source
     if source is None:
         pytest.skip(INTERCEPT_SKIP)
     path = ink_compile(source, tmp_path / "intercept.ink.json")
