@@ -652,6 +652,12 @@ class App:
         except pygame.error:
             pass
 
+    def resume_typing(self, text: str) -> None:
+        """Put ``text`` in the text line, with the focus, as if just typed (the loading screen's
+        unfinished line; see :meth:`game.app.loading.Loading.hand_over`)."""
+        self.entry_text = text[:300]
+        self._focus(True)
+
     def handle_event(self, e: pygame.event.Event) -> None:
         """Handle one pygame event."""
         if e.type == pygame.QUIT:
