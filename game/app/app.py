@@ -46,6 +46,15 @@ from game.state import AnyIntent, Choose, Event, Give, Move, Wait
 
 Direction = Literal["w", "a", "s", "d"]
 
+def ending_title(view: View) -> str:
+    """The ending's authored title: its scene's ``title`` (in the play language), else its id
+    written out (``brann_s_share`` -> "Brann s share"; the location's name is no ending's title)."""
+    if view.scene_title and view.scene_title != view.location:
+        return view.scene_title
+    words = view.ending.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
 def _on_off(on: bool) -> str:
     """``on`` / ``off`` in the play language."""
     return ui("ui.on") if on else ui("ui.off")
@@ -1133,7 +1142,7 @@ class App:
             panels.drag_ghost(surf, lay, fonts, dict(view.inventory).get(self.dragging, self.dragging),
                               self.mouse)
         if view.ending and not self.reader.more:
-            overlays.ending_card(surf, lay, fonts, view.ending)
+            overlays.ending_card(surf, lay, fonts, ending_title(view))
         pill = panels.status_pill(surf, lay, fonts, view.notice)
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)
