@@ -221,7 +221,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         if s.notice:
             console.print(f"note: {s.notice}")
         if args.record:
-            console.print(f"recording: {args.record}")
+            srt = Path(args.record).with_suffix(".srt")
+            console.print(f"recording: {args.record}" + (f" (subtitles in it and in {srt})" if srt.is_file() else ""))
         if args.transcript:
             console.print(f"transcript: {args.transcript}")
         if runner.errors:

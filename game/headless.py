@@ -58,6 +58,10 @@ def resolve_choice(session: Session, arg: str, where: str) -> Choose:
     raise InputError(f"no available choice {arg!r}", where=where, hint=f"available: {shown}")
 
 
+#: Event kinds whose text is a subtitle of the recording: narration and lines, the player's, replies.
+SUBTITLED = ("line", "say", "reply")
+
+
 class HeadlessRunner:
     """Runs commands against a session, recording frames and a transcript.
 
@@ -109,6 +113,8 @@ class HeadlessRunner:
                                        "time": round(s.state.frame / s.caps.fps, 4)})
             self._events(reply.events)
             return
+        if self.recorder is not None and reply.line:  # the game's answer to words it did not take
+            self.recorder.caption(reply.line)
         row = {"frame": s.state.frame, "type": "not_understood", "text": reply.line, "input": reply.text,
                "reason": getattr(reply.outcome, "reason", ""), "time": round(s.state.frame / s.caps.fps, 4)}
         if isinstance(reply.outcome, Clarify):
@@ -135,6 +141,8 @@ class HeadlessRunner:
     def _events(self, events: list[Event]) -> None:
         for e in events:
             self.transcript.event(e)
+            if self.recorder is not None and e.kind in SUBTITLED and e.text:  # the recording's subtitles
+                self.recorder.caption(e.text, self.session.speaker_name(e.speaker))
 
     def _play(self) -> None:
         """Stream the pending request to the end."""

@@ -20,6 +20,7 @@ Every refusal is a :class:`game.errors.InputError` naming the file and why.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from dataclasses import dataclass
@@ -106,3 +107,55 @@ def validate_image(path: str | Path) -> ImageInfo:
         finally:
             Image.MAX_IMAGE_PIXELS = old
     return ImageInfo(str(p), fmt, w, h, size, mode)
+
+
+#: Caption fields a picture may carry: PNG text chunks (and JPEG comment) and EXIF tags
+#: (270 ImageDescription, 40091 XPTitle, 40092 XPComment are Windows' UTF-16 titles).
+CAPTION_KEYS = ("Title", "Description", "Caption", "Comment", "comment")
+_EXIF_CAPTION = (270,)
+#: File-name words that name no subject (camera, screenshot and temporary-file names, drop tests).
+NAMELESS_WORDS = frozenset({
+    "img", "image", "images", "pic", "picture", "photo", "pxl", "dsc", "dscn", "dcim", "screenshot", "screen",
+    "shot", "scan", "untitled", "unnamed", "new", "copy", "tmp", "temp", "test", "drop", "file", "download",
+    "square", "swatch", "colour", "color", "solid", "plain", "fill", "small", "big", "large", "tiny",
+})
+#: Most characters of a caption kept in narration.
+MAX_CAPTION = 60
+
+
+def picture_caption(path: str | Path) -> str:
+    """The caption a PNG/JPEG carries in its metadata (PNG ``Title``/``Description``/``Comment``
+    text, EXIF ImageDescription), one line, at most :data:`MAX_CAPTION` characters; ``""`` if none
+    or the file cannot be read (its image was validated before: see :func:`validate_image`)."""
+    try:
+        with Image.open(path) as im:
+            found = [str(im.info.get(k, "")) for k in CAPTION_KEYS]
+            exif = im.getexif()
+            found += [str(exif.get(tag, "")) for tag in _EXIF_CAPTION]
+    except (OSError, ValueError, SyntaxError, UnidentifiedImageError):
+        return ""
+    text = " ".join(next((t for t in found if t.strip()), "").split()).strip(" .")
+    text = "".join(ch for ch in text if ch.isprintable())
+    if len(text) > MAX_CAPTION:
+        text = text[:MAX_CAPTION].rsplit(" ", 1)[0] + "…"
+    return text
+
+
+def picture_subject(path: str | Path, nameless: frozenset[str] = frozenset()) -> str:
+    """What a picture's file name says it shows: its stem's words (``my_dog-Rex.png`` ->
+    ``"my dog Rex"``), or ``""`` when the name says nothing of a subject: only digits, hex
+    or camera/temporary-file words (:data:`NAMELESS_WORDS`), or only words in ``nameless``
+    (the caller passes colour words: ``red.png`` names the colour a test square was filled
+    with, not what it shows)."""
+    stem = Path(path).stem
+    words = [w for w in re.split(r"[\s_\-.+]+", stem) if w]
+    if not words:
+        return ""
+
+    def says_nothing(w: str) -> bool:
+        low = w.lower()
+        return (low in NAMELESS_WORDS or low in nameless or bool(re.fullmatch(r"[0-9a-f]{6,}|\d+|x?\d+x\d+", low))
+                or bool(re.fullmatch(r"(img|dsc|pxl|tmp)\w*", low)))
+    if all(says_nothing(w) for w in words):
+        return ""
+    return " ".join(words)

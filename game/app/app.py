@@ -43,9 +43,17 @@ from game.inputs.meaning import Clarify, NotUnderstood
 from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
-from game.story.strings import ending_name
 
 Direction = Literal["w", "a", "s", "d"]
+
+def ending_title(view: View) -> str:
+    """The ending's authored title: its scene's ``title`` (in the play language), else its id
+    written out (``brann_s_share`` -> "Brann s share"; the location's name is no ending's title)."""
+    if view.scene_title and view.scene_title != view.location:
+        return view.scene_title
+    words = view.ending.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
 
 def _on_off(on: bool) -> str:
     """``on`` / ``off`` in the play language."""
@@ -653,6 +661,12 @@ class App:
         except pygame.error:
             pass
 
+    def resume_typing(self, text: str) -> None:
+        """Put ``text`` in the text line, with the focus, as if just typed (the loading screen's
+        unfinished line; see :meth:`game.app.loading.Loading.hand_over`)."""
+        self.entry_text = text[:300]
+        self._focus(True)
+
     def handle_event(self, e: pygame.event.Event) -> None:
         """Handle one pygame event."""
         if e.type == pygame.QUIT:
@@ -1128,7 +1142,9 @@ class App:
             panels.drag_ghost(surf, lay, fonts, dict(view.inventory).get(self.dragging, self.dragging),
                               self.mouse)
         if view.ending and not self.reader.more:
-            overlays.ending_card(surf, lay, fonts, ending_name(self.session.story, view.scene, view.ending))
+            # a translated ending name where the catalogue has one, else the authored title
+            name = self.session.story.ending_names.get(view.scene) or ending_title(view)
+            overlays.ending_card(surf, lay, fonts, name)
         pill = panels.status_pill(surf, lay, fonts, view.notice)
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)

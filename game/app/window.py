@@ -10,6 +10,7 @@ on the app's worker thread. Runs under ``SDL_VIDEODRIVER=dummy`` and
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,9 @@ from typing import Any
 import pygame
 
 from game.app.app import App
-from game.session import open_game
+from game.app.fonts import Fonts
+from game.app.loading import Loading, LoadProgress
+from game.session import Game, open_game
 from game.story.story import Story
 
 #: Window size when none is given.
@@ -30,6 +33,41 @@ DRAW_HZ = 60
 STALL_GIVE_UP = 60.0
 #: ...or after this many seconds of wall time (a backend that waits forever uses no CPU).
 STALL_GIVE_UP_WALL = 600.0
+#: How often the loading screen draws, Hz.
+LOADING_HZ = 30
+
+
+def _show_loading(loading: Loading[Game], title: str, window_size: tuple[int, int], fullscreen: bool) -> bool:
+    """Open the window at once and draw the loading screen until the game is built, pumping
+    events (typed lines are kept in ``loading``); ``False``: the player closed the window."""
+    pygame.display.set_caption(f"worldloom — {title}")
+    if fullscreen:
+        surface = pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
+    else:
+        surface = pygame.display.set_mode(window_size, pygame.RESIZABLE)
+    with contextlib.suppress(pygame.error):
+        pygame.key.start_text_input()  # what is typed while it loads arrives as text
+    fonts: dict[float, Fonts] = {}
+    clock = pygame.time.Clock()
+    while True:
+        for event in pygame.event.get():
+            loading.handle(event)
+        if loading.quit:
+            return False
+        surface = pygame.display.get_surface() or surface  # a resize gives a new surface
+        scale = round(min(surface.get_width() / 1280, surface.get_height() / 720), 2)
+        if scale not in fonts:
+            fonts[scale] = Fonts(scale)
+        draw_loading(loading, surface, fonts[scale])
+        pygame.display.flip()
+        if loading.done:
+            return True
+        clock.tick(LOADING_HZ)
+
+
+def draw_loading(loading: Loading[Game], surface: pygame.Surface, fonts: Fonts) -> None:
+    """Draw one frame of the loading screen (a seam for tests: see ``Loading.draw``)."""
+    loading.draw(surface, fonts)
 
 
 def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 0,
@@ -70,21 +108,35 @@ def run_window(story_path: str | Path, backend: str = "procedural", seed: int = 
         game.errors.WorldloomError: the story cannot be loaded or the backend
             cannot start (the CLI prints it in one line).
     """
-    game = open_game(story_path if story is None else story, backend=backend, backend_options=backend_options,
-                     size=size, seed=seed, save_dir=save_dir, errorbank=errorbank, dialogue=dialogue, voice=voice,
-                     realtime=True, source=story_path)
+    pygame.display.init()
+    pygame.font.init()
+    title = story.model.title if story is not None else Path(story_path).name
+
+    def build(progress: LoadProgress) -> Game:
+        return open_game(story_path if story is None else story, backend=backend, backend_options=backend_options,
+                         size=size, seed=seed, save_dir=save_dir, errorbank=errorbank, dialogue=dialogue,
+                         voice=voice, realtime=True, source=story_path, progress=progress)
+
+    loading = Loading(build, title).start()
+    if not _show_loading(loading, title, window_size, fullscreen):
+        pygame.quit()  # closed while loading: the build's thread and model worker are daemons
+        return 0
+    try:
+        game = loading.result()
+    except BaseException:
+        pygame.quit()
+        raise
     for text in game.warnings:
         print(f"worldloom: {text}", file=sys.stderr)
     session = game.session
     code = 0
-    pygame.display.init()
-    pygame.font.init()
     app: App | None = None
     try:
         app = App(session, window_size, fullscreen=fullscreen, threaded=threaded, watch=watch)
         if app.audio.error and app.audio.error != "sound off":
             print(f"worldloom: {app.audio.error}", file=sys.stderr)
         app.start()
+        loading.hand_over(app)  # what the player typed while it loaded
         if not max_frames:  # playing, not a screenshot run: load the free-text model meanwhile
             app.preload()
         clock = pygame.time.Clock()

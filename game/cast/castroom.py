@@ -90,8 +90,9 @@ from game.cast.prompt import PromptBuilder
 from game.cast.relationships import RelationshipHook, Relationships
 from game.cast.told import FOREIGN_NAME_FORMS
 from game.errors import CardError, InputError, SaveError, WorldloomError
+from game.models.embedder import get_embedder
 from game.models.llm import DialogueModel, Message, ModelError
-from game.models.registry import KINDS, ModelSpec, build_model, parse_model_spec
+from game.models.registry import KINDS, ModelSpec, Progress, build_model, parse_model_spec
 from game.models.worker import ModelWorker
 from game.state import AnyIntent, Event, GameState, Say
 from game.story.agents import present
@@ -1021,10 +1022,13 @@ def member_card(story: Story, cid: str) -> CharacterCard:
 
 
 def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
-                  show_progress: bool = True) -> tuple[DialogueModel | None, ModelWorker | None]:
+                  show_progress: bool = True,
+                  on_progress: Progress | None = None) -> tuple[DialogueModel | None, ModelWorker | None]:
     """``(model, worker)``: the dialogue model ``spec`` names (see :func:`dialogue_spec`; a model
     object is used as it is; ``None``: none), loaded in a worker process unless it is scripted
     (``worker`` is then ``None``; otherwise the caller closes it). ``base``: the story folder.
+    ``on_progress(model name, stage, fraction)`` follows the worker's loading (a window's
+    loading screen).
 
     Raises:
         ModelError: the model cannot be loaded.
@@ -1038,7 +1042,7 @@ def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
     if spec.kind == "scripted":
         return build_model(spec), None
 
-    worker = ModelWorker({"dialogue": spec}, show_progress=show_progress).start()
+    worker = ModelWorker({"dialogue": spec}, show_progress=show_progress, on_progress=on_progress).start()
     try:
         return worker.model("dialogue"), worker
     except Exception:
@@ -1046,12 +1050,30 @@ def load_dialogue(spec: ModelSpec | DialogueModel | str | None, base: Path,
         raise
 
 
+def _warm_embedder(on_progress: Progress | None) -> threading.Thread:
+    """Load the shared MiniLM (:func:`game.models.embedder.get_embedder`) on a daemon thread, so
+    its import (tens of seconds on a CPU) overlaps the model worker's start; whoever needs it
+    next waits for this load instead of starting another. A failure is left to that caller,
+    which loads again and raises the named error."""
+    def run() -> None:
+        if on_progress is not None:
+            on_progress("words", "MiniLM", 0.0)
+        with contextlib.suppress(Exception):
+            get_embedder()
+        if on_progress is not None:
+            on_progress("words", "MiniLM", 1.0)
+
+    thread = threading.Thread(target=run, name="worldloom-minilm", daemon=True)
+    thread.start()
+    return thread
+
+
 def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = "transformers", *,
                seed: int = 0, audio_rate: int = 16000,
                voice: bool = True, realtime: bool = False, recorded: RecordedReplies | None = None,
                errorbank: PersonaLog | None = None, embedder: Any = None,
                settings: DialogueSettings | None = None, show_progress: bool = True,
-               tts: TextToSpeech | None = None) -> Castroom | None:
+               tts: TextToSpeech | None = None, on_progress: Progress | None = None) -> Castroom | None:
     """The story's living characters (the ``cast.<id>`` entries with a ``card:``), ready to
     be given to a session (:func:`game.session.assembly.open_game` does).
 
@@ -1070,6 +1092,8 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         settings: generation settings (default: :class:`DialogueSettings` seeded with ``seed``).
         show_progress: show the model's loading progress.
         tts: the speech engine (tests pass one; default :class:`~game.audio.tts.TextToSpeech`).
+        on_progress: ``on_progress(part, stage, fraction)`` while it loads: ``"dialogue"`` (the
+            model worker) and ``"words"`` (the shared MiniLM, loaded on a thread meanwhile).
 
     Returns:
         The :class:`Castroom`, or ``None`` when no cast member has a card.
@@ -1083,7 +1107,12 @@ def build_cast(story: Story, dialogue: ModelSpec | DialogueModel | str | None = 
         return None
     settings = settings or DialogueSettings(seed=seed)
     store = errorbank
-    model, worker = (None, None) if recorded is not None else load_dialogue(dialogue, story.folder, show_progress)
+    if embedder is None and recorded is None:  # memories need MiniLM: load it while the model worker starts
+        _warm_embedder(on_progress)
+    dialogue_progress = (None if on_progress is None else
+                         lambda _name, stage, fraction: on_progress("dialogue", stage, fraction))
+    model, worker = ((None, None) if recorded is not None
+                     else load_dialogue(dialogue, story.folder, show_progress, dialogue_progress))
     try:
         context = min(model.context_size, MAX_CONTEXT) if model is not None else MAX_CONTEXT
         characters: dict[str, Character] = {}

@@ -30,6 +30,7 @@ from game.errorbank.store import run_id
 from game.errors import BackendError
 from game.models.embedder import shared_encode
 from game.models.llm import ModelError
+from game.models.registry import Progress
 from game.models.worker import ModelWorker
 from game.session.session import Extension, Session
 from game.session.steps import Step
@@ -88,7 +89,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
               dialogue: Any = "transformers", voice: bool = True, realtime: bool = False,
               recorded: RecordedReplies | None = None, cast_options: dict[str, Any] | None = None,
               steps: Sequence[Step] = (), clock: Clock | None = None,
-              agents: AgentPolicy | None = None, source: str | Path | None = None) -> Game:
+              agents: AgentPolicy | None = None, source: str | Path | None = None,
+              progress: Progress | None = None) -> Game:
     """Build a whole game.
 
     Args:
@@ -124,6 +126,9 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
             with ``dialogue=None`` or ``recorded`` (they then act by their rules and wait).
         source: the path a loaded ``story`` was loaded from (what ``reload()`` re-reads when it
             is a file); a story given by path is its own.
+        progress: ``progress(part, stage, fraction)`` as it builds (a window's loading screen,
+            :mod:`game.app.loading`): ``"world"`` (the backend), ``"words"`` and ``"dialogue"``
+            (see :func:`~game.cast.castroom.build_cast`), ``"cast"`` (the characters built).
 
     Raises:
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
@@ -133,6 +138,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     # a file given by name is what reload() re-reads (a folder: the story's own file)
     given = source if isinstance(story, Story) else story
     source = Path(given) if given is not None and Path(given).is_file() else None
+    report: Progress = progress or (lambda _part, _stage, _fraction: None)
+    report("world", backend if isinstance(backend, str) else type(backend).__name__, 0.0)
     if isinstance(backend, str):
         kwargs: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
         kwargs.update(backend_options or {})
@@ -158,8 +165,11 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
                                clock=clock)
         stack.insert(0, "guard")
     caps = outer.capabilities()
+    report("world", "", 1.0)
     warnings: list[str] = []
     options = dict(cast_options or {})
+    if progress is not None:
+        options.setdefault("on_progress", progress)
     if store is not None:
         options.setdefault("errorbank", PersonaCases(store, session=run, story=loaded.id, fps=caps.fps))
     try:
@@ -178,6 +188,7 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         raise
     if cast is not None:
         warnings.extend(cast.warnings)
+        report("cast", "", 1.0)
     if cast is not None and cast.voice is not None:
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")

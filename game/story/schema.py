@@ -162,6 +162,9 @@ class Reaction(_Model):
         goto: next scene id, or empty to stay.
         chunk: chunk hint for the world request.
         keep: for gifts: whether the character keeps the item (else it comes back).
+        put: for gifts of things made in play (a typed "give her a lantern", a dropped
+            picture): the place feature she sets it on (``shelf``, ``table``), as its lines
+            say, instead of holding it; ``""``: she holds it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -173,6 +176,7 @@ class Reaction(_Model):
     goto: str = ""
     chunk: ChunkHint | None = None
     keep: bool = True
+    put: str = ""
     #: Player roles this is open to (``[]``: every role); see ``roles:``.
     roles: tuple[Id, ...] = ()
 

@@ -472,9 +472,11 @@ class Director:
                 kind = str(obj.get("kind", "object"))
                 x = here.get(on, 0.5) if on else float(obj.get("x", 0.5))
                 y = 0.1 if on else float(obj.get("y", 0.0))
+                rests = str(obj.get("rests", ""))  # set down on a feature of the place (a gift's ``put:``)
                 entities.append(Entity(oid, "object", str(obj.get("name", oid)), str(obj.get("look", "")),
                                        str(obj.get("image", "")), x=x, y=y,
-                                       state=f"{'worn' if kind == 'worn' else 'held'}:{on}" if on else "idle"))
+                                       state=(f"{'worn' if kind == 'worn' else 'held'}:{on}" if on
+                                              else f"on:{rests}" if rests else "idle")))
         return Scene(location=state.location, palette=loc.palette if loc else state.location,
                      time_of_day=world_value(self.story, state, "time_of_day"),
                      weather=world_value(self.story, state, "weather"), entities=tuple(entities),

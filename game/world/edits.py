@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from game.errors import InputError
+from game.images import picture_caption, picture_subject
 from game.locale import UI, ui
 from game.state import AddReference, Event, GameState, Instruct
 from game.state.events import EventKind
@@ -42,6 +43,7 @@ from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
 from game.story.strings import reaction_base
+from game.world.backends.sprites import COLOUR_WORDS
 from game.world.director import indoors
 
 #: Every world edit a scene may allow.
@@ -458,14 +460,22 @@ def add_reference(host: EditHost, intent: AddReference,
     scene = _scene(host)
     target = intent.entity_id
     ident = _new_id(st, "picture")
-    stem = Path(path).stem.replace("_", " ").replace("-", " ")
+    caption = picture_caption(path)
+    subject = caption or picture_subject(path, nameless=frozenset(COLOUR_WORDS))
     x, y = place(host, {"relation": "here"}, ident) if intent.x is None else (round(st.camera_x + intent.x, 3), 0.0)
-    st.objects[ident] = {"name": "picture", "noun": "picture", "look": f"a picture of {stem}", "colour": "",
+    look = f"a picture of {subject}" if subject else "a picture"
+    if caption:  # its own words, quoted: a caption is a title, not a noun phrase
+        said = f"A picture, “{caption}”, is there now, as if it had always been."
+    elif subject:
+        said = f"A picture of {subject} is there now, as if it had always been."
+    else:  # a name that says nothing of what it shows (IMG_2034, red.png): not "a picture of red"
+        said = "Your picture is there now, as if it had always been."
+    st.objects[ident] = {"name": "picture", "noun": "picture", "look": look, "colour": "",
                          "size": "", "x": x, "y": y, "location": st.location, "image": path, "on": "",
                          "kind": "picture", "turn": st.turn}
     events = [_ev(host, "edit", ids={"edit": "add_reference", "target": ident},
                   data={"image": path, "x": x}),
-              _line(host, f"A picture of {stem} is there now, as if it had always been.", "edit.add_reference")]
+              _line(host, said, "edit.add_reference")]
     if target and scene is not None and target in scene.present:
         events += give_object(host, ident, target)
     return events
@@ -518,7 +528,7 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
     if scene is None or who not in scene.present:
         return refuse(host, "give", "not_here", f"{_cap(_name(host, who))} is not here.")
     obj = st.objects[oid]
-    if obj.get("on") == who:
+    if obj.get("on") == who or obj.get("owner") == who:  # in her hands, or set down by her already
         return refuse(host, "give", "already", f"{_cap(_name(host, who))} already has the {obj.get('name')}.")
     found = host.runtime.give_reaction(st, who, [oid, str(obj.get("noun", "")), str(obj.get("kind", "object")),
                                                   "default"])
@@ -528,7 +538,10 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
                                                                     "object": True})]
     st.gifts.setdefault(who, []).append(oid)
     keep = found[0].keep if found else True
-    if keep:
+    put = found[0].put if found else ""
+    if keep and put:  # she sets it down where her lines say: on that feature of the place, still hers
+        obj["on"], obj["rests"], obj["location"], obj["owner"] = "", put, st.location, who
+    elif keep:
         obj["on"], obj["kind"] = who, ("picture" if obj.get("kind") == "picture" else "held")
     if found is None:
         events.append(_line(host, host.runtime.interpolate(st, DEFAULT_GIVE_LINE, extra), "builtin.give"))

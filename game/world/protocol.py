@@ -185,7 +185,9 @@ class Entity:
         image: path of its reference image, or ``""``.
         x: horizontal position in world units (0 = the location's origin, 1 = one screen).
         y: vertical position, 0 (ground) .. 1 (top of screen).
-        state: current state, e.g. ``idle``, ``leap``, ``recoil``, ``nuzzle``.
+        state: current state, e.g. ``idle``, ``leap``, ``recoil``, ``nuzzle``; a thing's
+            ``held:<id>`` / ``worn:<id>`` (in a character's hands, on her) or ``on:<feature>``
+            (set down on that feature of the place, e.g. ``on:shelf``).
         holding: item ids it holds.
         tier: which memory tier this entry came from.
         expression: a character's expression from the relationship (a card's ``warm``,

@@ -1,8 +1,16 @@
-"""Record a session to MP4: every frame shown, and the sound under it.
+"""Record a session to MP4: every frame shown, the sound under it, and what was said.
 
 Frames go to ffmpeg (from ``imageio-ffmpeg``, which ships its own binary) as they
 arrive; sound goes to a 16-bit WAV beside them; :meth:`Recorder.close` muxes the
 two into the final file with AAC audio. Bit-exact flags keep reruns identical.
+
+The lines said and narrated (:meth:`Recorder.caption`) become subtitles: a SubRip file
+beside the MP4 (``out.srt``) and the same cues as a subtitle track inside it (``mov_text``,
+on by default in VLC, mpv and QuickTime). They are not burned into the frames: a recording
+keeps exactly what the world model drew (frame hashes, the error bank's evidence), and text
+stays text (any script, the player's own font and size, searchable, can be switched off).
+To burn them in for a player that shows no tracks (a browser):
+``ffmpeg -i out.mp4 -vf subtitles=out.srt burned.mp4``.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import subprocess
 import wave
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +26,60 @@ import imageio_ffmpeg
 import numpy as np
 
 from game.errors import BackendError, InputError
+
+#: Reading speed that sets a subtitle's time on screen, characters per second (about the 160-180
+#: words a minute of broadcast subtitling guidelines, e.g. the BBC's).
+READ_CPS = 15.0
+#: Shortest and longest time one subtitle stays up, seconds.
+MIN_CUE_S = 1.2
+MAX_CUE_S = 7.0
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One subtitle: ``text`` on screen from ``start`` to ``end`` seconds."""
+
+    start: float
+    end: float
+    text: str
+
+
+def reading_time(text: str) -> float:
+    """Seconds ``text`` takes to read at :data:`READ_CPS`, within [:data:`MIN_CUE_S`, :data:`MAX_CUE_S`]."""
+    return min(MAX_CUE_S, max(MIN_CUE_S, len(text) / READ_CPS))
+
+
+def timed_cues(batches: list[tuple[float, list[str]]], end: float) -> list[Cue]:
+    """Cues for lines said in batches: ``(seconds, lines)``, a turn's lines at the time its frames
+    began, in order; ``end``: the video's length, seconds.
+
+    A batch's lines follow one another, each for its :func:`reading_time`, squeezed (never below
+    :data:`MIN_CUE_S`) to end when the next batch's turn begins, so the text stays with its
+    picture; a batch that cannot fit pushes the next one later rather than drop a line.
+    """
+    cues: list[Cue] = []
+    cursor = 0.0
+    for i, (t, lines) in enumerate(batches):
+        start = max(t, cursor)
+        limit = batches[i + 1][0] if i + 1 < len(batches) else max(end, start)
+        need = [reading_time(line) for line in lines]
+        room = limit - start
+        squeeze = min(1.0, room / sum(need)) if need and room > 0 else (1.0 if i + 1 == len(batches) else 0.0)
+        for line, want in zip(lines, need, strict=True):
+            length = max(MIN_CUE_S, want * squeeze)
+            cues.append(Cue(round(start, 3), round(start + length, 3), line))
+            start += length
+        cursor = start
+    return cues
+
+
+def srt(cues: list[Cue]) -> str:
+    """``cues`` as a SubRip (``.srt``) file's text."""
+    def stamp(t: float) -> str:
+        ms = int(round(t * 1000))
+        return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+    return "".join(f"{i}\n{stamp(c.start)} --> {stamp(c.end)}\n{c.text}\n\n" for i, c in enumerate(cues, 1))
 
 
 class Recorder:
@@ -57,6 +120,23 @@ class Recorder:
         self._wav.setframerate(audio_rate)
         self.frames = 0
         self.samples = 0
+        #: Lines said, ``(seconds into the video, [lines])`` (see :meth:`caption`).
+        self.said: list[tuple[float, list[str]]] = []
+        #: The subtitle file written beside the MP4 by :meth:`close` (``None`` when nothing was said).
+        self.subtitles: Path | None = None
+
+    def caption(self, text: str, speaker: str = "") -> None:
+        """A line said or narrated now (as the next frames begin): a subtitle, ``"Eve: text"``
+        with a ``speaker``, timed by :func:`timed_cues`."""
+        text = " ".join(text.split())
+        if not text:
+            return
+        line = f"{speaker}: {text}" if speaker else text
+        now = round(self.frames / self.fps, 3)
+        if self.said and self.said[-1][0] == now:
+            self.said[-1][1].append(line)
+        else:
+            self.said.append((now, [line]))
 
     def add(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
         """Append ``(T, H, W, 3)`` uint8 frames and their ``(S,)`` float32 audio (or silence)."""
@@ -73,17 +153,23 @@ class Recorder:
         self.samples += pcm.shape[0]
 
     def close(self) -> Path:
-        """Finish and mux; returns the MP4 path.
+        """Finish and mux (with the subtitles, written beside it as ``.srt`` too); returns the MP4 path.
 
         Raises:
             game.errors.BackendError: ffmpeg failed (the video-only file is kept).
         """
         self._writer.close()
         self._wav.close()
+        subs: list[str] = []
+        if self.said:
+            self.subtitles = self.path.with_suffix(".srt")
+            self.subtitles.write_text(srt(timed_cues(self.said, self.frames / self.fps)), encoding="utf-8")
+            subs = ["-i", str(self.subtitles), "-map", "0:v", "-map", "1:a", "-map", "2:s", "-c:s", "mov_text",
+                    "-disposition:s:0", "default"]
         cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-loglevel", "error", "-i", str(self._video),
-               "-i", str(self._wav_path), "-c:v", "copy", "-c:a", "aac", "-b:a", "96k",
+               "-i", str(self._wav_path), *subs, "-c:v", "copy", "-c:a", "aac", "-b:a", "96k",
                "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
-               "-shortest", str(self.path)]
+               "-t", f"{self.frames / self.fps:.3f}", str(self.path)]
         result = subprocess.run(cmd, capture_output=True, check=False)
         if result.returncode != 0:
             raise BackendError(f"ffmpeg could not mux the recording: {result.stderr.decode()[-300:]}",

@@ -74,7 +74,9 @@ def test_the_gift_is_made_handed_over_and_remembered(eve: Story, embedder: Any, 
     assert s.state.chosen.get("came_for_light", 0) == 0  # the once-only choice is still there
     assert "came_for_light" in [c.id for c in s.choices()]
     assert s.state.gifts["eve"] == ["lantern"]
-    assert s.state.objects["lantern"]["on"] == "eve" and s.state.objects["lantern"]["name"] == "lantern"
+    lantern = s.state.objects["lantern"]
+    assert lantern["name"] == "lantern" and lantern["owner"] == "eve"
+    assert lantern["rests"] == "shelf" and lantern["on"] == ""  # set on the shelf, as her line says
 
 
 def test_a_scene_that_allows_no_new_things_refuses_the_gift(eve: Story, tmp_path: Path) -> None:

@@ -609,6 +609,7 @@ class Painter:
             camera_x: world units; ``camera_y``: screen heights (look up > 0).
         """
         layout = Layout(self.width, self.height)
+        self._rested: dict[str, int] = {}
         plan.backdrop.compose(out, camera_x, camera_y, frame)
         for name, kind, box in plan.backdrop.boxes(camera_x, camera_y):
             layout.add(name, kind, box)  # type: ignore[arg-type]
@@ -673,7 +674,10 @@ class Painter:
             face = 1.0
         x += p.x * h * face
         ground = feet - e.y * (feet - 0.12 * self.height)
-        if not is_char and e.y > 0.0:
+        rest = self._rest_spot(e, layout)
+        if rest is not None:  # set down on a feature of the place (``on:shelf``): standing on its top
+            x, ground = rest
+        elif not is_char and e.y > 0.0:
             ground += 0.02 * self.height * math.sin(frame * 0.12 + actor.phase * 6.28)
         bed = next((b for n, _, b in layout.drawn() if n == "hollow"), None) if actor.body == "lie" else None
         if bed is not None:  # it lies in the door of the hollow, on its bed spilling over the sill
@@ -718,6 +722,23 @@ class Painter:
             ex, ey = x + ef.x * h * face, ground - ef.y * h
             blit(out, fx.rgb, fx.alpha, int(round(ex - fx.foot[0])), int(round(ey - fx.foot[1])),
                  opacity=int(255 * min(1.0, ef.alpha)))
+
+    def _rest_spot(self, e: Entity, layout: Layout) -> tuple[float, float] | None:
+        """Where a thing set down on a feature (state ``on:<feature>``, e.g. a gift's ``put: shelf``)
+        stands: ``(x, y)`` frame pixels of its bottom centre on the feature's top, the first near its
+        right end and each next one a step to the left; ``None`` when it is not set down or the
+        feature is not drawn in this frame (it is then drawn where it lies)."""
+        if e.kind == "character" or not e.state.startswith("on:"):
+            return None
+        name = e.state[3:]
+        box = next((b for n, _, b in reversed(layout.drawn()) if n == name), None)
+        if box is None:
+            return None
+        a, top, c, _ = box
+        k = self._rested.get(name, 0)
+        self._rested[name] = k + 1
+        step = max(4.0, 0.045 * self.width)
+        return max(float(a) + step / 2.0, c - step * (k + 0.7)), float(top)
 
     def _set_down(self, actor: Actor, layout: Layout, x0: int, width: int) -> list[tuple[float, float]]:
         """Where a person sets down what she holds beyond what is in her hand: spots along the top

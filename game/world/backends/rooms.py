@@ -183,6 +183,7 @@ def _kitchen(r: _Room, names: frozenset[str]) -> None:
     r.ellipse(0.6, 0.34, 0.625, 0.37, (236, 236, 236), raw=True)  # the gull at the window
     r.poly([(0.615, 0.35), (0.632, 0.355), (0.615, 0.36)], (240, 180, 60), raw=True)
     r.rect(0.68, 0.3, 0.86, 0.315, (120, 88, 60))  # shelf with the green bottle
+    r.mark("shelf", 0.68, 0.3, 0.86, 0.315)  # what is set on it stands on its top (``put: shelf``)
     r.rect(0.74, 0.22, 0.755, 0.3, (60, 140, 90))
     r.rect(0.745, 0.205, 0.75, 0.22, (150, 110, 70))
     for x in (0.03, 0.07):  # oilskins on hooks
