@@ -269,15 +269,37 @@ def to_dot(smap: StoryMap) -> str:
     start = next((n.id for n in smap.nodes if n.start), "")
     if start:
         out.append(f"  __start -> {dot_quote('s_' + start)};")
+    loops: dict[str, list[MapEdge]] = {}
     for e in smap.edges:
+        if e.src == e.dst:  # drawn below, one loop per scene
+            loops.setdefault(e.src, []).append(e)
+            continue
         st = _edge_style(e)
         kw = {"label": _wrap(e.label), "color": st["colour"], "fontcolor": st["colour"], "penwidth": st["width"],
               "tooltip": e.kind}
         if st["dashed"]:
             kw["style"] = "dashed"
         out.append(f"  {dot_quote('s_' + e.src)} -> {dot_quote('s_' + e.dst)} {_attrs(**kw)};")
+    out += [_loop_dot(node, edges) for node, edges in loops.items()]
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _loop_dot(node: str, edges: list[MapEdge]) -> str:
+    """One DOT loop for every edge from ``node`` back to itself: graphviz lays several loops of
+    one node on top of each other, labels overlapping, so they are drawn as one loop whose label
+    lists each (its own colour, one per line block, left-aligned; HTML-escaped)."""
+    styles = [_edge_style(e) for e in edges]
+    colours = {st["colour"] for st in styles}
+    colour = colours.pop() if len(colours) == 1 else COLOURS["ink"]
+    rows = "".join(f'<font color={quoteattr(st["colour"])}>'
+                   + '<br align="left"/>'.join(xml_escape(line, {'"': "&quot;"}) for line in _wrap(e.label).split("\n"))
+                   + '</font><br align="left"/>' for e, st in zip(edges, styles, strict=True))
+    width = max(st["width"] for st in styles)
+    dashed = ', style="dashed"' if all(st["dashed"] for st in styles) else ""
+    tip = dot_quote(", ".join(sorted({e.kind for e in edges})))
+    return (f"  {dot_quote('s_' + node)} -> {dot_quote('s_' + node)} [label=<{rows}>, color={dot_quote(colour)}, "
+            f"penwidth={dot_quote(width)}, tooltip={tip}{dashed}];")
 
 
 def _wrap_caption(text: str) -> str:

@@ -32,8 +32,8 @@ def test_dot_has_the_scenes_edges_and_labels(mini_path: Path, tmp_path: Path) ->
     assert '"s_meadow" -> "s_after" [label="Offer the kite\\n[if has(\'kite\')]"' in dot
     assert '"s_meadow" -> "s_creek_scene" [label="[d] exit"' in dot
     assert '"s_creek_scene" -> "s_meadow" [label="[a] exit"' in dot
-    assert '"s_meadow" -> "s_meadow" [label="Wave"' in dot  # a choice that stays
-    assert '"s_meadow" -> "s_meadow" [label="say: sing"' in dot
+    assert '"s_meadow" -> "s_meadow" [label=<' in dot and '>Wave</font>' in dot  # a choice that stays (one loop)
+    assert '>say: sing</font>' in dot and dot.count('"s_meadow" -> "s_meadow"') == 1  # both on one loop
     assert 'label="Afterwards.' not in dot  # lines are not edges
     assert '"s_good_end" [label="good_end\\nending: good"' in dot and 'peripheries="2"' in dot
     assert "__start -> \"s_meadow\";" in dot
