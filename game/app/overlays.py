@@ -201,14 +201,15 @@ def help_overlay(surface: pygame.Surface, layout: Layout, fonts: Fonts,
 
 
 def ending_card(surface: pygame.Surface, layout: Layout, fonts: Fonts, ending: str) -> None:
-    """An ending's name over the world, with what the player can do now."""
+    """An ending's name (as shown: ``game.story.strings.ending_name``) over the world, with what
+    the player can do now."""
     cx, cy = layout.world.centerx, layout.world.y + int(layout.world.height * 0.36)
     box = pygame.Rect(0, 0, layout.px(460), layout.px(150))
     box.center = (cx, cy)
     paint.glass(surface, box, alpha=150, radius=layout.px(18), border=(255, 255, 255, 26))
     paint.text(surface, fonts.tiny, ui("ui.ending"), (cx, cy - layout.px(44)), paint.ACCENT,
                shadow=True, anchor="center")
-    paint.text(surface, fonts.title, ending.replace("_", " ").title(), (cx, cy), paint.TEXT,
+    paint.text(surface, fonts.title, ending, (cx, cy), paint.TEXT,
                shadow=True, anchor="center")
     paint.text(surface, fonts.small, ui("ui.ending.hint"),
                (cx, cy + layout.px(44)), paint.DIM, shadow=True, anchor="center")
