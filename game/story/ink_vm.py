@@ -278,8 +278,9 @@ class _Loader:
         self.where = where
         self.doc = doc
         self._pending: list[tuple[Container, int, str, Any]] = []
+        self._strings: dict[str, Any] = {}
 
-    def refuse(self, what: str, path: str) -> InkScopeError:
+    def refuse(self, what: str, path: Any) -> InkScopeError:
         return InkScopeError(f"this Ink story uses {what}, which worldloom's Ink interpreter does not play "
                              f"(at {path or 'the root'})", where=self.where, hint="it plays through bink instead")
 
@@ -298,14 +299,22 @@ class _Loader:
                 c.name = last["#n"]
                 if parent is not None:
                     c.path = f"{parent.path}.{c.name}" if parent.path else c.name
+        strings = self._strings
+        append = c.content.append
         for i, item in enumerate(body):
-            if isinstance(item, list):
+            t = type(item)
+            if t is str:  # text and commands decode the same everywhere: once
+                found = strings.get(item)
+                if found is None:
+                    found = strings[item] = self.item(item, c, i)
+                append(found)
+            elif t is list:
                 child = self.container(item, None, c, i)
                 if child.name is not None:
                     c.named[child.name] = child
-                c.content.append(child)
+                append(child)
             else:
-                c.content.append(self.item(item, c, i))
+                append(self.item(item, c, i))
         _fuse(c.content)
         if isinstance(last, dict):
             for key, value in last.items():
@@ -317,7 +326,7 @@ class _Loader:
         return c
 
     def item(self, x: Any, c: Container, i: int) -> Any:
-        where = f"{c.path}.{i}" if c.path else str(i)
+        where = _Where(c, i)
         if isinstance(x, bool | int):
             return (PUSH, x)
         if isinstance(x, float):
@@ -360,7 +369,7 @@ class _Loader:
             if "*" in x:
                 slot = [None]
                 self._pending.append((c, i, str(x["*"]), slot))
-                return (CHOICE, slot, int(x.get("flg", 0) or 0), where)
+                return (CHOICE, slot, int(x.get("flg", 0) or 0), str(where))
             if "VAR?" in x:
                 return (VAR_GET, str(x["VAR?"]))
             if "CNT?" in x:
@@ -383,6 +392,21 @@ class _Loader:
         for c, _i, target, slot in self._pending:
             slot[0] = resolve_target(root, c, target, self.where)
         self._pending = []
+
+
+class _Where:
+    """An item's path (``container.index``), made into text only when asked."""
+
+    __slots__ = ("c", "i")
+
+    def __init__(self, c: Container, i: int) -> None:
+        self.c, self.i = c, i
+
+    def __str__(self) -> str:
+        return f"{self.c.path}.{self.i}" if self.c.path else str(self.i)
+
+    def __bool__(self) -> bool:
+        return True
 
 
 def _fuse(content: list[Any]) -> None:
