@@ -17,9 +17,10 @@ Prints (figures, never assertions):
   with the npm ``inkjs`` compiler (node; installed once into
   ``~/.cache/worldloom/npm``), then bink's own choices/s (choose + continue, with
   and without a ``save_state`` checkpoint each, and reading each line with its tags
-  and each choice's text and tags, as a game must) and worldloom's ``InkRuntime``
-  choices/s with a checkpoint (``copy_state``) each, best of ``--repeat`` interleaved
-  rounds, and their ratios, beside the YAML runtime's figure above.
+  and each choice's text and tags, as a game must), worldloom's Ink interpreter alone the
+  same ways, and worldloom's ``InkRuntime`` choices/s with a checkpoint (``copy_state``)
+  each, on the interpreter and on bink, best of ``--repeat`` interleaved rounds, and their
+  ratios, beside the YAML runtime's figure above.
 
 The generated story is deterministic: a long road of scenes, each with a plain
 choice onwards, a side path behind a condition (``courage``, an item, a visit
@@ -111,15 +112,17 @@ def explorer_line(name: str, story: Story, max_states: int) -> None:
           "endings)")
 
 
-def choices_rate(story: Story, n: int, seed: int = 1) -> tuple[float, int]:
+def choices_rate(story: Story, n: int, seed: int = 1, engine: str | None = None) -> tuple[float, int]:
     """Random choices with a checkpoint (``copy_state()``) before each: ``(choices/s, restarts)``.
 
     The story's own runtime plays it: :class:`StoryRuntime` for YAML, ``InkRuntime`` for Ink
-    (events, variables, bink state in ``GameState``).
+    (events, variables, Ink's state in ``GameState``), on ``engine`` (``"vm"``: worldloom's Ink
+    interpreter, ``"bink"``; None: the runtime's own pick).
     """
-    from game.story.ink_runtime import runtime_for
+    from game.story.ink import InkStory
+    from game.story.ink_runtime import InkRuntime, runtime_for
 
-    rt = runtime_for(story)
+    rt = InkRuntime(story, engine=engine) if isinstance(story, InkStory) else runtime_for(story)
     rng = random.Random(seed)
     state = rt.new_state(seed)
     rt.begin(state)
@@ -176,6 +179,36 @@ def compile_ink(source: str, out: Path) -> str:
     done = subprocess.run(["node", str(ROOT / "tests" / "data" / "ink" / "compile.js"), str(cache), str(src),
                            str(out)], capture_output=True, text=True)
     return "" if done.returncode == 0 else f"inkjs: {done.stderr.strip()[:200]}"
+
+
+def vm_rate(story: Story, n: int, checkpoint: bool, seed: int = 1) -> float:
+    """worldloom's Ink interpreter alone, as :func:`bink_rate` drives bink (``lines``): each line with
+    its tags, each choice's text and tags, a ``save_state`` first when ``checkpoint``: choices/s."""
+    from game.story.ink import HOOK, RETURN_HOOK, InkStory
+    from game.story.ink_vm import InkVm
+
+    assert isinstance(story, InkStory) and story.vm_root is not None
+    vm = InkVm(story.vm_root)
+    vm.set_allow_external_function_fallbacks(True)
+    for name in (HOOK, RETURN_HOOK):
+        vm.bind_external_function(name, lambda *_: None)
+    rng = random.Random(seed)
+    saved: list[str] = []
+    t0 = time.process_time()
+    for _ in range(n):
+        while vm.can_continue():
+            vm.cont()
+        found = vm.choices(True)
+        if not found:
+            vm.reset_state()
+            while vm.can_continue():
+                vm.cont()
+            found = vm.choices(True)
+        if checkpoint:
+            saved.append(vm.save_state())
+            del saved[:-200]
+        vm.choose(rng.randrange(len(found)))
+    return n / (time.process_time() - t0)
 
 
 def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1, lines: bool = False) -> tuple[float, int]:
@@ -251,21 +284,34 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
-        bare = by_line = saving = rate = yaml_rate = 0.0  # best of `repeat` rounds, interleaved (per CPU second)
-        for _ in range(repeat):
+        bare = by_line = saving = rate = yaml_rate = on_bink = vm_lines = vm_saving = 0.0  # best of `repeat` rounds
+        in_scope = getattr(story, "vm_root", None) is not None
+        for _ in range(repeat):  # interleaved, per CPU second
             yaml_rate = max(yaml_rate, choices_rate(yaml_story, choices)[0])
             bare = max(bare, bink_rate(raw, choices, checkpoint=False)[0])
             by_line = max(by_line, bink_rate(raw, choices, checkpoint=False, lines=True)[0])
             saving = max(saving, bink_rate(raw, choices, checkpoint=True)[0])
-            got, restarts = choices_rate(story, choices)
+            got, restarts = choices_rate(story, choices, engine="vm" if in_scope else "bink")
             rate = max(rate, got)
+            on_bink = max(on_bink, choices_rate(story, choices, engine="bink")[0])
+            if in_scope:
+                vm_lines = max(vm_lines, vm_rate(story, choices, checkpoint=False))
+                vm_saving = max(vm_saving, vm_rate(story, choices, checkpoint=True))
         each = f"{choices} choices, {restarts} restarts, best of {repeat}"
         print(f"bink      {name:<18} {bare:9.0f} choices/s plain (choose + continue_maximally; {each})")
         print(f"bink      {name:<18} {by_line:9.0f} choices/s reading what a game shows (each line with its tags, "
               "each choice's text and tags; bink's API)")
         print(f"bink      {name:<18} {saving:9.0f} choices/s with a save_state at each choice")
-        print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime with a checkpoint "
-              "(GameState.copy_state) at each choice")
+        engine = "worldloom's Ink interpreter" if in_scope else "bink (the story is outside the interpreter's scope)"
+        print(f"runtime   {name + ' (ink)':<18} {rate:9.0f} choices/s through InkRuntime on {engine} with a "
+              "checkpoint (GameState.copy_state) at each choice")
+        print(f"runtime   {name + ' (ink)':<18} {on_bink:9.0f} choices/s through InkRuntime on bink "
+              "(WORLDLOOM_INK_ENGINE=bink), a checkpoint at each choice")
+        if in_scope:
+            print(f"vm        {name:<18} {vm_lines:9.0f} choices/s worldloom's Ink interpreter alone, reading each "
+                  "line with its tags and the choices (as bink's line above)")
+            print(f"vm        {name:<18} {vm_saving:9.0f} choices/s worldloom's Ink interpreter alone with a "
+                  "save_state at each choice (Ink's save format)")
         print(f"runtime   {name:<18} {yaml_rate:9.0f} choices/s through the YAML runtime with a checkpoint at each "
               "choice (the same story)")
         print(f"ratio     {name:<18} {yaml_rate / saving:9.2f}x  YAML runtime (checkpoint each) / bink with a "
@@ -273,6 +319,13 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         print(f"ratio     {name:<18} {rate / saving:9.2f}x  InkRuntime (checkpoint each) / bink with a save_state "
               "each (goal >= 1.0)")
         print(f"ratio     {name:<18} {rate / bare:9.2f}x  InkRuntime (checkpoint each) / bink plain (goal >= 1.0)")
+        print(f"ratio     {name:<18} {rate / on_bink:9.2f}x  InkRuntime on the interpreter / InkRuntime on bink "
+              "(both a checkpoint each)")
+        if in_scope:
+            print(f"ratio     {name:<18} {vm_lines / by_line:9.2f}x  interpreter alone / bink alone, both reading "
+                  "each line, its tags and the choices")
+            print(f"ratio     {name:<18} {vm_saving / saving:9.2f}x  interpreter alone / bink alone, both with a "
+                  "save_state at each choice")
         print(f"ratio     {name:<18} {rate / by_line:9.2f}x  InkRuntime (checkpoint each) / bink reading each line, "
               "its tags and the choices")
 

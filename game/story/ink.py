@@ -509,13 +509,25 @@ class InkStory(Story):
         self.externals = externals or set()
         #: A bink story built while loading (to check the file); the first runtime takes it.
         self.spare_bink: Any = None
-        #: The story decoded for worldloom's own interpreter (:mod:`game.story.ink_vm`), shared by
-        #: its runtimes; None when it uses what the interpreter does not play (see :attr:`vm_refusal`).
-        self.vm_root: Container | None = None
-        #: Why :attr:`vm_root` is None (the feature and where), or ``""``.
+        #: Why worldloom's interpreter does not play this story (the feature and where), or ``""``.
         self.vm_refusal = ""
+        self._vm_doc: dict[str, Any] | None = None
+        self._vm_root: Container | None = None
         #: Some tag in a knot is ``# id: ...`` (the runtime then reads choice tags for pinned ids).
         self.pinned_ids = any(split_tag(t)[0] == "id" for k in knots.values() for t in k.tags)
+
+    @property
+    def vm_root(self) -> Container | None:
+        """The story decoded for worldloom's own interpreter (:mod:`game.story.ink_vm`), shared by its
+        runtimes, or None when it uses what the interpreter does not play (:attr:`vm_refusal` says
+        what and where). Decoded on first use (lint and map never need it)."""
+        if self._vm_root is None and self._vm_doc is not None and not self.vm_refusal:
+            doc, self._vm_doc = self._vm_doc, None
+            try:
+                self._vm_root = compile_story(doc, str(self.path))
+            except InkScopeError as exc:
+                self.vm_refusal = str(exc)
+        return self._vm_root
 
     def where(self, path: Path_) -> str:
         """``story.ink.json`` plus ``#knot`` for paths under a scene (compiled Ink has no line numbers)."""
@@ -623,12 +635,14 @@ def load_ink(path: str | Path) -> InkStory:
     externals = {fn for c in _containers(doc["root"]) for fn, _ in _calls(c)} - {HOOK, RETURN_HOOK}
     story = InkStory(model, p, digest, json_text, knots, dict(scan.wrappers), global_tags,
                      set(scan.functions), int(doc.get("inkVersion", 0)), externals)
-    try:
-        story.vm_root = compile_story(doc, str(p))
-    except InkScopeError as exc:
-        story.vm_refusal = str(exc)
+    defs = doc.get("listDefs")
+    if isinstance(defs, dict) and defs:  # the interpreter's scope, checked cheaply (decoding waits for play)
+        story.vm_refusal = (f"this Ink story uses Ink lists (LIST {', '.join(sorted(defs))}), which worldloom's "
+                            f"Ink interpreter does not play (at listDefs)")
         # a bink story built once (kept for the first runtime), so a bad file fails at load time
         story.spare_bink = new_bink_story(story.json_text, str(story.path))
+    else:
+        story._vm_doc = doc
     return story
 
 

@@ -146,9 +146,9 @@ class InkRuntime(StoryRuntime):
         super().__init__(story)
         #: What plays the Ink: ``"vm"`` (worldloom's interpreter, :mod:`game.story.ink_vm`) or ``"bink"``.
         self.engine = pick_engine(story, engine)
-        if self.engine == "vm":
-            assert story.vm_root is not None
-            self.ink: Any = InkVm(story.vm_root, str(story.path))
+        root = story.vm_root if self.engine == "vm" else None
+        if root is not None:
+            self.ink: Any = InkVm(root, str(story.path))
         else:
             spare, story.spare_bink = story.spare_bink, None
             self.ink = spare if spare is not None else new_bink_story(story.json_text, str(story.path))

@@ -51,7 +51,7 @@ class InkVmError(Exception):
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
  SRND, VISIT, SEQ, THREAD, DONE, END, TAG_BEGIN, TAG_END, DIVERT, VAR_DIVERT, CALL, TUNNEL, EXTERNAL, CHOICE,
- VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ) = range(36)
+ VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT) = range(37)
 
 _COMMANDS = {"ev": EV, "/ev": EV_END, "out": OUT, "pop": POP, "du": DUP, "~ret": RET_FUNC, "->->": RET_TUNNEL,
              "str": STR, "/str": STR_END, "nop": NOP, "choiceCnt": CHOICE_CNT, "turn": TURN, "turns": TURNS_SINCE,
@@ -278,8 +278,9 @@ class _Loader:
         self.where = where
         self.doc = doc
         self._pending: list[tuple[Container, int, str, Any]] = []
+        self._strings: dict[str, Any] = {}
 
-    def refuse(self, what: str, path: str) -> InkScopeError:
+    def refuse(self, what: str, path: Any) -> InkScopeError:
         return InkScopeError(f"this Ink story uses {what}, which worldloom's Ink interpreter does not play "
                              f"(at {path or 'the root'})", where=self.where, hint="it plays through bink instead")
 
@@ -298,14 +299,23 @@ class _Loader:
                 c.name = last["#n"]
                 if parent is not None:
                     c.path = f"{parent.path}.{c.name}" if parent.path else c.name
+        strings = self._strings
+        append = c.content.append
         for i, item in enumerate(body):
-            if isinstance(item, list):
+            t = type(item)
+            if t is str:  # text and commands decode the same everywhere: once
+                found = strings.get(item)
+                if found is None:
+                    found = strings[item] = self.item(item, c, i)
+                append(found)
+            elif t is list:
                 child = self.container(item, None, c, i)
                 if child.name is not None:
                     c.named[child.name] = child
-                c.content.append(child)
+                append(child)
             else:
-                c.content.append(self.item(item, c, i))
+                append(self.item(item, c, i))
+        _fuse(c.content)
         if isinstance(last, dict):
             for key, value in last.items():
                 if key in ("#f", "#n"):
@@ -316,7 +326,7 @@ class _Loader:
         return c
 
     def item(self, x: Any, c: Container, i: int) -> Any:
-        where = f"{c.path}.{i}" if c.path else str(i)
+        where = _Where(c, i)
         if isinstance(x, bool | int):
             return (PUSH, x)
         if isinstance(x, float):
@@ -359,7 +369,7 @@ class _Loader:
             if "*" in x:
                 slot = [None]
                 self._pending.append((c, i, str(x["*"]), slot))
-                return (CHOICE, slot, int(x.get("flg", 0) or 0), where)
+                return (CHOICE, slot, int(x.get("flg", 0) or 0), str(where))
             if "VAR?" in x:
                 return (VAR_GET, str(x["VAR?"]))
             if "CNT?" in x:
@@ -382,6 +392,32 @@ class _Loader:
         for c, _i, target, slot in self._pending:
             slot[0] = resolve_target(root, c, target, self.where)
         self._pending = []
+
+
+class _Where:
+    """An item's path (``container.index``), made into text only when asked."""
+
+    __slots__ = ("c", "i")
+
+    def __init__(self, c: Container, i: int) -> None:
+        self.c, self.i = c, i
+
+    def __str__(self) -> str:
+        return f"{self.c.path}.{self.i}" if self.c.path else str(self.i)
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _fuse(content: list[Any]) -> None:
+    """Peephole: ``ev str ^text /str /ev`` (a choice's fixed text, no newline in it) becomes one
+    instruction at the first index that pushes the text and skips the four after it, which stay
+    in place (saved positions index the content as compiled)."""
+    for k in range(len(content) - 4):
+        a, b, text, d, e = content[k:k + 5]
+        if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
+                and e == (EV_END,):
+            content[k] = (FAST_TEXT, text)
 
 
 def _content_at(root: Container, start: Container, comps: list[str]) -> tuple[Any, Container | None]:
@@ -614,6 +650,8 @@ class InkVm:
         self._nl = -1
         self._saw_unsafe = False
         self._str_open = 0
+        #: Changes to the output stream so far (the newline bookkeeping runs when it moved).
+        self._outv = 0
         self._errors: list[str] = []
         self._changed: dict[str, Any] = {}
         self.globals = {}
@@ -814,13 +852,110 @@ class InkVm:
                     fn(name, value)
 
     def _run(self) -> None:
-        """Step until a line is done (Ink's ContinueInternal loop, its newline snapshot included)."""
+        """Step until a line is done (Ink's ContinueInternal loop, its newline snapshot included).
+
+        Each of Ink's steps (Story.Step, then NextContent) is one pass. The objects that only
+        move the pointer on inside their container and touch nothing the newline bookkeeping
+        reads (evaluation, variables, counts, plain text with no newline) run in an inner lane
+        with the position in locals; everything else takes the general path, after which the
+        bookkeeping runs if the output stream changed.
+        """
+        seen = -1
         while True:
-            self._step()
+            thread = self.threads[-1]
+            el = thread.stack[-1]
+            c = el.container
+            if c is None:
+                return
+            i = el.index
+            content = c.content
+            obj: Any = content[i] if 0 <= i < len(content) else (c if i < 0 or not content else None)
+            while type(obj) is Container:  # step into containers, counting the visits
+                if obj.visits or obj.turns:
+                    self._visit(obj, True)
+                if not obj.content:
+                    break
+                c, i = obj, 0
+                content = obj.content
+                obj = content[0]
+            el.container = c
+            n = len(content)
+            ev, out = self.eval, self.out
+            start = i
+            ran = False
+            while True:  # the inner lane
+                t = type(obj)
+                if t is str:
+                    if el.in_expr:
+                        ev.append(obj)
+                    elif "\n" not in obj and obj.strip(" \t") and self._snap is None and el.type != FUNCTION_T \
+                            and GLUE not in out:
+                        out.append(obj)  # after it the stream cannot end in a newline: nothing to book
+                        self._outv += 1
+                        seen = self._outv
+                    else:
+                        break
+                elif t is tuple:
+                    op = obj[0]
+                    if op == EV:
+                        el.in_expr = True
+                    elif op == EV_END:
+                        el.in_expr = False
+                    elif op == PUSH and el.in_expr and type(obj[1]) is not list and type(obj[1]) is not VarPointer:
+                        ev.append(obj[1])
+                    elif op == VAR_GET:
+                        ev.append(self._get_var(obj[1]))
+                    elif op == NATIVE:
+                        if obj[2] == 2:
+                            b = ev.pop()
+                            ev[-1] = _binary(obj[1], ev[-1], b)
+                        else:
+                            ev[-1] = _unary(obj[1], ev[-1])
+                    elif op == FAST_TEXT:  # ev str ^text /str /ev: a choice's fixed text onto the stack
+                        ev.append(obj[1])
+                        el.in_expr = False
+                        i += 4
+                    elif op == CNT_GET:
+                        ev.append(self._visit_count(obj[1][0].container))
+                    elif op == NOP:
+                        pass
+                    elif op == CHOICE and not self._str_open:
+                        el.index = i
+                        thread.prev_container, thread.prev_index = c, i - 1
+                        self._choice_point(obj)
+                    else:
+                        break
+                else:
+                    break
+                if i + 1 >= n:
+                    ran = True  # the last object of the container ran: NextContent leaves it
+                    break
+                i += 1
+                obj = content[i]
+            el.index = i
+            if ran:
+                self._next_content()
+            else:
+                if i > start:
+                    thread.prev_container, thread.prev_index = c, i - 1
+                t = type(obj)
+                if t is Container and obj.content:
+                    continue  # the next pass steps into it (an empty one is stepped past)
+                if t is tuple:
+                    self._step_object(obj, obj[0], el)
+                elif t is str:
+                    self._push_out(obj)
+                if self.el.container is not None:  # else the flow ended (done, end, a return to the game)
+                    self._next_content()
+                    if t is tuple and obj[0] == THREAD:
+                        self._push_thread()
             el = self.el
             if el.container is None and el.type != FROM_GAME_T:
                 self._follow_invisible_default()
                 el = self.el
+            if self._outv == seen and not self._saw_unsafe and el.container is not None:
+                continue  # nothing the newline bookkeeping reads has changed
+            seen = self._outv
             if not self._str_open:
                 out = self.out
                 snap = self._snap
@@ -907,92 +1042,51 @@ class InkVm:
                 return k
         return -1
 
-    # -- one step (Ink's Story.Step) ---------------------------------------------------------------
-    def _step(self) -> None:
-        """Run one object and move on (Ink's Story.Step and NextContent)."""
-        el = self.el
-        c = el.container
-        if c is None:
-            return
-        i = el.index
-        content = c.content
-        obj: Any = content[i] if 0 <= i < len(content) else (c if i < 0 or not content else None)
-        while type(obj) is Container:  # step into containers, counting the visits
-            if obj.visits or obj.turns:
-                self._visit(obj, True)
-            if not obj.content:
-                break
-            c, i = obj, 0
-            content = obj.content
-            obj = content[0]
-        el.container, el.index = c, i
-        t = type(obj)
-        if t is str:
+    # -- one step's object, the general path (Ink's PerformLogicAndFlowControl) -------------------------
+    def _step_object(self, obj: tuple[Any, ...], op: int, el: Element) -> None:
+        """Perform the instruction ``obj`` (opcode ``op``) at ``el``'s position (not moving on)."""
+        if op == DIVERT:
+            if not obj[2] or self._truthy(self.eval.pop()):
+                d = obj[1][0]
+                self.diverted = (d.container, d.index)
+        elif op == OUT:
+            if self.eval:
+                v = self.eval.pop()
+                if v is not VOID:
+                    self._push_out(value_text(v))
+        elif op == PUSH:
+            v = obj[1]
+            if type(v) is list:  # a divert target value (resolved once)
+                v = v[0]
+            elif type(v) is VarPointer and v.ci == -1:  # its context: this element's temporary, or global
+                v = VarPointer(v.name, len(self.threads[-1].stack) if v.name in el.temps else 0)
             if el.in_expr:
-                self.eval.append(obj)
+                self.eval.append(v)
             else:
-                self._push_out(obj)
-        elif t is tuple:
-            op = obj[0]
-            if op == PUSH:
-                v = obj[1]
-                if type(v) is list:  # a divert target value (resolved once)
-                    v = v[0]
-                elif type(v) is VarPointer and v.ci == -1:  # its context: this element's temporary, or global
-                    v = VarPointer(v.name, len(self.threads[-1].stack) if v.name in el.temps else 0)
-                if el.in_expr:
-                    self.eval.append(v)
-                else:
-                    self._push_out(value_text(v) if type(v) is not str else v)
-            elif op == EV:
-                el.in_expr = True
-            elif op == EV_END:
-                el.in_expr = False
-            elif op == VAR_GET:
-                self.eval.append(self._get_var(obj[1]))
-            elif op == DIVERT:
-                if obj[2] and not self._truthy(self.eval.pop()):
-                    pass
-                else:
-                    d = obj[1][0]
-                    self.diverted = (d.container, d.index)
-            elif op == OUT:
-                if self.eval:
-                    v = self.eval.pop()
-                    if v is not VOID:
-                        self._push_out(value_text(v))
-            elif op == NATIVE:
-                self._native(obj[1], obj[2])
-            elif op == CHOICE:
-                self._choice_point(obj)
-            elif op == STR:
-                self._push_out_obj(BEGIN_STR)
-                self._str_open += 1
-                el.in_expr = False
-            elif op == STR_END:
-                self._end_string()
-            elif op == CNT_GET:
-                self.eval.append(self._visit_count(obj[1][0].container))
-            elif op == ASSIGN:
-                self._assign(obj[1], obj[2], obj[3], self.eval.pop())
-            elif op == EXTERNAL:
-                if not obj[3] or self._truthy(self.eval.pop()):
-                    self._call_external(obj[1], obj[2])
-            elif op in (CALL, TUNNEL):
-                if not obj[2] or self._truthy(self.eval.pop()):
-                    d = obj[1][0]
-                    self.diverted = (d.container, d.index)
-                    self._push_frame(FUNCTION_T if op == CALL else TUNNEL_T)
-            elif op == VAR_DIVERT:
-                if not obj[2] or self._truthy(self.eval.pop()):
-                    self._var_divert(obj[1], obj[3])
-            else:
-                self._command(op, el)
-        if self.el.container is None:  # the flow ended (done, end, a return to the game)
-            return
-        self._next_content()
-        if t is tuple and obj[0] == THREAD:
-            self._push_thread()
+                self._push_out(value_text(v) if type(v) is not str else v)
+        elif op == CHOICE:
+            self._choice_point(obj)
+        elif op == STR:
+            self._push_out_obj(BEGIN_STR)
+            self._str_open += 1
+            el.in_expr = False
+        elif op == STR_END:
+            self._end_string()
+        elif op == ASSIGN:
+            self._assign(obj[1], obj[2], obj[3], self.eval.pop())
+        elif op == EXTERNAL:
+            if not obj[3] or self._truthy(self.eval.pop()):
+                self._call_external(obj[1], obj[2])
+        elif op in (CALL, TUNNEL):
+            if not obj[2] or self._truthy(self.eval.pop()):
+                d = obj[1][0]
+                self.diverted = (d.container, d.index)
+                self._push_frame(FUNCTION_T if op == CALL else TUNNEL_T)
+        elif op == VAR_DIVERT:
+            if not obj[2] or self._truthy(self.eval.pop()):
+                self._var_divert(obj[1], obj[3])
+        else:
+            self._command(op, el)
 
     def _command(self, op: int, el: Element) -> None:
         """The control commands other than the most frequent ones."""
@@ -1309,6 +1403,7 @@ class InkVm:
                 self._push_text(text[tail_last + 1:])
 
     def _push_text(self, text: str) -> None:
+        self._outv += 1
         out = self.out
         el = self.el
         fn_trim = el.fstart if el.type == FUNCTION_T else -1
@@ -1346,11 +1441,13 @@ class InkVm:
 
     def _push_out_obj(self, obj: Any) -> None:
         """Push a marker (glue, the start of a string or a tag) or a tag object."""
+        self._outv += 1
         if obj is GLUE:
             self._trim_newlines()
         self.out.append(obj)
 
     def _trim_newlines(self) -> None:
+        self._outv += 1
         out = self.out
         start = -1
         k = len(out) - 1
@@ -1368,6 +1465,7 @@ class InkVm:
             self.out = out[:start] + [o for o in out[start:] if type(o) is not str]
 
     def _remove_glue(self) -> None:
+        self._outv += 1
         out = self.out
         for k in range(len(out) - 1, -1, -1):
             o = out[k]
@@ -1377,6 +1475,7 @@ class InkVm:
                 break
 
     def _trim_function_end(self) -> None:
+        self._outv += 1
         el = self.el
         start = el.fstart if el.fstart != -1 else 0
         out = self.out
@@ -1391,6 +1490,7 @@ class InkVm:
             k -= 1
 
     def _end_string(self) -> None:
+        self._outv += 1
         out = self.out
         k = len(out) - 1
         while k >= 0 and out[k] is not BEGIN_STR:
@@ -1406,6 +1506,7 @@ class InkVm:
 
     def _end_tag_in_string(self) -> None:
         """``/#`` while a choice's text is evaluated: the tag goes onto the evaluation stack."""
+        self._outv += 1
         out = self.out
         k = len(out) - 1
         parts: list[str] = []
