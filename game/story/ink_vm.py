@@ -51,7 +51,7 @@ class InkVmError(Exception):
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
  SRND, VISIT, SEQ, THREAD, DONE, END, TAG_BEGIN, TAG_END, DIVERT, VAR_DIVERT, CALL, TUNNEL, EXTERNAL, CHOICE,
- VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT) = range(37)
+ VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT, FAST_STR) = range(38)
 
 _COMMANDS = {"ev": EV, "/ev": EV_END, "out": OUT, "pop": POP, "du": DUP, "~ret": RET_FUNC, "->->": RET_TUNNEL,
              "str": STR, "/str": STR_END, "nop": NOP, "choiceCnt": CHOICE_CNT, "turn": TURN, "turns": TURNS_SINCE,
@@ -412,12 +412,17 @@ class _Where:
 def _fuse(content: list[Any]) -> None:
     """Peephole: ``ev str ^text /str /ev`` (a choice's fixed text, no newline in it) becomes one
     instruction at the first index that pushes the text and skips the four after it, which stay
-    in place (saved positions index the content as compiled)."""
+    in place (saved positions index the content as compiled); ``str ^text /str`` inside an
+    evaluation likewise (a string literal: a hook's argument, a comparison's operand)."""
     for k in range(len(content) - 4):
         a, b, text, d, e = content[k:k + 5]
         if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
                 and e == (EV_END,):
             content[k] = (FAST_TEXT, text)
+    for k in range(len(content) - 2):
+        a, text, d = content[k:k + 3]
+        if a == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,):
+            content[k] = (FAST_STR, text)
 
 
 def _content_at(root: Container, start: Container, comps: list[str]) -> tuple[Any, Container | None]:
@@ -915,10 +920,17 @@ class InkVm:
                         ev.append(obj[1])
                         el.in_expr = False
                         i += 4
+                    elif op == FAST_STR and el.in_expr:  # str ^text /str: a string literal onto the stack
+                        ev.append(obj[1])
+                        i += 2
                     elif op == CNT_GET:
                         ev.append(self._visit_count(obj[1][0].container))
                     elif op == NOP:
                         pass
+                    elif op == POP:
+                        ev.pop()
+                    elif op == DUP:
+                        ev.append(ev[-1])
                     elif op == CHOICE and not self._str_open:
                         el.index = i
                         thread.prev_container, thread.prev_index = c, i - 1
@@ -1066,7 +1078,7 @@ class InkVm:
                 self._push_out(value_text(v) if type(v) is not str else v)
         elif op == CHOICE:
             self._choice_point(obj)
-        elif op == STR:
+        elif op == STR or op == FAST_STR:  # a fused literal outside evaluation runs as compiled
             self._push_out_obj(BEGIN_STR)
             self._str_open += 1
             el.in_expr = False
