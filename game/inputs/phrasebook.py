@@ -62,6 +62,11 @@ class Phrasebook:
             out = out.replace(mark, name)
         return " ".join(out.split())
 
+    def native(self, english: str) -> str:
+        """The book's own single word for the English word ``english`` (``lantern`` -> ``lanterne``:
+        the first of its words that :meth:`rewrite` reads as it), else ``english`` itself."""
+        return next((src for src, en in self.pairs if en == english and " " not in src and "'" not in src), english)
+
 
 @cache
 def _alternation(pairs: tuple[tuple[str, str], ...]) -> re.Pattern[str]:

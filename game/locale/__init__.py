@@ -234,6 +234,7 @@ UI: dict[str, str] = {
     "edit.refuse.look": "{character} will not be dressed up here.",
     "edit.refuse.default": "The world does not bend that way here.",
     "edit.word.night": "night", "edit.word.dawn": "dawn", "edit.word.day": "day", "edit.word.dusk": "dusk",
+    "edit.give_new": "You hold out {look}.",
     "edit.nothing_happens": "Nothing happens.",
     "edit.unclear": "Nothing changes; it is not clear how.",
     "edit.nothing_comes": "You picture something, but nothing comes.",

@@ -35,6 +35,7 @@ from typing import Any
 
 from game.errors import InputError
 from game.images import picture_caption, picture_subject
+from game.inputs.phrasebook import phrasebook
 from game.locale import UI, ui
 from game.state import AddReference, Event, GameState, Instruct
 from game.state.events import EventKind
@@ -42,7 +43,7 @@ from game.story.host import TurnHost
 from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
-from game.story.strings import reaction_base
+from game.story.strings import language, reaction_base
 from game.world.backends.sprites import COLOUR_WORDS
 from game.world.director import indoors
 
@@ -501,16 +502,20 @@ def give_new(host: EditHost, p: dict[str, str]) -> list[Event]:
         return refuse(host, "give", "not_here", f"{_cap(_name(host, who) if who else 'nobody')} is not here.")
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
     if len(here) >= MAX_OBJECTS_PER_PLACE:
-        return refuse(host, "add_object", "full", "There is no room for anything more here.")
+        return refuse(host, "add_object", "full", ui("edit.no_room"))
     colour = p.get("colour") or DEFAULT_COLOURS.get(noun, "")
     size = p.get("size", "")
     ident = _new_id(st, noun)
-    look = _look_text(noun, colour, size)
-    st.objects[ident] = {"name": noun, "noun": noun, "look": look, "colour": colour, "size": size,
+    look = _look_text(noun, colour, size)  # English: what the world model is told
+    book = phrasebook(language())  # playing in another language: the thing is named in it
+    name = book.native(noun) if book is not None else noun
+    shown = look if book is None else " ".join(book.native(w) for w in (p.get("size", ""), p.get("colour", ""), noun)
+                                               if w)
+    st.objects[ident] = {"name": name, "noun": noun, "look": look, "colour": colour, "size": size,
                          "x": float(scene.present[who]), "y": 0.0, "location": st.location, "image": "", "on": "",
                          "kind": "object", "turn": st.turn, "near": who, "relation": "near"}
     return [_ev(host, "edit", ids={"edit": "add_object", "target": ident}, data={"new": look, "for": who}),
-            _line(host, f"You hold out {look}.", "edit.give_new"),
+            _line(host, ui("edit.give_new", look=shown), "edit.give_new"),
             *give_object(host, ident, who)]
 
 

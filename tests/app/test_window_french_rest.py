@@ -4,6 +4,7 @@ error notices and the F10 statistics line come from catalogues too; English play
 from __future__ import annotations
 
 import os
+import re
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"
@@ -165,6 +166,11 @@ def test_give_her_a_lantern_in_french_is_the_gift_not_the_choice_about_the_light
             assert [e.ids.get("item") for e in new if e.kind == "give"] == ["lantern"]
             assert not [e for e in new if e.kind == "choice"]
             assert "came_for_light" in {c.id for c in session.choices()}
+            # said in French, the thing named in French (the world model is still told "a golden lantern")
+            lines = [e.text for e in new if e.kind == "line"]
+            assert lines[0] == "Vous tendez : lanterne." and not any(re.search(r"\blantern\b", t) for t in lines)
+            made = next(o for o in session.state.objects.values() if o.get("noun") == "lantern")
+            assert made["name"] == "lanterne" and made["look"] == "a golden lantern"
         finally:
             app.close()
     finally:
