@@ -12,7 +12,8 @@ cd "$(dirname "$0")"
 DRY=${WORLDLOOM_SETUP_DRY_RUN:-}
 run() { if [ -n "$DRY" ]; then echo "setup (dry run): $*"; else "$@"; fi; }
 
-APT_PACKAGES="espeak-ng xvfb sox ffmpeg fonts-droid-fallback fonts-dejavu-core graphviz"
+# fortunes and wordnet-base: the real sentences of the retrieval bench's corpus (bench/retrieval_corpus.py).
+APT_PACKAGES="espeak-ng xvfb sox ffmpeg fonts-droid-fallback fonts-dejavu-core graphviz fortunes wordnet-base"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,22 +1,20 @@
 """A realistic episodic-memory corpus for the retrieval bench, embedded once with the game's MiniLM.
 
-:func:`corpus` builds ``n`` memories of the kinds :class:`game.cast.memory.Memory` stores
-(exchanges summarised out of the window as ``Ada: ... / Eve: ...``, disclosures, lines of
-narration and of others, choices, actions, gifts, reactions, scenes, endings), in the game's
-own text formats, from templates over a wide vocabulary (names, relations, pets, places,
-trades, objects, food, weather, numbers, times) and the lines of the repository's
-``stories/`` and ``characters/``; each has the game's kind importance
-(:data:`game.cast.memory.KIND_IMPORTANCE`) and a game turn (about 2.5 memories a turn).
-Deterministic for a given ``n`` and seed.
+:func:`real_corpus` builds ``n`` memories of the kinds :class:`game.cast.memory.Memory` stores,
+in the game's own text formats (exchanges summarised out of the window as ``Ada: ... / Eve: ...``,
+disclosures, lines of others and narration, overheard lines, choices, actions, gifts, reactions,
+scenes, endings), the spoken and narrated ones made of real English sentences written by people
+(:func:`real_sentences`: Debian's ``fortunes`` and WordNet's usage examples, about 56,000), the
+short event formats over the game's vocabulary (:func:`memory_text`). Each memory has the game's
+kind importance (:data:`game.cast.memory.KIND_IMPORTANCE`) and a game turn (about 2.5 memories a
+turn). Deterministic for a given ``n`` and seed.
 
 :func:`embedded` embeds the texts with :class:`game.models.embedder.Embedder` (the shipped
 all-MiniLM-L6-v2, the game's own class, without its SQLite cache) and caches the vectors
 as ``.npy`` (never pickle) under ``~/.cache/worldloom/bench/`` keyed by a hash of the
 texts and the model, in parts of :data:`PART_ROWS` rows, so an interrupted run resumes.
 
-Queries: :data:`IN_SAMPLE` are generated from templates over the same vocabulary (the
-fast path's sizes are tuned on them); :data:`HELD_OUT` were written by hand, apart, in
-other words (scored separately).
+Queries (:func:`player_lines`): real player lines from ``bench/data/``, in two sets.
 """
 
 from __future__ import annotations
@@ -217,79 +215,110 @@ def memory_text(rng: random.Random, kind: str, lines: list[str]) -> str:
     return f"The story ended: {rng.choice(['the light holds', 'the wreck', 'cut off', 'morning on Skerrow'])}."
 
 
-def corpus(n: int, seed: int = 0) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """``n`` memories: ``(texts, kinds, turns (n,) int64, importance (n,) float32)``, oldest first.
+#: Where :func:`real_sentences` reads its text (Debian packages ``fortunes`` and ``wordnet-base``).
+FORTUNES = Path("/usr/share/games/fortunes")
+WORDNET = Path("/usr/share/wordnet")
+#: Fortune files left out: pictures drawn in characters, and lists of Debian commands.
+FORTUNES_SKIP = {"ascii-art", "art", "debian", "linux", "perl", "knghtbrd", "translate-me"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 
-    Each memory is drawn in turn from one seeded generator, so ``corpus(m)`` is the first
-    ``m`` memories of ``corpus(n)`` for ``m < n`` (and shares its cached vectors).
+
+def real_sentences() -> list[str]:
+    """Real English sentences written by people, in a fixed order: about 60,000.
+
+    - the fortune cookies of the Debian package ``fortunes`` (sayings, quotations, jokes, bits of
+      literature, science and songs; files under :data:`FORTUNES`, less :data:`FORTUNES_SKIP`),
+      split into sentences;
+    - the usage examples of WordNet 3.0 (Debian ``wordnet-base``; Miller 1995, "WordNet: a lexical
+      database for English", CACM 38(11)): everyday sentences written by its lexicographers
+      ("he enjoyed a sense of peace and protection in his new home"), those of 4 words or more;
+    - the lines of the repository's stories (:func:`repo_lines`).
+
+    Each kept once, 20 to 240 characters, deduplicated, sorted, then shuffled with a fixed seed.
+
+    Raises:
+        FileNotFoundError: a package is not installed (``apt-get install fortunes wordnet-base``).
+    """
+    missing = [str(d) for d in (FORTUNES, WORDNET) if not d.is_dir()]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(missing)} not found: the real corpus needs the Debian packages "
+                                "'fortunes' and 'wordnet-base' (apt-get install fortunes wordnet-base)")
+    out: set[str] = set()
+    for path in sorted(FORTUNES.iterdir()):
+        if path.suffix or path.name in FORTUNES_SKIP or path.is_symlink() or not path.is_file():
+            continue
+        for cookie in path.read_text(encoding="utf-8", errors="replace").split("\n%\n"):
+            for sentence in _SENTENCE_END.split(" ".join(cookie.split())):
+                if 20 <= len(sentence) <= 240 and re.search("[a-z]", sentence) and "<" not in sentence:
+                    out.add(sentence)
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (WORDNET / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            gloss = line.split(" | ", 1)
+            if line.startswith("  ") or len(gloss) < 2:
+                continue
+            for example in re.findall(r'"([^"]{20,240})"', gloss[1]):
+                if len(example.split()) >= 4:
+                    out.add(example.strip())
+    out.update(repo_lines())
+    ordered = sorted(out)
+    random.Random(11).shuffle(ordered)
+    return ordered
+
+
+def real_corpus(n: int, seed: int = 0) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """``n`` memories made of :func:`real_sentences`, in the game's memory formats, oldest first:
+    ``(texts, kinds, turns (n,) int64, importance (n,) float32)``.
+
+    Kinds in the shares of :data:`KINDS`. An exchange or disclosure is one line of the player and
+    one of hers (``Ada: <sentence> / Eve: <sentence>``); a line is a sentence said by someone
+    (``Name: "<sentence>"``) or narration; an overheard line is the player's sentence to someone;
+    choices, actions, gifts, reactions, scenes, beliefs and endings are the game's own short
+    formats over its vocabulary (as :func:`memory_text`), so they repeat, as in a long game.
+    Sentences are drawn with replacement. ``real_corpus(m)`` is the first ``m`` memories of
+    ``real_corpus(n)`` for ``m < n``.
     """
     rng = random.Random(seed)
+    pool = real_sentences()
     lines = repo_lines()
     names, shares = list(KINDS), list(KINDS.values())
     kinds, texts = [], []
     for _ in range(n):
         kind = rng.choices(names, weights=shares)[0]
+        if kind in ("exchange", "disclosure"):
+            text = f"{PLAYER}: {rng.choice(pool)} / {HER}: {rng.choice(pool)}"
+        elif kind == "line":
+            said = rng.choice(pool)
+            text = said if rng.random() < 0.3 else f"{rng.choice(FIRST)}: \"{said}\""
+        elif kind == "overheard":
+            text = f"{PLAYER} said to {rng.choice(FIRST)}: \"{rng.choice(pool)}\""
+        else:
+            text = memory_text(rng, kind, lines)
         kinds.append(kind)
-        texts.append(memory_text(rng, kind, lines))
+        texts.append(_cut(text, 400))
     turns = (np.arange(n) / PER_TURN).astype(np.int64)
     importance = np.array([KIND_IMPORTANCE[k] for k in kinds], np.float32)
     return texts, kinds, turns, importance
 
 
-#: Queries the fast path's sizes are tuned on, made from the corpus's own templates and vocabulary.
-def in_sample(count: int, seed: int = 5) -> list[str]:
-    rng = random.Random(seed)
-    templates = ["Do you remember my {rel} {name}?", "What did I tell you about {place}?",
-                 "When did I give you the {obj}?", "What is my {pet} called?", "Have you seen {name} since the storm?",
-                 "What did {name} say about the {obj}?", "How many {count} do I keep?", "Where did I grow up?",
-                 "Who taught me to {action}?", "What food do I like best?", "Was it {weather} when we met?",
-                 "Did {name} {surname} come over the Spine?"]
-    return [_fill(rng, templates[i % len(templates)]) for i in range(count)]
+def player_lines() -> tuple[list[str], list[str]]:
+    """Real player lines as queries, two sets: ``(talk, probes)``.
 
+    ``talk``: the lines the player says to Eve in ``bench/data/eve_talk60.txt`` (the lead's
+    60-exchange talk; used while the fast path was written). ``probes``: the questions and tellings
+    of ``bench/data/character_probes.yaml`` (written for the character bench, not looked at for
+    retrieval: held out).
+    """
+    import yaml
 
-#: Queries written by hand, apart from the templates (other words, other shapes): scored separately.
-HELD_OUT = [
-    "that dog of mine, the scruffy one, what was his name again",
-    "who was it that fixed the boat engine last winter",
-    "the night the ferry never came",
-    "tell me again about the woman from Harrowby with the red boots",
-    "you said something once about your grandmother and the lamp",
-    "what present did I bring you the first time",
-    "how old did I say I was",
-    "which city did my family move to",
-    "the honey, did you ever open it",
-    "remind me what my job is",
-    "is the lemon tree still alive",
-    "what happened when the fog came down so thick you couldn't see the rail",
-    "did anyone row out to the buoy in that gale",
-    "I told you about my brother, the sailor, didn't I",
-    "what was that song you hummed while baking",
-    "my cat hates thunder, do you remember",
-    "did Admiral steal the fish again",
-    "when is low water tomorrow",
-    "what did the letter in the bottle say",
-    "how many steps up to the lantern",
-    "that man from Rotterdam who owed me money",
-    "were we in the glasshouse when the hail started",
-    "what colour was the scarf I gave you",
-    "who did I meet at the fish market",
-    "I'm worried about my mother",
-    "tell me about the shipwreck",
-    "the clock that stopped at midnight",
-    "where did I say I lost my knife",
-    "which of my cousins lives abroad",
-    "what did we cook on the coldest night",
-    "the postman who plays the fiddle",
-    "did I ever tell you where I was born",
-    "something about bees and forty hives",
-    "who climbed the north cliffs with me",
-    "you promised to show me the drift map",
-    "what was the name of the pub in the village",
-    "I said I'd help with the paraffin cans",
-    "that photograph of the old keeper",
-    "my grandfather was a clockmaker in Riga",
-    "what did Brann take from the shed",
-]
+    data = ROOT / "bench" / "data"
+    talk = [line.split(" ", 2)[2] for line in (data / "eve_talk60.txt").read_text(encoding="utf-8").splitlines()
+            if line.startswith("ask ")]
+    probes: list[str] = []
+    for probe in yaml.safe_load((data / "character_probes.yaml").read_text(encoding="utf-8"))["probes"]:
+        for key in ("tell", "ask"):
+            if isinstance(probe.get(key), str) and probe[key] not in probes:
+                probes.append(probe[key])
+    return list(dict.fromkeys(talk)), probes
 
 
 def model_key(model_id: str) -> str:
@@ -311,7 +340,7 @@ def part_path(texts: list[str], model: str) -> Path:
     return Path.home() / ".cache" / "worldloom" / "bench" / f"minilm-{h.hexdigest()[:32]}.npy"
 
 
-def embedded(texts: list[str], quiet: bool = False) -> np.ndarray:
+def embedded(texts: list[str], quiet: bool = False, threads: int = 1) -> np.ndarray:
     """``(len(texts), 384)`` float32 MiniLM unit vectors of ``texts``, from the cache or embedded now.
 
     Each distinct text is embedded once. The distinct texts, in order of first appearance, go
@@ -334,7 +363,7 @@ def embedded(texts: list[str], quiet: bool = False) -> np.ndarray:
 
         from game.models.embedder import Embedder
 
-        torch.set_num_threads(1)
+        torch.set_num_threads(threads)
         enc = Embedder(use_cache=False)
         paths[0].parent.mkdir(parents=True, exist_ok=True)
     parts, done, t0 = [], 0, time.perf_counter()
@@ -361,4 +390,4 @@ def embedded(texts: list[str], quiet: bool = False) -> np.ndarray:
     return vecs[np.fromiter((row[t] for t in texts), np.int64, len(texts))]
 
 
-__all__ = ["HELD_OUT", "corpus", "embedded", "in_sample", "part_path", "repo_lines"]
+__all__ = ["embedded", "part_path", "player_lines", "real_corpus", "real_sentences", "repo_lines"]

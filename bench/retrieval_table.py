@@ -10,11 +10,12 @@ Every way returns the top 10 of N episodic memories by the score of
   inner-product search) gives the :data:`PEER_POOL` nearest memories by cosine and the nearest
   of ``-q`` (so the cosine's min-max is exact), BM25 its :data:`PEER_POOL` best; those are
   scored exactly and ranked.
-* ``previous fast path`` (this repo's last try, kept here to be measured): recency,
-  importance and BM25 for every memory, the :data:`PREV_CANDIDATES` best by them plus the
-  :data:`PREV_EXTREMES` faiss-HNSW neighbours of ``q`` and ``-q``, rescored exactly.
-* ``prefilter (new)``: ``EpisodicStore.top()`` from ``FAST_MIN`` memories (PCA-code estimate
-  of the whole score, candidates scored exactly, an error bound that widens them).
+* ``faiss HNSW + top by the rest`` (a library ANN peer; this repo's fast path of two sessions
+  ago): recency, importance and BM25 for every memory, the :data:`PREV_CANDIDATES` best by
+  them plus the :data:`PREV_EXTREMES` faiss-HNSW neighbours of ``q`` and ``-q``, rescored.
+* ``index + bound (new default)``: ``EpisodicStore.top()`` from ``FAST_MIN`` memories (faiss
+  HNSW with 8-bit codes, the exact rest of the score, the threshold bound of
+  ``game/cast/retrieval.py``; the exact scan when the bound is not met).
 
 Per way: CPU ms p50/p95 (``time.process_time``, the whole process: BLAS and faiss run on one
 thread) over the in-sample and the held-out queries, recall@10 against the exact scan (mean
@@ -85,11 +86,12 @@ def exact_way(store: EpisodicStore) -> Way:
                int(store.vectors.nbytes))
 
 
-def prefilter_way(store: EpisodicStore) -> Way:
-    pre = store.build_index()
-    return Way("prefilter (new, opt-in)",
+def bound_way(store: EpisodicStore) -> Way:
+    index = store.build_index()
+    assert index is not None, "the new path needs faiss (the ann extra)"
+    return Way("index + bound (new default)",
                lambda q, now, text: [s.index for s in store.top(q, now, 10, query_text=text)],
-               pre.nbytes, lambda v: pre.add(v.reshape(1, -1)))
+               index.nbytes, lambda v: index.add(v.reshape(1, -1)))
 
 
 def faiss_flat_way(store: EpisodicStore) -> Way:
@@ -133,7 +135,7 @@ def previous_way(store: EpisodicStore) -> Way:
         return [int(x) for x in cand[np.argsort(-score)[:10]]]
 
     extra = int(index.ntotal) * (store.dim * 4 + links * 2 * 4)  # its own copy of the vectors, level-0 links
-    return Way("previous fast path (HNSW extremes)", top, extra, lambda v: index.add(v.reshape(1, -1)))
+    return Way("faiss HNSW + top by the rest (peer)", top, extra, lambda v: index.add(v.reshape(1, -1)))
 
 
 def pct(values: Sequence[float], p: float) -> float:
@@ -163,7 +165,7 @@ def measure(ways: list[Way], sets: dict[str, list[Query]], now: int) -> dict[str
 
 def append_us(store: EpisodicStore, vec: np.ndarray, repeat: int = 20) -> float:
     """Median CPU µs to append one memory with its vector to ``store`` (columns, vector row, BM25 postings,
-    and the prefilter's code once it has one)."""
+    no index update)."""
     times = []
     for i in range(repeat):
         t0 = time.process_time()
@@ -184,16 +186,16 @@ def index_add_us(way: Way, vec: np.ndarray, repeat: int = 20) -> float:
 
 
 def print_rows(label: str, n: int, ways: list[Way], figures: dict[str, dict[str, tuple[float, ...]]],
-               adds: dict[str, float]) -> None:
+               adds: dict[str, float], sets: Sequence[str]) -> None:
     for way in ways:
         f = figures[way.name]
-        a, b = f.get("in-sample", (np.nan,) * 3), f.get("held-out", (np.nan,) * 3)
+        a, b = (f.get(name, (np.nan,) * 3) for name in sets)
         print(f"  {label:<13}{n:>8,}  {way.name:<36}{a[0]:>7.2f}{a[1]:>7.2f}{a[2]:>7.3f}   "
               f"{b[0]:>7.2f}{b[1]:>7.2f}{b[2]:>7.3f}  {way.extra_bytes / 2**20:>7.1f}  {adds.get(way.name, 0):>8.0f}")
 
 
-HEADER = (f"  {'vectors':<13}{'memories':>8}  {'way':<36}{'in p50':>7}{'p95':>7}{'recall':>7}   "
-          f"{'out p50':>7}{'p95':>7}{'recall':>7}  {'MB':>7}  {'add µs':>8}")
+HEADER = (f"  {'vectors':<13}{'memories':>8}  {'way':<36}{'A p50':>7}{'p95':>7}{'recall':>7}   "
+          f"{'B p50':>7}{'p95':>7}{'recall':>7}  {'MB':>7}  {'add µs':>8}")
 
-__all__ = ["HEADER", "Way", "append_us", "exact_way", "index_add_us", "faiss_flat_way", "measure", "prefilter_way",
+__all__ = ["HEADER", "Way", "append_us", "exact_way", "index_add_us", "faiss_flat_way", "measure", "bound_way",
            "previous_way", "print_rows"]

@@ -144,9 +144,9 @@ class MemoryConfig:
         reply_tokens: tokens reserved for her reply.
         pinned_tokens: tokens reserved in the sink for pinned facts.
         min_room_tokens: the least the conversation must have beside the sink.
-        fast_retrieval: rank episodic memories through the PCA-code prefilter from
-            :data:`game.cast.retrieval.FAST_MIN` memories on (opt-in until its recall is shown at
-            100,000 real memories; see :meth:`game.cast.retrieval.EpisodicStore.top`).
+        fast_retrieval: rank episodic memories through the cosine index and the threshold bound
+            from :data:`game.cast.retrieval.FAST_MIN` memories on, when faiss (the ``ann`` extra) is
+            installed (see :meth:`game.cast.retrieval.EpisodicStore.top`); ``False``: always the exact scan.
     """
 
     history_messages: int = 16
@@ -160,7 +160,7 @@ class MemoryConfig:
     reply_tokens: int = 200
     pinned_tokens: int = 96
     min_room_tokens: int = 256
-    fast_retrieval: bool = False
+    fast_retrieval: bool = True
 
 
 class HistoryMessage(BaseModel):

@@ -42,13 +42,25 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
 plain Python, for the tests.
 
-From :data:`FAST_MIN` memories on, in a store made with ``fast=True`` (opt-in),
-:meth:`EpisodicStore.top` ranks the same score without computing every full cosine: a
-cheap estimate of the whole score (the cosine from 32-float PCA codes,
-:mod:`game.cast.prefilter`; recency, importance and BM25 in float32) picks
-:data:`FAST_CANDIDATES` memories, which are scored exactly; an error bound on the
-estimate then decides whether any memory left out could still reach the top ``k``, and
-widens the candidates (at worst to the exact scan) until none can.
+From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default, when faiss,
+the ``ann`` extra, is installed), :meth:`EpisodicStore.top` ranks the same score without
+computing every cosine: a threshold-algorithm bound (Fagin, Lotem, Naor, "Optimal
+aggregation algorithms for middleware", J. Comput. Syst. Sci. 66(4), 2003, section 4:
+TA) over two sorted lists, the memories by cosine (an HNSW index, :mod:`game.cast.ann`)
+and the memories by the rest of the score (recency, importance and BM25, exact for every
+memory: a few vector passes and the query's BM25 postings). With ``other_j`` the rest of
+memory ``j``'s score, ``alpha`` the weight of its scaled cosine, ``lo`` the cosine's
+minimum and ``floor`` the smallest cosine the index returned::
+
+    score_j  =  other_j + alpha * (cos_j - lo)
+    j outside both lists  =>  score_j  <=  other_j + alpha * (floor - lo)
+
+so every memory with ``other_j < kth - alpha * (floor - lo)`` (``kth``: the ``k``-th best
+exact score seen, a lower bound of the true one) is left out safely, and those above are
+scored exactly. The answer equals the exact scan's whenever the index's lists are right
+(its ``M`` nearest of the query, and the nearest of the negated query, which gives the
+cosine's minimum); ``bench/memory.py`` measures how often that holds. Without faiss, or
+below :data:`FAST_MIN`, the exact scan answers.
 """
 
 from __future__ import annotations
@@ -56,6 +68,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,7 +76,7 @@ from typing import Protocol
 
 import numpy as np
 
-from game.cast.prefilter import CosinePrefilter
+from game.cast import ann
 
 #: Recency decay per game turn (Park et al. 2023 use 0.995 per game hour).
 DEFAULT_DECAY = 0.995
@@ -71,26 +84,27 @@ DEFAULT_DECAY = 0.995
 CHUNK_ROWS = 1024
 #: Share of relevance that comes from BM25 word matching (the rest from MiniLM cosine).
 DEFAULT_LEXICAL = 0.5
-#: Memories from which :meth:`EpisodicStore.top` ranks through the prefilter (below: the exact scan, as fast).
+#: Memories from which :meth:`EpisodicStore.top` ranks through the index (below it the exact scan is as fast:
+#: ``bench/memory.py --only retrieval --sizes 10000,20000``).
 FAST_MIN = 20_000
-#: Memories the fast path scores exactly at first: the best by the estimated score (see ``top``).
-FAST_CANDIDATES = 512
-#: Memories with the largest and with the smallest estimated cosine whose exact cosine sets its min-max:
-#: at least this many at each end, and one in :data:`FAST_EXTREMES_PER` of the memories.
-FAST_EXTREMES = 256
-FAST_EXTREMES_PER = 256
-#: The extremes are picked by the estimate widened by this many of its error scales (see ``top``).
-FAST_EXTREME_Z = 3.0
-#: The error bound of the estimated cosine, in root-mean-square errors measured on the candidates.
-FAST_MARGIN = 4.0
-#: The estimate is trusted only while ``delta`` (see ``top``) is under this share of the cosine's range.
-FAST_MAX_ERROR = 0.25
-#: The candidates widen up to this share of the memories; past it, the exact scan answers.
+#: Nearest memories by cosine asked of the index first (and its faiss ``efSearch``).
+ANN_K = 64
+ANN_EF = 128
+#: Nearest memories of the negated query asked (the smallest of their cosines is the cosine's minimum).
+ANN_FAR = 8
+#: The index's list grows this many times over when the bound leaves too many memories to score, up to ANN_K_MAX.
+ANN_GROW = 4
+ANN_K_MAX = 1024
+#: Past this share of the memories left to score exactly, the exact scan answers.
 FAST_MAX_SHARE = 0.125
-#: After this many fast-path queries in a row that the exact scan had to answer (vectors without the
-#: structure the PCA codes need), the next :data:`FAST_REST` queries go straight to the scan.
-FAST_GIVE_UP = 4
-FAST_REST = 64
+#: The index lags the store by at most this many memories before a thread catches it up (the scan answers
+#: meanwhile); fewer are added at once, in the query.
+ANN_CATCH_UP = 2048
+#: Rows the index's 8-bit code ranges are trained on (evenly spaced over the memories).
+ANN_TRAIN_ROWS = 8192
+#: Slack on the bound for rounding: a float32 cosine computed in a product over some rows can differ in its last
+#: bit (about 1e-7) from the same one over all rows; scaled and weighted, that is under 1e-6 of a score.
+BOUND_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -298,20 +312,19 @@ class EpisodicStore:
     Args:
         dim: vector dimension (384 for MiniLM).
         chunk: rows added each time the matrix fills.
-        fast: rank through the prefilter from :data:`FAST_MIN` memories on (see :meth:`top`);
-            ``False`` (the default): always the exact scan. Opt-in: its recall@10 on real MiniLM
-            memories was measured to 34,000 memories (``bench/memory.py``), not yet at 100,000.
+        fast: rank through the cosine index from :data:`FAST_MIN` memories on (see :meth:`top`), when
+            faiss is installed (:func:`game.cast.ann.available`); ``False``: always the exact scan.
     """
 
-    def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = False) -> None:
+    def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = True) -> None:
         self.dim = dim
         self.fast = fast
-        #: PCA codes of the embedded vectors (built at :data:`FAST_MIN` memories; ``None`` before)
-        self.prefilter: CosinePrefilter | None = None
+        #: the HNSW index of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
+        #: ``None`` before)
+        self.index: ann.CosineIndex | None = None
         #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
         self.last_path: tuple[str, int] = ("exact", 0)
-        self._misses = 0  # fast-path queries in a row the exact scan answered
-        self._rest = 0  # queries still to go straight to the scan
+        self._builder: threading.Thread | None = None  # the thread building or catching up the index
         self.chunk = max(1, chunk)
         self.texts: list[str] = []
         self.kinds: list[str] = []
@@ -396,7 +409,6 @@ class EpisodicStore:
         if vectors is not None:
             self._vectors[start:start + n] = vectors
             self._embedded = start + n
-            self._index_new(start)
 
     def embed_pending(self, encoder: TextEncoder) -> int:
         """Embed every memory still without a vector, in one batch; returns how many."""
@@ -405,26 +417,51 @@ class EpisodicStore:
             start = self._embedded
             self._vectors[start:start + n] = np.asarray(encoder.encode(self.texts[start:]), np.float32)
             self._embedded = start + n
-            self._index_new(start)
         return n
 
-    def _index_new(self, start: int) -> None:
-        """Code the vectors embedded from row ``start`` on (refit the axes when the store has doubled)."""
-        pre = self.prefilter
-        if pre is None:
-            return
-        if pre.refit_due(self._embedded):
-            pre.fit(self.vectors)
-        else:
-            pre.add(self._vectors[start:self._embedded])
+    def build_index(self, wait: bool = True) -> ann.CosineIndex | None:
+        """Build the cosine index of the embedded vectors, or add to it those it lacks.
 
-    def build_index(self) -> CosinePrefilter:
-        """Fit the prefilter on the embedded vectors now (else it is fitted on the first :meth:`top`
-        from :data:`FAST_MIN` memories); later vectors are coded as they are embedded."""
-        if self.prefilter is None:
-            self.prefilter = CosinePrefilter(self.dim)
-            self.prefilter.fit(self.vectors)
-        return self.prefilter
+        ``wait``: here and now (else on a thread; :meth:`top` answers by the exact scan until it is done).
+        Returns the index (``None``: faiss is not installed, or the thread has not finished).
+        """
+        if not ann.available() or self._embedded == 0:
+            return None
+        builder = self._builder
+        if builder is not None and builder.is_alive():
+            if not wait:
+                return None
+            builder.join()
+        n = self._embedded
+        vectors = self._vectors[:n]  # rows below n never change; a grown matrix is a new array, this one stays
+        if wait:
+            self._extend_index(vectors)
+        else:
+            self._builder = threading.Thread(target=self._extend_index, args=(vectors,), name="memory-index",
+                                             daemon=True)
+            self._builder.start()
+        return self.index if wait else None
+
+    def _extend_index(self, vectors: np.ndarray) -> None:
+        """Build the index of ``vectors`` (the first rows of the store), or add the rows past its end."""
+        index = self.index
+        if index is None:
+            step = max(1, len(vectors) // ANN_TRAIN_ROWS)
+            index = ann.CosineIndex(self.dim, vectors[::step])
+        index.add(vectors[len(index):])
+        self.index = index
+
+    def _ready_index(self) -> ann.CosineIndex | None:
+        """The index with every embedded vector, adding a few here; ``None`` while a thread builds or catches up."""
+        index = self.index
+        if index is not None and self._embedded - len(index) <= ANN_CATCH_UP:
+            builder = self._builder
+            if builder is None or not builder.is_alive():
+                index.add(self._vectors[len(index):self._embedded])
+                return index
+            return None
+        self.build_index(wait=False)
+        return None
 
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
@@ -468,49 +505,33 @@ class EpisodicStore:
     def top(self, query: np.ndarray, now: int, k: int, weights: Weights = DEFAULT_WEIGHTS,
             decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
             lexical: float = DEFAULT_LEXICAL, exact: bool = False) -> list[Scored]:
-        """The ``k`` best-scoring embedded memories, best first (ties: newer first); see :meth:`scores`.
+        """The ``k`` best-scoring embedded memories, best first (ties: newer first, then the later index); see
+        :meth:`scores`.
 
-        From :data:`FAST_MIN` memories on (a ``fast`` store, no ``mask``, ``exact`` false,
-        ``k`` well under :data:`FAST_CANDIDATES`) the same score is ranked without the full scan:
+        From :data:`FAST_MIN` memories on (a ``fast`` store with faiss, no ``mask``, ``exact`` false, ``k`` under
+        :data:`ANN_K`) the same score is ranked by the threshold bound of the module docstring:
 
-        1. every memory's score is estimated in float32: recency, importance and BM25 as in
-           :meth:`scores`, with their exact ranges; the cosine from the prefilter's PCA codes
-           (:mod:`game.cast.prefilter`), its range from the :data:`FAST_EXTREMES` largest and
-           smallest estimates;
-        2. the :data:`FAST_CANDIDATES` best estimates, and those extremes, get their exact
-           cosine; the cosine's min and max over them stand for those over all memories
-           (exact when the extremes are among them), and the candidates are scored exactly;
-        3. the error bound: ``delta`` = :data:`FAST_MARGIN` times the root-mean-square error of
-           the estimated cosine on the candidates. If the best memory left out, its cosine
-           raised by ``delta``, could reach the ``k``-th exact score, the candidates widen
-           fourfold (from the estimates with the exact range) and step 2 repeats; past
-           :data:`FAST_MAX_SHARE` of the memories the exact scan answers.
+        1. ``other`` (recency, importance and BM25, scaled and weighted as in :meth:`scores`) for every memory;
+        2. the index's :data:`ANN_K` nearest memories of the query and :data:`ANN_FAR` of the negated query, and
+           the ``k`` best by ``other``, scored exactly: the cosine's max and min come from the first two, the
+           ``k``-th best score ``kth`` from all;
+        3. every memory whose ``other`` reaches ``kth - alpha * (floor - lo)`` is scored exactly too (no other can
+           reach ``kth``), and the best ``k`` of all scored are the answer. When those are more than
+           :data:`FAST_MAX_SHARE` of the memories, the index's list grows :data:`ANN_GROW`-fold (a smaller
+           ``floor``), up to :data:`ANN_K_MAX`; then the exact scan answers.
 
-        The bound is statistical (the error is measured, not proven), so the top ``k`` is the
-        exact one unless a left-out memory's estimate is off by more than ``delta`` where it
-        matters; ``bench/memory.py`` measures recall@10 against the exact scan. :attr:`last_path`
-        says which path answered and how many memories it scored exactly.
+        :attr:`last_path` says which path answered and how many memories it scored exactly.
         """
         n = self._embedded
         if n == 0 or k <= 0:
             return []
-        if not exact and mask is None and self.fast and n >= FAST_MIN and 4 * k <= FAST_CANDIDATES:
-            if self._rest > 0:
-                self._rest -= 1
-            else:
-                if self.prefilter is None:
-                    self.build_index()
-                got = self._top_fast(query, now, k, weights, decay, query_text, lexical)
-                if got is not None:
-                    return got
-                if self._misses >= FAST_GIVE_UP:
-                    self._misses, self._rest = 0, FAST_REST
+        if not exact and mask is None and self.fast and n >= FAST_MIN and k < ANN_K and 0.0 < decay <= 1.0:
+            got = self._top_fast(query, now, k, weights, decay, query_text, lexical)
+            if got is not None:
+                return got
         self.last_path = ("exact", n)
         score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
-        k = min(k, n)
-        idx = np.argpartition(-score, k - 1)[:k] if k < n else np.arange(n)
-        idx = idx[np.isfinite(score[idx])]
-        return self._scored(idx, score, r, imp, v, cos)
+        return self._scored(_best(score, k, self._turns[:n], np.arange(n)), score, r, imp, v, cos)
 
     def _scored(self, idx: np.ndarray, score: np.ndarray, r: np.ndarray, imp: np.ndarray, v: np.ndarray,
                 cos: np.ndarray, at: np.ndarray | None = None) -> list[Scored]:
@@ -524,79 +545,87 @@ class EpisodicStore:
     def _top_fast(self, query: np.ndarray, now: int, k: int, weights: Weights, decay: float, query_text: str,
                   lexical: float) -> list[Scored] | None:
         """Steps 1-3 of :meth:`top`'s fast path; ``None`` when the exact scan must answer."""
-        pre = self.prefilter
-        n = self._embedded
-        if pre is None or len(pre) != n or not 0.0 < decay <= 1.0:
+        index = self._ready_index()
+        if index is None:
             return None
+        n = self._embedded
         q = np.asarray(query, np.float32)
-        turns, imp = self._turns[:n], self._importance[:n]
+        turns = self._turns[:n]
+        # step 1: the rest of the score, exact, as scores() computes it
+        r = minmax(recency(turns, now, decay))
+        i = minmax(self._importance[:n].astype(np.float64))
         bm = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
-        share = lexical if bm is not None else 0.0
-        # the exact ranges of recency (monotonic in the turn), importance and BM25
-        rec_lo, rec_hi = (float(x) for x in recency(np.array([turns.min(), turns.max()]), now, decay))
-        imp_lo, imp_hi = float(imp.min()), float(imp.max())
-        bm_lo, bm_hi = (float(bm.min()), float(bm.max())) if bm is not None else (0.0, 0.0)
-        # step 1: the estimate, float32; est = const + sum of coef * part, the same affine map as the exact score
-        parts = ((weights.recency, rec_lo, rec_hi), (weights.importance, imp_lo, imp_hi),
-                 (weights.relevance * share, bm_lo, bm_hi))
-        coef = [w / (hi - lo) if hi - lo > 1e-12 else 0.0 for w, lo, hi in parts]
-        const = sum(-c * lo if c else 0.5 * w for c, (w, lo, _) in zip(coef, parts, strict=True))
-        approx = pre.approx(q)
-        # the cosine's extremes: the lowest and highest estimates, each widened by its own error scale
-        # (|q_res| |e_res| / sqrt(dim - dims), the spread of q_res . e_res for residuals in random directions)
-        t = min(max(FAST_EXTREMES, n // FAST_EXTREMES_PER), n // 4)
-        scale = FAST_EXTREME_Z * pre.query_residual(q) / math.sqrt(max(1, self.dim - pre.dims))
-        spread = pre.residual * np.float32(scale)
-        extremes = np.unique(np.concatenate([_about_lowest(approx - spread, t), _about_lowest(-approx - spread, t)]))
-        lo_est, hi_est = float(approx[extremes].min()), float(approx[extremes].max())
+        b = minmax(bm) if bm is not None else None
+        share = lexical if b is not None else 0.0
+        other = weights.recency * r + weights.importance * i
+        if b is not None:
+            other += (weights.relevance * share) * b
         w_cos = weights.relevance * (1.0 - share)
-        est = turns.astype(np.float32)  # exact below 2**24 turns
-        est -= np.float32(now)
-        np.minimum(est, 0.0, out=est)  # ages below 0 count as 0, as in recency()
-        est *= np.float32(-math.log(decay))  # -age * ln(1 / decay); recency = exp(-age * ln(1 / decay))
-        np.exp(est, out=est)
-        est *= np.float32(coef[0])
-        est += imp * np.float32(coef[1])
-        if bm is not None and coef[2]:
-            est += bm.astype(np.float32) * np.float32(coef[2])
-        other = est  # recency, importance and BM25, scaled and weighted, less const
-        alpha = w_cos / (hi_est - lo_est) if hi_est - lo_est > 1e-12 else 0.0
-        ranked = other + approx * np.float32(alpha)
-        cos_ext = self._vectors[extremes] @ q
-        cand = _about_lowest(-ranked, FAST_CANDIDATES)
-        for _ in range(3):
-            # step 2: exact scores of the candidates, the cosine scaled over what was computed
-            cos_c = self._vectors[cand] @ q
-            c_lo = float(min(cos_c.min(), cos_ext.min()))
-            c_hi = float(max(cos_c.max(), cos_ext.max()))
-            r = scaled(recency(turns[cand], now, decay), rec_lo, rec_hi)
-            i = scaled(imp[cand].astype(np.float64), imp_lo, imp_hi)
-            v = scaled(cos_c, c_lo, c_hi)
-            if bm is not None:
-                v = (1.0 - share) * v + share * scaled(bm[cand], bm_lo, bm_hi)
-            score = weights.recency * r + weights.importance * i + weights.relevance * v
-            if len(cand) <= k:
-                break
-            top = np.argpartition(-score, k - 1)[:k]
-            # step 3: which memories left out could reach the k-th exact score, their cosine raised by delta?
-            err = cos_c.astype(np.float64) - approx[cand]
-            delta = FAST_MARGIN * math.sqrt(float(np.mean(err * err)))
-            if delta > FAST_MAX_ERROR * (c_hi - c_lo):
-                break  # the codes do not hold these vectors' structure (random vectors): the scan answers
-            a_exact = w_cos / (c_hi - c_lo) if c_hi - c_lo > 1e-12 else 0.0
-            bound = other + approx * np.float32(a_exact)
-            bound[cand] = -np.inf
-            cos_const = a_exact * (delta - c_lo) if a_exact else 0.5 * w_cos
-            reach = np.flatnonzero(bound >= float(score[top].min()) - const - cos_const - 1e-4)
-            if len(reach) == 0:
-                self.last_path = ("fast", len(cand))
-                self._misses = 0
-                return self._scored(cand[top], score, r, i, v, cos_c.astype(np.float64), at=top)
-            if len(cand) + len(reach) > FAST_MAX_SHARE * n:
-                break
-            cand = np.concatenate([cand, reach])
-        self._misses += 1
-        return None
+        lacking = np.arange(len(index), n)  # rows the index lacks (none: it was caught up above) are always scored
+        best_other = _about_lowest(-other, k)
+        want = ANN_K
+        while True:
+            # step 2: the index's lists, their exact cosines: the cosine's range and the bound on what they left out
+            near, near_ip = index.search(q, want, max(ANN_EF, want))
+            far, _ = index.search(-q, ANN_FAR, ANN_EF)
+            ends = np.concatenate([near, far])
+            cos_ends = self._vectors[ends] @ q
+            lo, hi = float(cos_ends.min()), float(cos_ends.max())
+            # a memory the index ranked below its want-th has an inner product by the codes of at most that one's,
+            # and a cosine of at most that plus the codes' error
+            floor = float(near_ip[-1]) + index.code_error(q) if len(near) == want else np.inf
+            cand = np.union1d(np.union1d(near, best_other), lacking)
+            for _ in range(4):
+                score, rc, ic, vc, cos_c = self._exact_part(cand, q, r, i, b, share, weights, lo, hi)
+                if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
+                    lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
+                    continue
+                kth = float(np.partition(score, len(score) - k)[len(score) - k]) if len(score) >= k else -np.inf
+                alpha = w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0
+                gap = alpha * (min(floor, hi) - lo) if hi - lo > 1e-12 else 0.5 * w_cos
+                # step 3: who outside the lists could still reach the k-th score
+                reach = np.flatnonzero(other >= kth - gap - BOUND_SLACK)
+                if len(reach) + len(cand) > FAST_MAX_SHARE * n:
+                    break
+                more = np.setdiff1d(reach, cand, assume_unique=True)
+                if len(more) == 0:
+                    self.last_path = ("fast", len(cand))
+                    top = _best(score, k, turns[cand], cand)
+                    return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
+                cand = np.union1d(cand, more)
+            else:
+                return None  # the range kept widening: the scan answers
+            if want >= ANN_K_MAX or want >= len(index):
+                return None
+            want = min(ANN_K_MAX, want * ANN_GROW)
+
+    def _exact_part(self, cand: np.ndarray, q: np.ndarray, r: np.ndarray, i: np.ndarray, b: np.ndarray | None,
+                    share: float, weights: Weights, lo: float, hi: float) -> tuple[np.ndarray, ...]:
+        """:meth:`scores` of memories ``cand`` (the cosine scaled over ``[lo, hi]``): ``(score, recency, importance,
+        relevance, cosine)``, each ``(len(cand),)``."""
+        cos = self._vectors[cand] @ q
+        v = scaled(cos, lo, hi)
+        if b is not None:
+            v = (1.0 - share) * v + share * b[cand]
+        rc, ic = r[cand], i[cand]
+        score = weights.recency * rc + weights.importance * ic + weights.relevance * v
+        return score, rc, ic, v, cos.astype(np.float64)
+
+
+def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Positions of the ``k`` best of ``score`` (``-inf``: not a candidate); a tie at the ``k``-th score goes to the
+    newer turn, then the larger id (``turns``, ``ids``: per position), so the choice does not depend on the order."""
+    n = len(score)
+    if k >= n:
+        pos = np.arange(n)
+    else:
+        pos = np.argpartition(-score, k - 1)[:k]
+        kth = score[pos].min()
+        if np.count_nonzero(score >= kth) > k:  # ties at the boundary: decide them by the key, not by the partition
+            pos = np.flatnonzero(score >= kth)
+            pos = pos[np.lexsort((-ids[pos], -turns[pos], -score[pos]))[:k]]
+    best: np.ndarray = pos[np.isfinite(score[pos])]
+    return best
 
 
 def _about_lowest(x: np.ndarray, t: int) -> np.ndarray:
@@ -659,19 +688,19 @@ def score_loop(vectors: list[list[float]], turns: list[int], importance: list[fl
 
 
 __all__ = [
+    "ANN_CATCH_UP",
+    "ANN_EF",
+    "ANN_FAR",
+    "ANN_GROW",
+    "ANN_K",
+    "ANN_K_MAX",
+    "ANN_TRAIN_ROWS",
+    "BOUND_SLACK",
     "DEFAULT_DECAY",
     "DEFAULT_LEXICAL",
     "DEFAULT_WEIGHTS",
-    "FAST_CANDIDATES",
-    "FAST_EXTREMES",
-    "FAST_EXTREMES_PER",
-    "FAST_EXTREME_Z",
-    "FAST_GIVE_UP",
-    "FAST_MARGIN",
-    "FAST_MAX_ERROR",
     "FAST_MAX_SHARE",
     "FAST_MIN",
-    "FAST_REST",
     "GA_CODE_WEIGHTS",
     "PAPER_WEIGHTS",
     "EpisodicStore",

@@ -1,20 +1,22 @@
-"""The fast retrieval path (PCA-code prefilter, candidates scored exactly, an error bound) ranks as the exact scan."""
+"""The fast retrieval path (a cosine index, the exact rest of the score, a threshold bound) ranks as the exact scan."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from game.cast import retrieval
+from game.cast import ann, retrieval
 from game.cast.card_io import load_card
 from game.cast.memory import Memory, MemoryConfig
 from game.cast.retrieval import EpisodicStore, LexicalIndex, Weights, minmax, score_loop, terms
 
 WORDS = "tide lamp kettle gull fog stars sister bees harbour bread ferry storm lantern rope boots".split()
 ROOT = Path(__file__).resolve().parents[2]
+needs_faiss = pytest.mark.skipif(not ann.available(), reason="faiss (the ann extra) is not installed")
 
 
 def structured(n: int, dim: int = 64, seed: int = 0) -> np.ndarray:
@@ -34,7 +36,7 @@ def texts_of(n: int, seed: int = 0) -> list[str]:
 def store_of(n: int, seed: int = 0) -> tuple[EpisodicStore, np.ndarray]:
     rng = np.random.default_rng(seed)
     vecs = structured(n, seed=seed)
-    store = EpisodicStore(dim=64, fast=True)
+    store = EpisodicStore(dim=64)
     store.extend(texts_of(n, seed), ["exchange"] * n, np.arange(n) // 3, rng.choice([2.0, 4.0, 7.0], n), vecs)
     return store, vecs
 
@@ -46,114 +48,190 @@ def query(vecs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.fixture
 def small_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fast path from 500 memories, 128 candidates (so most memories are *not* scored exactly)."""
+    """The fast path from 500 memories."""
     monkeypatch.setattr(retrieval, "FAST_MIN", 500)
-    monkeypatch.setattr(retrieval, "FAST_CANDIDATES", 128)
-    monkeypatch.setattr(retrieval, "FAST_EXTREMES", 32)
 
 
-def same_top(store: EpisodicStore, q: np.ndarray, now: int, text: str) -> list[int]:
-    """The fast top 10, checked against the exact scan (same memories, order and scores); returns its ids."""
-    exact = store.top(q, now, 10, query_text=text, exact=True)
-    fast = store.top(q, now, 10, query_text=text)
+class ExactIndex:
+    """A stand-in for :class:`game.cast.ann.CosineIndex` whose lists are the true nearest: the bound alone decides."""
+
+    def __init__(self, store: EpisodicStore) -> None:
+        self.store = store
+        self.asked: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.store.vectors)
+
+    def add(self, vectors: np.ndarray) -> None:
+        pass
+
+    def search(self, q: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
+        self.asked.append(k)
+        cos = self.store.vectors @ q
+        ids = np.argsort(-cos, kind="stable")[:k]
+        return ids, cos[ids]
+
+    def code_error(self, q: np.ndarray) -> float:
+        return 0.0
+
+
+def same_top(store: EpisodicStore, q: np.ndarray, now: int, text: str, weights: Weights = retrieval.DEFAULT_WEIGHTS,
+             k: int = 10) -> list[int]:
+    """The fast top ``k``, checked against the exact scan (same memories, order and scores); returns its ids."""
+    exact = store.top(q, now, k, weights=weights, query_text=text, exact=True)
+    fast = store.top(q, now, k, weights=weights, query_text=text)
     assert [s.index for s in fast] == [s.index for s in exact]
-    # the same order; scores agree to 1e-6 (exactly when the extremes found hold the true min and max cosine)
+    # float32 cosines over a few rows or all of them can differ in their last bit
     np.testing.assert_allclose([s.score for s in fast], [s.score for s in exact], rtol=1e-6, atol=1e-6)
     assert [s.cosine for s in fast] == pytest.approx([s.cosine for s in exact], abs=1e-6)
     return [s.index for s in fast]
 
 
+def index_is_right(store: EpisodicStore, q: np.ndarray) -> bool:
+    """Whether the HNSW index's lists for ``q`` meet the bound's premise: no memory it left out has a cosine above
+    its last inner product plus the codes' error, and its list for ``-q`` holds the smallest cosine."""
+    assert store.index is not None
+    cos = store.vectors @ q
+    near, ip = store.index.search(q, retrieval.ANN_K, retrieval.ANN_EF)
+    far, _ = store.index.search(-q, retrieval.ANN_FAR, retrieval.ANN_EF)
+    out = np.setdiff1d(np.arange(len(cos)), near)
+    return bool(cos[out].max() <= ip[-1] + store.index.code_error(q) and cos[far].min() <= cos.min() + 1e-6)
+
+
 @pytest.mark.usefixtures("small_fast")
-def test_fast_top_is_the_exact_top_and_most_memories_are_not_scored_exactly() -> None:
+@pytest.mark.parametrize("weights", [retrieval.DEFAULT_WEIGHTS, Weights(3.0, 2.0, 1.0), Weights(0.2, 0.2, 3.0)])
+def test_the_bound_gives_the_exact_top_when_the_index_lists_are_right(weights: Weights) -> None:
     store, vecs = store_of(3000)
+    index = ExactIndex(store)
+    store.index = index  # type: ignore[assignment]  # a stand-in with the same methods
     rng = np.random.default_rng(1)
     scored = []
-    for text in ("sister bees harbour", "the storm took the rope", ""):
-        for _ in range(6):
-            same_top(store, query(vecs, rng), 1000, text)
+    for text in ("sister bees harbour", "the storm took the rope", "", "night 2990"):
+        for _ in range(5):
+            same_top(store, query(vecs, rng), 1000, text, weights)
             path, count = store.last_path
-            assert path == "fast"
-            scored.append(count)
-    assert store.prefilter is not None and len(store.prefilter) == len(store)
-    assert max(scored) < len(store) // 4  # the prefilter answered: no full scan in disguise
-
-
-@pytest.mark.usefixtures("small_fast")
-def test_the_index_follows_memories_added_later_and_refits_when_the_store_doubles() -> None:
-    store, vecs = store_of(1000)
-    pre = store.build_index()
-    assert len(pre) == 1000 and pre.fitted_on == 1000
-    more = structured(2200)[1000:]  # later memories of the same kind
-    store.extend(["storm rope lantern"] * 500, ["exchange"] * 500, np.arange(334, 834), np.full(500, 9.0), more[:500])
-    assert len(pre) == 1500 and pre.fitted_on == 1000  # coded on the same axes
-    store.add("the lamp went out over the harbour", "event", 834, 5.0)  # waits for its vector: not coded yet
-    assert store.pending == 1 and len(pre) == 1500
-    store.embed_pending(_Fixed(more[500]))
-    assert len(pre) == len(store) == 1501
-    rng = np.random.default_rng(3)
-    paths = []
-    for _ in range(4):
-        same_top(store, query(np.vstack([vecs, more[:501]]), rng), 835, "storm rope")
-        paths.append(store.last_path[0])
-    assert paths.count("fast") >= 3  # 500 look-alike memories near the cut can still call for the scan
-    # a new memory asked for by its own words and vector comes first
-    assert same_top(store, more[500], 835, "the lamp went out over the harbour")[0] == 1500
-    store.extend(texts_of(699, seed=9), ["line"] * 699, np.full(699, 900), np.full(699, 2.0), more[501:1200])
-    assert pre.fitted_on == len(store) == 2200  # doubled: the axes were refitted on everything
-    same_top(store, query(more, rng), 901, "sister")
+            if path == "fast":
+                scored.append(count)
+    # the bound answered most (the rest: the cosine did not part the query's topic, and a 3,000-memory store is
+    # small beside the index's longer lists), and no full scan in disguise
+    assert len(scored) >= 15 and max(scored) <= retrieval.FAST_MAX_SHARE * len(store)
+    # a memory the cosine alone would never pick, but recency, importance and its words lift, is found
+    store.extend(["the lantern of the ferry night 9999"], ["gift"], [1000], [9.0], -vecs[:1])
+    got = same_top(store, vecs[0], 1001, "lantern ferry night 9999", weights)
     assert store.last_path[0] == "fast"
+    if weights == retrieval.DEFAULT_WEIGHTS:
+        assert 3000 in got  # its cosine is the lowest of all
 
 
 @pytest.mark.usefixtures("small_fast")
-def test_random_vectors_fall_back_to_the_exact_scan_and_rest_it() -> None:
+def test_a_list_too_short_for_the_bound_grows_then_the_exact_scan_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    store, vecs = store_of(3000)
+    index = ExactIndex(store)
+    store.index = index  # type: ignore[assignment]
+    q = query(vecs, np.random.default_rng(2))
+    monkeypatch.setattr(retrieval, "FAST_MAX_SHARE", 0.02)  # at most 60 memories scored beside the lists
+    monkeypatch.setattr(retrieval, "ANN_K", 16)
+    same_top(store, q, 1000, "", Weights(1.0, 1.0, 3.0))
+    assert len(index.asked) > 2 and max(index.asked) > 16  # the list grew
+    monkeypatch.setattr(retrieval, "FAST_MAX_SHARE", 0.0)  # nothing may be scored: the bound can never be met
+    index.asked.clear()
+    same_top(store, q, 1000, "sister")
+    assert store.last_path == ("exact", 3000)
+    assert max(index.asked) == retrieval.ANN_K_MAX  # it tried every length first
+
+
+@needs_faiss
+@pytest.mark.usefixtures("small_fast")
+def test_the_hnsw_index_gives_the_exact_top_and_follows_memories_added_later() -> None:
+    store, vecs = store_of(3000)
+    q = query(vecs, np.random.default_rng(3))
+    assert store.top(q, 1000, 10)  # the first query past FAST_MIN starts the build on a thread; the scan answers
+    assert store.last_path == ("exact", 3000)
+    built = store.build_index()  # wait for it
+    assert built is not None and len(built) == 3000 and store.index is built
     rng = np.random.default_rng(4)
-    vecs = rng.normal(size=(3000, 64)).astype(np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = EpisodicStore(dim=64, fast=True)
-    store.extend(texts_of(3000), ["exchange"] * 3000, rng.integers(0, 1000, 3000), rng.uniform(1, 10, 3000), vecs)
-    paths = []
-    for _ in range(retrieval.FAST_GIVE_UP + 2):
-        q = rng.normal(size=64).astype(np.float32)
-        same_top(store, q / np.linalg.norm(q), 1000, "fog lamp")
-        paths.append(store.last_path[0])
-    assert paths.count("exact") >= retrieval.FAST_GIVE_UP  # the bound is not met: the answer stays exact
-    assert store._rest > 0  # and the prefilter rests instead of costing every query
+    right, fast = 0, 0
+    for text in ("sister bees harbour", "", "fog lamp"):
+        for _ in range(4):
+            q = query(vecs, rng)
+            if index_is_right(store, q):
+                right += 1
+                same_top(store, q, 1000, text)
+                fast += store.last_path[0] == "fast"
+    assert right >= 10  # HNSW on 3,000 vectors: its lists nearly always meet the premise
+    assert fast >= right - 3  # and the bound answers most of them (the rest: the exact scan, as the same answer)
+    more = structured(3200, seed=7)[3000:]
+    store.extend(texts_of(199, seed=9), ["line"] * 199, np.full(199, 1001), np.full(199, 2.0), more[:199])
+    store.add("the lamp went out over the harbour", "event", 1002, 5.0)  # waits for its vector
+    store.embed_pending(_Fixed(more[199]))
+    assert same_top(store, more[199], 1003, "the lamp went out over the harbour")[0] == 3199
+    assert len(built) == len(store) == 3200  # the query added the 200 new vectors to the index
+
+
+@pytest.mark.usefixtures("small_fast")
+def test_without_faiss_the_store_keeps_the_exact_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "faiss", None)  # as if the ann extra were not installed
+    assert not ann.available()
+    store, vecs = store_of(1000)
+    q = query(vecs, np.random.default_rng(5))
+    got = store.top(q, 400, 10, query_text="sister")
+    assert store.last_path == ("exact", 1000) and store.index is None and store.build_index() is None
+    assert [s.index for s in got] == [s.index for s in store.top(q, 400, 10, query_text="sister", exact=True)]
+
+
+def test_ties_at_the_cut_go_to_the_newer_memory_whatever_the_path() -> None:
+    store = EpisodicStore(dim=4, fast=False)
+    vec = np.array([[1.0, 0.0, 0.0, 0.0]], np.float32)
+    for turn in (3, 1, 7, 7, 2, 5):  # one text and vector each: the score differs by recency only
+        store.extend(["the same line"], ["exchange"], [turn], [4.0], vec)
+    store.extend(["the same line"] * 3, ["exchange"] * 3, [7, 7, 7], [4.0] * 3, np.repeat(vec, 3, 0))
+    got = [s.index for s in store.top(vec[0], 8, 3, query_text="line")]
+    assert got == [8, 7, 6]  # five memories tie at turn 7: the three latest win, newest first
 
 
 def _memory(n: int) -> Memory:
     """Eve's memory with ``n`` episodic memories over ``n // 2`` turns, a structured fixed encoder."""
     card = load_card(ROOT / "characters" / "eve.yaml")
     texts = texts_of(n)
-    mem = Memory(card, MemoryConfig(fast_retrieval=True), embedder=_Table(dict(zip(texts, structured(n), strict=True))))
+    mem = Memory(card, MemoryConfig(), embedder=_Table(dict(zip(texts, structured(n), strict=True))))
     for i, text in enumerate(texts):
         mem.remember(text, "exchange" if i % 3 else "gift", i // 2)
     return mem
 
 
+@needs_faiss
 @pytest.mark.usefixtures("small_fast")
 def test_forgotten_memories_are_never_retrieved_by_the_fast_path() -> None:
     mem = _memory(2400)
     q, text = structured(2400)[2300], mem.store.texts[2300]  # a memory from after the rollback point
+    mem.retrieve(q, k=10, query_text=text)  # embeds; the index is built on a thread meanwhile
+    mem.store.build_index()
     before = [s.index for s in mem.retrieve(q, k=10, query_text=text)]
     assert mem.store.last_path[0] == "fast" and before[0] == 2300
     mem.forget_after(999)
-    assert len(mem.store) == 2000
+    assert len(mem.store) == 2000 and mem.store.index is None  # a new store: the old index is dropped with it
+    mem.store.build_index()
     after = mem.retrieve(q, now=999, k=10, query_text=text)
     assert mem.store.last_path[0] == "fast"
     assert all(s.turn <= 999 for s in after) and 2300 not in [s.index for s in after]
     assert [s.index for s in after] == same_top(mem.store, q, 999, text)
 
 
+@needs_faiss
 @pytest.mark.usefixtures("small_fast")
 def test_a_saved_and_loaded_memory_retrieves_the_same_through_the_fast_path() -> None:
     mem = _memory(1200)
     q = structured(1200)[5]
+    mem.retrieve(q, k=10)
+    mem.store.build_index()
     want = [s.index for s in mem.retrieve(q, k=10, query_text="sister bees")]
-    data = json.loads(json.dumps(mem.to_json()))  # plain JSON: no vectors, no pickle
+    data = json.loads(json.dumps(mem.to_json()))  # plain JSON: no vectors, no index, no pickle
     assert "vectors" not in data
     back = Memory.from_json(data, mem.card, mem.config, embedder=mem.embedder)
+    back.retrieve(q, k=10)
+    back.store.build_index()
     got = [s.index for s in back.retrieve(q, k=10, query_text="sister bees")]
-    assert back.store.last_path[0] == "fast" and back.store.prefilter is not None
+    assert back.store.last_path[0] == "fast"
     assert got == want
 
 
