@@ -182,6 +182,7 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
     counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
     replaced: dict[str, list[str]] = defaultdict(list)
     newly: dict[str, int] = defaultdict(int)  # opening stopped by coherence alone: delivered before, replaced now
+    talks: dict[str, DialoguePipeline] = {}
     for r in rows:
         sentences = split_sentences(r["reply"])
         old = bool(check_reply(guard, verifier, sentences, facts, r["say"]))
@@ -194,12 +195,16 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
         if first and not old:
             newly[r["split"]] += 1
         if first and not old and len(replaced[r["split"]]) < replacements:
-            # what she says when the regeneration is as bad: the same reply from the model, twice
-            pipe = pipeline_for(card, Memory(card, embedder=embedder), ScriptedDialogueModel(default=r["reply"]),
-                                embedder=embedder)
-            instead = pipe.reply(r["say"], 2)
+            # what she says when the regeneration is as bad: the same reply from the model, twice; one
+            # pipeline per split, one turn after another, as in one talk (so a line said lately is not said again)
+            if r["split"] not in talks:
+                talks[r["split"]] = pipeline_for(card, Memory(card, embedder=embedder), None, embedder=embedder)
+            pipe = talks[r["split"]]
+            pipe.model = ScriptedDialogueModel(default=r["reply"])
+            instead = pipe.reply(r["say"], 2 + len(replaced[r["split"]]))
+            how = f" ({instead.check['intent']}, {instead.check['pick']})" if "pick" in instead.check else ""
             replaced[r["split"]].append(f"  {r['say']!r}\n    model: {r['reply'][:90]!r}\n    "
-                                        f"{instead.source}: {instead.text!r}")
+                                        f"{instead.source}{how}: {instead.text!r}")
         if show or bool(why) != bool(r["bad"]):
             mark = "ok" if bool(why) == bool(r["bad"]) else "MISSED" if r["bad"] else "FALSE ALARM"
             print(f"  [{mark}] ({r['split']}, {r['family']}) {r['say'][:40]!r} -> {r['reply'][:70]!r} -> "

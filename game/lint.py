@@ -4,7 +4,7 @@ The story room lints the story (:func:`game.story.lint.lint_story`); the cast ro
 what a card costs and what is wrong with one (:func:`game.cast.cardcheck.check_card`, the
 checks of ``worldloom card validate``). ``story/`` must not import ``cast/``, so the two
 meet here, above both rooms. Every card finding has a code of the one table,
-:data:`game.story.diagnostics.CODES` (``WL060``-``WL067``; :data:`~game.story.diagnostics.CARD_CODES`
+:data:`game.story.diagnostics.CODES` (``WL060``-``WL068``; :data:`~game.story.diagnostics.CARD_CODES`
 maps a finding's kind to its code), so ``[lint.severity]`` in ``worldloom.toml`` raises,
 lowers or silences them like any other code.
 
@@ -69,7 +69,7 @@ CARDS = CardCheck()
 
 
 def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None) -> list[Diagnostic]:
-    """The findings of every card ``story``'s cast names (``WL060``-``WL067``), in cast order."""
+    """The findings of every card ``story``'s cast names (``WL060``-``WL068``), in cast order."""
     overrides = overrides or {}
     out: list[Diagnostic] = []
 

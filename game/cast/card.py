@@ -22,6 +22,7 @@ Errors name the file, line and field, e.g.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -175,6 +176,82 @@ class Fact(_Model):
     questions: tuple[str, ...] = ()
     say: str = ""
     unit: str = ""
+
+
+#: The player's intents an authored reply may answer (:data:`game.cast.appraisal.INTENTS`).
+REPLY_INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+#: Kinds of told fact a ``replies.told`` acknowledgement may take up (the groups of
+#: :data:`game.cast.grounding.QUESTIONS`: ``relation`` is a person's or pet's name, ``count`` how many).
+TOLD_GROUPS = ("name", "full_name", "age", "home", "work", "likes", "dislikes", "gave", "favourite", "relation",
+               "count")
+#: The only slots an acknowledgement may use: ``{value}`` (the player's words) and ``{thing}`` (the
+#: relation or counted noun).
+REPLY_SLOTS = frozenset({"value", "thing"})
+
+
+def _slots(line: str) -> list[str]:
+    """The ``{name}`` slots of ``line`` (``ValueError`` for a brace that is not a plain slot)."""
+    out = []
+    for _, name, spec, conv in string.Formatter().parse(line):
+        if name is None:
+            continue
+        if spec or conv or name not in REPLY_SLOTS:
+            raise ValueError(f"{line!r}: only the slots {{value}} and {{thing}} may be used (found {{{name}}})")
+        out.append(name)
+    return out
+
+
+class Replies(_Model):
+    """Her authored replies by what the player's line does, said instead of a model reply that
+    was replaced (incoherent, or no model): see :mod:`game.cast.replies`.
+
+    Attributes:
+        apology, thanks, compliment, insult, threat, gift, question, other: lines for a line of
+            that intent (:class:`game.cast.appraisal.Appraiser`); no slots.
+        told: acknowledgement by kind of fact the player told in that very line
+            (:data:`TOLD_GROUPS`), e.g. ``relation: "{value}. I'll remember the name."``;
+            ``{value}`` is the player's words (trimmed, or the line is not used), ``{thing}``
+            the relation or counted noun.
+    """
+
+    apology: tuple[str, ...] = ()
+    thanks: tuple[str, ...] = ()
+    compliment: tuple[str, ...] = ()
+    insult: tuple[str, ...] = ()
+    threat: tuple[str, ...] = ()
+    gift: tuple[str, ...] = ()
+    question: tuple[str, ...] = ()
+    other: tuple[str, ...] = ()
+    told: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator(*REPLY_INTENTS)
+    @classmethod
+    def _plain(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for line in v:
+            if not line.strip():
+                raise ValueError("a reply line must not be empty")
+            if _slots(line):
+                raise ValueError(f"{line!r}: an intent's lines have no slots (use replies.told for {{value}})")
+        return v
+
+    @field_validator("told")
+    @classmethod
+    def _told(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, line in v.items():
+            if key not in TOLD_GROUPS:
+                raise ValueError(f"told.{key}: unknown kind of told fact (known: {', '.join(TOLD_GROUPS)})")
+            if not line.strip():
+                raise ValueError(f"told.{key}: must not be empty")
+            _slots(line)
+        return v
+
+    def lines(self, intent: str) -> tuple[str, ...]:
+        """The lines for ``intent`` (``()`` for an intent it has none for)."""
+        return tuple(getattr(self, intent, ())) if intent in REPLY_INTENTS else ()
+
+    def authored(self) -> bool:
+        """Whether any line is authored (a card without: her ``fallbacks`` as before)."""
+        return bool(self.told) or any(self.lines(i) for i in REPLY_INTENTS)
 
 
 class LoreEntry(_Model):
@@ -347,6 +424,8 @@ class CharacterCard(_Model):
             to a line that tries to take her out of the story (default: ``fallbacks``).
         fallbacks: lines in her voice said when no reply may be (the model failed, or
             every attempt was rejected by the persona guard).
+        replies: her authored replies by the player's intent and the fact they just told
+            (:class:`Replies`), said instead of a replaced reply; none: ``fallbacks`` as before.
         home: where she lives, for the persona guard's home check (``""``: any place her
             card names).
         system_prompt, post_history_instructions: V2 fields; empty means our defaults.
@@ -383,6 +462,7 @@ class CharacterCard(_Model):
     grounded: dict[str, str] = Field(default_factory=dict)
     deflections: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
+    replies: Replies = Field(default_factory=Replies)
     home: str = ""
     system_prompt: str = ""
     post_history_instructions: str = ""
@@ -593,6 +673,10 @@ __all__ = [
     "Look",
     "LoreEntry",
     "Lorebook",
+    "REPLY_INTENTS",
+    "REPLY_SLOTS",
+    "Replies",
+    "TOLD_GROUPS",
     "Voice",
     "card_from_dict",
     "find_card",

@@ -57,7 +57,7 @@ _V3_ONLY = ("nickname", "group_greetings", "assets", "source", "creator_notes_mu
             "creation_date", "modification_date")
 #: Our fields that no Tavern spec has.
 _OURS = ("id", "look", "traits", "speaking_style", "core_facts", "axes", "gifts", "expressions", "voice",
-         "never_say", "answers", "facts", "grounded", "deflections", "fallbacks", "home")
+         "never_say", "answers", "facts", "grounded", "deflections", "fallbacks", "replies", "home")
 
 
 # -- writing -------------------------------------------------------------------

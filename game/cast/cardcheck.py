@@ -23,7 +23,10 @@ each naming the field:
   not know (they are removed before the prompt);
 - ``warning`` **no greeting**: neither ``first_mes`` nor an alternate greeting;
 - ``error`` **bad voice**: an unknown speech engine, or a voice id espeak-ng cannot
-  parse (rate, pitch and volume are bounded by the card's schema already).
+  parse (rate, pitch and volume are bounded by the card's schema already);
+- ``warning`` **few replies**: an intent of ``replies`` whose lines and the card's fallbacks
+  together number at most :data:`~game.cast.replies.RECENT_LINES`, so a run of such lines
+  must repeat one of her last replies (slots and intents are checked by the card's schema).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from game.cast.card import CharacterCard
+from game.cast.card import REPLY_INTENTS, CharacterCard
 from game.cast.macros import unknown_macros
 from game.cast.memory import DEFAULT_POST_HISTORY, MemoryConfig, TokenCounter, approx_tokens, examples_text, sink_parts
 from game.cast.prompt import MESSAGE_OVERHEAD, Shares
+from game.cast.replies import RECENT_LINES
 
 #: The fields of the size findings (shown when a game opens: a player would lose that text).
 BUDGET_FIELDS = frozenset({"examples", "lorebook", "card+lorebook"})
@@ -43,7 +47,7 @@ BUDGET_FIELDS = frozenset({"examples", "lorebook", "card+lorebook"})
 #: The kinds of finding, in the order of the module doc (``worldloom lint`` gives each its code,
 #: :data:`game.story.diagnostics.CARD_CODES`).
 KINDS = ("sink_over_budget", "examples_dropped", "lore_over_budget", "over_context", "unknown_macros",
-         "no_greeting", "bad_tts", "bad_voice")
+         "no_greeting", "bad_tts", "bad_voice", "few_replies")
 
 #: Speech engines a card's ``voice.tts`` may name (:mod:`game.audio.tts`).
 TTS_ENGINES = ("auto", "pyttsx3", "espeak-ng")
@@ -144,6 +148,12 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
         out.append(CardProblem("bad_voice", "error", "voice.voice",
                                f"{voice.voice!r} is not an espeak-ng voice id (language[-variant][+voice], "
                                "e.g. en-gb+f3)"))
+    for intent in REPLY_INTENTS:
+        lines = card.replies.lines(intent)
+        if lines and len(lines) + len(card.fallbacks) <= RECENT_LINES:
+            out.append(CardProblem("few_replies", "warning", f"replies.{intent}",
+                                   f"{len(lines)} line(s) and {len(card.fallbacks)} fallback(s): a run of "
+                                   f"{intent} lines repeats one of her last {RECENT_LINES} replies (add lines)"))
     return out
 
 

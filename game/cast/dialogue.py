@@ -22,7 +22,10 @@ For each thing the player says to her (:meth:`DialoguePipeline.stream`):
    one of her recent replies is a ``repeat`` (regenerated). The reply stops after
    ``max_sentences`` sentences or when the model repeats a sentence of the same reply;
 4. **fallback**: when every attempt failed, or the model is missing or raised, an
-   authored fallback line (source ``fallback``).
+   authored fallback line (source ``fallback``); with a :class:`~game.cast.replies.ReplyPicker`
+   (a card with ``replies``), a line that fits the player's intent or takes up the fact they
+   just told (source ``authored``, ``check.intent`` and ``check.pick``), never one of her last
+   :data:`~game.cast.replies.RECENT_LINES` replies while another is left.
 
 Every :class:`Reply` records its source, the authored answer's id and score, the
 attempts, the rejected texts with the guard's reasons, the injection flags and the
@@ -49,10 +52,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from game.cast.appraisal import Appraiser
 from game.cast.coherence import Coherence, card_text
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding, Hint, fact_note, says_value
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
+from game.cast.replies import ReplyPicker
 from game.cast.similarity import normalise, overlap, tokens
 from game.cast.verifier import Checked, Verifier
 from game.models.llm import DialogueModel, Message, ModelError, Preencodes, SentenceSplitter, split_sentences
@@ -251,7 +256,8 @@ class Reply:
         sentences: the sentences, in order.
         source: ``authored``, ``model`` or ``fallback``.
         player_text: the player's line as the model saw it (sanitised).
-        authored_id: the authored answer's id (authored source), else ``""``.
+        authored_id: the authored answer's id (authored source; for a replaced reply the picked
+            line's id, :class:`~game.cast.replies.Pick`), else ``""``.
         score: the authored match's cosine (authored source), else 0.
         model: the dialogue model's name (``""`` when it was not asked).
         attempts: model attempts made.
@@ -367,6 +373,8 @@ class DialoguePipeline:
             with the player's line and the open topic (``None``: not checked). An attempt it
             rejects is regenerated once; when that fails too, she says a grounded answer near the
             line (:data:`REPLACE_THRESHOLD`) or one of her authored fallback lines.
+        replies: chooses that line by the player's intent, without repeats
+            (:class:`~game.cast.replies.ReplyPicker`; ``None``: ``fallbacks`` by the turn's seed).
     """
 
     def __init__(self, character: str, model: DialogueModel | None, prompt: PromptFn, guard: PersonaGuard, *,
@@ -374,7 +382,7 @@ class DialoguePipeline:
                  settings: DialogueSettings | None = None, facts: FactsFn | None = None,
                  verifier: Verifier | None = None, grounding: Grounding | None = None,
                  deflections: Sequence[str] = (), prefix: PrefixFn | None = None,
-                 coherence: Coherence | None = None) -> None:
+                 coherence: Coherence | None = None, replies: ReplyPicker | None = None) -> None:
         self.character = character
         self.model = model
         self.prompt = prompt
@@ -388,6 +396,7 @@ class DialoguePipeline:
         self.deflections = tuple(d for d in deflections if d.strip()) or self.fallbacks
         self.prefix = prefix
         self.coherence = coherence
+        self.replies = replies
         self._topic = ""  # the player's line before this turn's (the open topic)
         self._previous = ""
         self._preencoded: list[Message] | None = None  # the last prefix handed to the model
@@ -467,6 +476,8 @@ class DialoguePipeline:
 
         def finish(sentences: Sequence[str], source: Source, **more: Any) -> Reply:
             timings["total_s"] = time.perf_counter() - t0
+            if self.replies is not None:
+                self.replies.heard(" ".join(sentences))
             return Reply(character=self.character, text=" ".join(sentences), sentences=tuple(sentences),
                          source=source, player_text=check.text, injection=check.reasons, seed=seed,
                          timings=timings, **more)
@@ -480,7 +491,7 @@ class DialoguePipeline:
             return finish(sentences, "authored", authored_id=match.answer.id, score=match.score,
                           check={"status": "authored"})
         if check.injection and not self.settings.model_on_injection:
-            sentences = split_sentences(self._pick(self.deflections, seed))
+            sentences = split_sentences(self._deflection(seed))
             for i, sentence in enumerate(sentences):
                 stamp()
                 yield Sentence(sentence, i, "deflection")
@@ -573,13 +584,21 @@ class DialoguePipeline:
                                  "replaced": "incoherent"})
         broke = any(r.kind in PERSONA_BREAKS for r in rejected)
         source: Source = "deflection" if broke else "fallback"
-        line = self._pick(self.deflections, seed) if broke else self._fallback(seed)
+        chosen: dict[str, Any] = {}
+        if broke:
+            line = self._deflection(seed)
+        elif self.replies is not None:
+            pick = self.replies.pick(check.text, seed, allowed=lambda t: self.guard.check(t).ok)
+            line, source, chosen = pick.text, pick.source, {"intent": pick.intent, "pick": pick.id}
+        else:
+            line = self._fallback(seed)
         sentences = split_sentences(line)
         for i, sentence in enumerate(sentences):
             stamp()
             yield Sentence(sentence, i, source)
         return finish(sentences, source, model=model_name, attempts=attempts, rejected=tuple(rejected),
-                      error=error, check={"status": "authored", **({"replaced": "incoherent"} if incoherent else {})})
+                      error=error, authored_id=chosen.get("pick", ""),
+                      check={"status": "authored", **({"replaced": "incoherent"} if incoherent else {}), **chosen})
 
     def _messages(self, check: InputCheck, hint: Hint | None = None) -> list[Message]:
         """The prompt; for flagged input the injection note goes before the player's line; a
@@ -735,6 +754,15 @@ class DialoguePipeline:
     def _fallback(self, seed: int) -> str:
         return self._pick(self.fallbacks, seed)
 
+    def _deflection(self, seed: int) -> str:
+        """A deflection by ``seed``; with :attr:`replies`, not one of her last replies while another is left."""
+        if self.replies is not None:
+            chosen = self.replies.rotate([(str(i), d) for i, d in enumerate(self.deflections)], seed,
+                                         lambda t: self.guard.check(t).ok)
+            if chosen is not None:
+                return chosen[1]
+        return self._pick(self.deflections, seed)
+
 
 # -- wiring to a card and its memory -------------------------------------------------------
 
@@ -815,13 +843,16 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
         return builder.known_prefix()
 
     card_fallbacks = tuple(fallbacks) or tuple(getattr(card, "fallbacks", ()) or ())
+    replies = getattr(card, "replies", None)
+    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, Appraiser(enc))
+              if replies is not None and replies.authored() else None)
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
                             fallbacks=card_fallbacks or DEFAULT_FALLBACKS, settings=settings,
                             facts=lambda text: facts_from_memory(base, memory, text),
                             verifier=Verifier(FactSheet.from_card(card), story_names), grounding=Grounding(card, enc),
                             deflections=card.deflections or card_fallbacks, prefix=prefix,
-                            coherence=Coherence(enc, own_text=card_text(card)))
+                            coherence=Coherence(enc, own_text=card_text(card)), replies=picker)
 
 
 def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0, scene: str = "",

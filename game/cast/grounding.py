@@ -212,6 +212,20 @@ def _listed(value: str) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def told_text(templates: Mapping[str, str], entity: str, key: str, value: str) -> str:
+    """Told fact ``entity.key = value`` said in her voice: ``templates`` by key group (``name``,
+    ``relation``, ``count``...; :data:`TEMPLATES` where it has none), ``{value}`` and ``{thing}`` filled
+    in (a list value as "a, b and c"), the first letter capitalised."""
+    group, thing = _key_group(entity, key)
+    said = templates.get(group, TEMPLATES.get(group, "{value}.")).format(value=_listed(value), thing=thing)
+    return said[:1].upper() + said[1:]
+
+
+def told_group(entity: str, key: str) -> str:
+    """The key group of belief ``entity.key`` (``player_dog.name`` -> ``relation``; :data:`QUESTIONS`' keys)."""
+    return _key_group(entity, key)[0]
+
+
 class Grounding:
     """Finds the fact a question asks for and says it (see the module doc).
 
@@ -289,8 +303,7 @@ class Grounding:
                     continue
                 if not thing and named:
                     continue
-                template = self.templates.get(group, TEMPLATES.get(group, "{value}."))
-                said = template.format(value=_listed(value), thing=thing)
+                said = told_text(self.templates, entity, key, value)
             else:
                 said = fact.say or f"{value}."
             said = said[:1].upper() + said[1:]
@@ -326,12 +339,11 @@ class Grounding:
             return None
         second = scored[1][0] if len(scored) > 1 else -1.0
         enforce = bool(_RECALL.search(text)) and score >= HINT_ENFORCE and score - second >= HINT_MARGIN
-        group, thing = _key_group(entity, key)
-        template = self.templates.get(group, TEMPLATES.get(group, "{value}."))
-        answer = template.format(value=_listed(value), thing=thing)
-        return Hint(Grounded(f"told.{entity}.{key}", answer[:1].upper() + answer[1:], value, "", score),
+        answer = told_text(self.templates, entity, key, value)
+        return Hint(Grounded(f"told.{entity}.{key}", answer, value, "", score),
                     statement(entity, key, value), enforce)
 
 
 __all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "QUESTIONS", "STATEMENTS", "TEMPLATES",
-           "Grounded", "Grounding", "Hint", "asks_for", "fact_note", "questions_for", "says_value", "statement"]
+           "Grounded", "Grounding", "Hint", "asks_for", "fact_note", "questions_for", "says_value", "statement",
+           "told_group", "told_text"]

@@ -1,7 +1,7 @@
 """Lint codes as data: code, default severity, message template, hint, failing example.
 
 One table, read by :mod:`game.story.lint`, :mod:`game.lint` (the card codes
-``WL060``-``WL067``: a story's cards, checked by :mod:`game.cast.cardcheck`), the docs
+``WL060``-``WL068``: a story's cards, checked by :mod:`game.cast.cardcheck`), the docs
 and the tests (every code has a failing example that the test suite lints). This
 module is data only: it imports neither room. A story's ``worldloom.toml`` can
 raise or lower a code's severity::
@@ -166,6 +166,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
          *_cast("id: fox\nname: Fox\n")),
     Code("WL067", "error", "{name}", "voice.tts is auto, pyttsx3 or espeak-ng; voice.voice an espeak-ng id like en-gb+f3",
          *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nvoice: {tts: festival, voice: 'not a voice'}\n")),
+    Code("WL068", "warning", "{name}", "give that intent more lines (with the fallbacks, more than her last 6 replies)",
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nreplies: {thanks: [Aye.]}\n")),
     Code("WL021", "info", "no translation of string {name}", "translate it in the catalogue (worldloom strings extract)",
          _BASE + "scenes:\n  a: {location: here, ending: e, lines: [Hello.]}\n", (("locale/fr.po", _PO),)),
     Code("WL022", "warning", "the translation of string {name} is stale: its source text changed",
@@ -190,5 +192,5 @@ CODES: dict[str, Code] = {c.code: c for c in [
 CARD_CODES: dict[str, str] = {
     "sink_over_budget": "WL061", "examples_dropped": "WL062", "lore_over_budget": "WL063",
     "over_context": "WL064", "unknown_macros": "WL065", "no_greeting": "WL066",
-    "bad_tts": "WL067", "bad_voice": "WL067",
+    "bad_tts": "WL067", "bad_voice": "WL067", "few_replies": "WL068",
 }

@@ -83,7 +83,9 @@ def test_an_incoherent_reply_is_regenerated_once_then_replaced_in_her_voice(eve:
     pipe = _pipe(eve, embedder, ["The air is filled with all kinds of things: sea glass, lemon juice and rope."])
     r = pipe.reply("I love honey cake.", 3)
     assert [x.kind for x in r.rejected] == ["incoherent", "incoherent"] and r.attempts == 2  # once regenerated
-    assert r.source == "fallback" and r.text in eve.fallbacks and r.check["replaced"] == "incoherent"
+    # her card's acknowledgement of what the player just told her (tests/cast/test_replaced_replies.py)
+    assert r.source == "authored" and r.text.startswith("Honey cake.") and r.check["replaced"] == "incoherent"
+    assert r.check["pick"] == "replies.told.likes"
     assert r.to_event(3).data["rejected"][0]["reasons"][0].startswith("answers with a list")  # the transcript's record
 
 
