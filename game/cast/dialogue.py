@@ -409,8 +409,9 @@ class DialoguePipeline:
         """While the player is idle: hand the model the known start of her next prompt
         (:attr:`prefix`) to encode ahead, so her next reply encodes only what follows it (the
         player's line and what is found for it). Only when the model can
-        (:class:`~game.models.llm.Preencodes`), that start ends with her own line (not with
-        a player's line she has not answered yet), and it changed since the last call.
+        (:class:`~game.models.llm.Preencodes`), that start ends with her own line or the sticky
+        note after it (:meth:`~game.cast.prompt.PromptBuilder.sticky_blocks`; not with a
+        player's line she has not answered yet), and it changed since the last call.
 
         A model in the worker process returns at once and gives way to any reply asked for;
         an in-process model does the work in this call.

@@ -68,6 +68,8 @@ from game.story.strings import language_name
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
+#: Episodic memories the sticky note holds (retrieved for the last exchange; see PromptBuilder.sticky_blocks).
+STICKY_MEMORIES = 3
 
 _SPECIAL = re.compile(
     r"<\|[^|>]{0,40}\|>|\[/?INST\]|<</?SYS>>|</?s>|<\|?(?:im_start|im_end|endoftext|eot_id)\|?>",
@@ -111,6 +113,8 @@ class Block:
         score: its rank within its section (higher is kept first).
         order: where it goes within its section (lore: insertion order; memories: turn).
         ref: what it came from (lore entry name/index, ``entity.key``, memory index).
+        idle: in the prompt only because it was chosen while the player was idle (a sticky
+            line, :meth:`PromptBuilder.sticky_blocks`), not for this line; dropped first.
     """
 
     section: Section
@@ -119,6 +123,7 @@ class Block:
     score: float = 0.0
     order: float = 0.0
     ref: str = ""
+    idle: bool = False
 
 
 _HEADERS = {
@@ -147,11 +152,15 @@ class PromptParts:
         dropped: section -> candidates left out for lack of room.
         depth_prompt: the card's character note (macros expanded), its depth and role
             (``("", 0, "system")``: none); see :meth:`to_messages`.
-        notes: for the rolling layout, one per ``history`` message: the dynamic lines
-            that were new when that message was the player's line (``""``: none), shown
-            before it again, unchanged, so the earlier part of the prompt stays identical.
-        tail: the blocks new this turn (not already in ``notes``), shown last before the
-            player's line in the rolling layout; ``None``: all of ``blocks``.
+        notes: for the rolling layout, one per ``history`` message: the system messages of
+            dynamic lines that were new when that message was the player's line (``()``: none;
+            the sticky note, then the lines found for the line), shown before it again,
+            unchanged, so the earlier part of the prompt stays identical.
+        tail: the blocks new this turn (not already in ``notes`` nor in ``sticky``), shown
+            last before the player's line in the rolling layout; ``None``: all of ``blocks``.
+        sticky: the blocks chosen before the player spoke (:meth:`PromptBuilder.sticky_blocks`),
+            in their own message before ``tail`` (rolling layout): known while she waits, so
+            a model keeping its KV cache encodes them then (:meth:`PromptBuilder.known_prefix`).
     """
 
     prefix: str
@@ -163,8 +172,9 @@ class PromptParts:
     budget: int
     dropped: dict[str, int] = field(default_factory=dict)
     depth_prompt: tuple[str, int, str] = ("", 0, "system")
-    notes: tuple[str, ...] = ()
+    notes: tuple[tuple[str, ...], ...] = ()
     tail: tuple[Block, ...] | None = None
+    sticky: tuple[Block, ...] = ()
 
     @property
     def dynamic(self) -> str:
@@ -212,13 +222,12 @@ class PromptParts:
             msgs = [{"role": "system", "content": self.prefix}]
             if self.post_history:
                 msgs.append({"role": "system", "content": self.post_history})
-            for m, note in zip(self.history, self.notes, strict=True):
-                if note:
-                    msgs.append({"role": "system", "content": note})
+            for m, texts in zip(self.history, self.notes, strict=True):
+                msgs.extend({"role": "system", "content": text} for text in texts if text)
                 msgs.append({"role": m.role, "content": clean_text(m.text)})
-            tail = render_blocks(self.blocks if self.tail is None else self.tail)
-            if tail:
-                msgs.append({"role": "system", "content": tail})
+            for text in (render_blocks(self.sticky), render_blocks(self.blocks if self.tail is None else self.tail)):
+                if text:
+                    msgs.append({"role": "system", "content": text})
             if self.user:
                 msgs.append({"role": "user", "content": self.user})
         note, depth, role = self.depth_prompt
@@ -283,11 +292,14 @@ class PromptBuilder:
         language: the language play is in (``fr``; ``""``: the card's own). A catalogue
             cannot translate what the model says, so the post-history instructions ask
             her to answer in that language (:data:`LANGUAGE_NOTE`).
+        sticky: choose the sticky note while she waits (:meth:`sticky_blocks`); ``False``:
+            every line of this turn comes after the player's line (the layout before it).
     """
 
     def __init__(self, memory: Memory, *, budget: int | None = None, user_max_tokens: int = 160,
-                 shares: Shares | None = None, language: str = "") -> None:
+                 shares: Shares | None = None, language: str = "", sticky: bool = True) -> None:
         self.memory = memory
+        self.sticky = sticky
         #: the line added to the post-history instructions (``""``: none).
         self.language_note = LANGUAGE_NOTE.format(language=language_name(language)) if language else ""
         cfg = memory.config
@@ -295,8 +307,11 @@ class PromptBuilder:
         self.user_max_tokens = user_max_tokens
         self.shares = shares or Shares()
         self._lore_vectors: np.ndarray | None = None
-        #: (turn, player line) -> (the note shown before it, the block texts in it); see PromptParts.notes
-        self._notes: dict[tuple[int, str], tuple[str, frozenset[str]]] = {}
+        #: (turn, player line) -> (the note messages shown before it, the block texts in them); see PromptParts.notes
+        self._notes: dict[tuple[int, str], tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._mood = ""  # the mood line of the last build: the sticky note's
+        self._names: dict[str, str] = {}  # the names of the last build: for the entities the sticky note names
+        self._sticky: tuple[tuple[object, ...], tuple[Block, ...]] | None = None  # (its state, the sticky note)
 
     def _tok(self, text: str) -> int:
         return int(self.memory.count_tokens(text))
@@ -341,6 +356,29 @@ class PromptBuilder:
         ranked = sorted(hits, key=lambda i: (not entries[i].constant, -entries[i].priority, -hits[i],
                                              entries[i].insertion_order, i))
         return [(float(entries[i].priority), i, entries[i]) for i in ranked]
+
+    def _belief_lines(self, scan: str, names: Mapping[str, str]) -> list[tuple[str, float, str]]:
+        """``(line, turn, entity.key)`` of her beliefs worth showing for ``scan``, newest first per entity:
+        the player's, the player's people and things, entities named in ``scan``. The player's name is
+        left out once it is pinned in the sink (said there already)."""
+        mem = self.memory
+        pinned_name = mem.pinned.get("player_name", ("", 0))[0]
+        told = [e for e in mem.entities() if e.startswith("player_")]  # the player's people, pets and things
+        out = []
+        for entity in ["player", *told, *self._mentioned(scan, names)]:
+            for b in sorted(mem.beliefs(entity), key=lambda b: -b.turn):
+                if entity == "player" and b.key == "name" and pinned_name and str(b.value) in pinned_name:
+                    continue
+                label = ("the player" if b.entity == "player" else
+                         "the player's " + b.entity.removeprefix("player_").replace("_", " ")
+                         if b.entity.startswith("player_") else names.get(b.entity, b.entity.replace("_", " ")))
+                out.append((f"- {label}: {b.key} = {one_line(b.value)} ({one_line(b.source)})", float(b.turn),
+                            f"{b.entity}.{b.key}"))
+        return out
+
+    def _lore_line(self, entry: LoreEntry) -> str:
+        mem = self.memory
+        return "- " + one_line(substitute(entry.content, mem.card.display_name, mem.player_name or "the player"))
 
     def _mentioned(self, scan: str, names: Mapping[str, str]) -> list[str]:
         low = scan.lower()
@@ -404,6 +442,8 @@ class PromptBuilder:
         def take(section: Section, text: str, cap: int, score: float = 0.0, order: float = 0.0,
                  ref: str = "") -> bool:
             nonlocal spent
+            if any(b.text == text for b in chosen):
+                return True
             c = cost(section, text)
             if spent + c > room or c > cap:
                 return False
@@ -413,9 +453,8 @@ class PromptBuilder:
             return True
 
         def message_cost(j: int) -> int:
-            note = notes[j][0]
             return (self._tok(clean_text(history[j].text)) + MESSAGE_OVERHEAD
-                    + (self._tok(note) + MESSAGE_OVERHEAD if note else 0))
+                    + sum(self._tok(text) + MESSAGE_OVERHEAD for text in notes[j][0] if text))
 
         # 1. the most recent messages
         n_recent = min(self.shares.min_history, len(history))
@@ -442,23 +481,17 @@ class PromptBuilder:
         lore = self._lore(scan, qvec)
         candidates["lore"] = len(lore)
         for prio, i, entry in lore:
-            text = "- " + one_line(substitute(entry.content, card.display_name, mem.player_name or "the player"))
+            text = self._lore_line(entry)
             if spent - start + cost("lore", text) <= lore_cap:
                 take("lore", text, lore_cap, prio, float(entry.insertion_order), entry.name or str(i))
         # 4. beliefs
         bel_cap = int(max(0, room) * self.shares.beliefs)
         start = spent
-        told = [e for e in mem.entities() if e.startswith("player_")]  # the player's people, pets and things
-        beliefs = [b for entity in ["player", *told, *self._mentioned(scan, names)]
-                   for b in sorted(mem.beliefs(entity), key=lambda b: -b.turn)]
+        beliefs = self._belief_lines(scan, names)
         candidates["beliefs"] = len(beliefs)
-        for b in beliefs:
-            label = ("the player" if b.entity == "player" else
-                     "the player's " + b.entity.removeprefix("player_").replace("_", " ") if b.entity.startswith(
-                         "player_") else names.get(b.entity, b.entity.replace("_", " ")))
-            text = f"- {label}: {b.key} = {one_line(b.value)} ({one_line(b.source)})"
+        for text, turn, ref in beliefs:
             if spent - start + cost("beliefs", text) <= bel_cap:
-                take("beliefs", text, bel_cap, float(b.turn), 0.0, f"{b.entity}.{b.key}")
+                take("beliefs", text, bel_cap, turn, 0.0, ref)
         # 5. memories
         mem_cap = int(max(0, room) * self.shares.memories)
         start = spent
@@ -471,6 +504,16 @@ class PromptBuilder:
             if not (spent - start + cost("memories", text) <= mem_cap
                     and take("memories", text, mem_cap, s.score, float(s.turn), str(s.index))):
                 leftovers.append((s, text))
+        # 5b. the sticky note (chosen while she waited, already encoded by a model keeping its KV cache):
+        # its lines not chosen above come too, when they all fit; else there is none this turn
+        sticky = self.sticky_blocks(history) if self.sticky else ()
+        have = {b.text for b in chosen}
+        extras = [b for b in sticky if b.text not in have]
+        if spent + sum(b.tokens for b in extras) <= room:
+            chosen.extend(extras)
+            spent += sum(b.tokens for b in extras)
+        else:
+            sticky = ()
         # 6. older history, most recent first, contiguous
         for j in range(taken_from - 1, -1, -1):
             c = message_cost(j)
@@ -481,13 +524,15 @@ class PromptBuilder:
         for s, text in leftovers:
             take("memories", text, room, s.score, float(s.turn), str(s.index))
         parts = PromptParts(prefix, self._ordered(chosen), tuple(history[taken_from:]), post, user, 0, self.budget,
-                            depth_prompt=depth_prompt)
+                            depth_prompt=depth_prompt, sticky=sticky)
         parts = self._fit(parts, candidates, notes[taken_from:])
         self._notes = {self._key(m): self._notes[self._key(m)] for m in parts.history
                        if self._key(m) in self._notes}  # bounded: only the notes of the window
         if key[1]:
             tail = parts.tail or ()
-            self._notes[key] = (render_blocks(tail), frozenset(b.text for b in tail))
+            self._notes[key] = ((render_blocks(parts.sticky), render_blocks(tail)),
+                                frozenset(b.text for b in (*parts.sticky, *tail)))
+        self._mood, self._names = (one_line(mood) if mood else ""), dict(names)
         return parts
 
     def _post_history(self) -> str:
@@ -518,8 +563,9 @@ class PromptBuilder:
         history = tuple(mem.history)
         notes = tuple(self._note_of(m)[0] for m in history)
         placeholder = "\x00"  # the player's line to come (cut off below)
+        sticky = self.sticky_blocks(list(history)) if self.sticky else ()
         parts = PromptParts(mem.sink_text(), (), history, self._post_history(), placeholder, 0, self.budget,
-                            depth_prompt=self._depth_prompt(), notes=notes, tail=())
+                            depth_prompt=self._depth_prompt(), notes=notes, tail=(), sticky=sticky)
         msgs = parts.to_messages()
         at = max(i for i, m in enumerate(msgs) if m["role"] == "user" and m["content"] == placeholder)
         return msgs[:at]
@@ -528,15 +574,82 @@ class PromptBuilder:
     def _key(m: HistoryMessage) -> tuple[int, str]:
         return (m.turn, clean_text(m.text).strip())
 
-    def _note_of(self, m: HistoryMessage) -> tuple[str, frozenset[str]]:
-        """The note shown before history message ``m`` in the rolling layout (``("", {})``: none)."""
+    def _note_of(self, m: HistoryMessage) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The note messages shown before history message ``m`` in the rolling layout (``((), {})``: none)."""
         if m.role != "user":
-            return "", frozenset()
-        return self._notes.get(self._key(m), ("", frozenset()))
+            return (), frozenset()
+        return self._notes.get(self._key(m), ((), frozenset()))
 
     def forget_notes(self) -> None:
         """Forget every turn's note (the next prompt shows this turn's blocks, as after a load)."""
         self._notes.clear()
+        self._sticky = None
+
+    def sticky_blocks(self, history: Sequence[HistoryMessage]) -> tuple[Block, ...]:
+        """The sticky note: the lines of her next prompt that can be chosen before the player speaks.
+
+        With ``history`` the rolling window up to her last reply (the player's next line not in
+        it), the lines the next build would show whatever the line is, and those likely needed
+        next, that the window's notes do not show already:
+
+        * the mood line of the last build;
+        * her beliefs about the player, the player's people and things, and entities named in the
+          last ``scan_depth`` messages (:meth:`_belief_lines`; within the beliefs share);
+        * lore entries those messages match (by key, or in meaning the last exchange; within the
+          lore share), as the next build's scan matches them too;
+        * the :data:`STICKY_MEMORIES` episodic memories retrieved for the last exchange (the open
+          topic; within the memories share) — a guess: the next line may want others.
+
+        :meth:`build` shows them in one system message before this turn's other lines (those
+        found for the player's line come after it, then the line), and :meth:`known_prefix`
+        ends with it, so a model keeping its KV cache encodes it while the player reads and
+        types. The same state gives the same note (it is kept until the window, the sink, her
+        memories, beliefs, the mood or the names change), so the prompt does not depend on
+        whether anything was encoded ahead. ``()`` when the window does not end with her line.
+        """
+        mem = self.memory
+        if not history or history[-1].role != "assistant":
+            return ()
+        state: tuple[object, ...] = (
+            tuple(self._key(m) for m in history), tuple(self._note_of(m)[0] for m in history), mem.sink_text(),
+            len(mem.store), tuple((b.entity, b.key, str(b.value), b.turn) for b in mem.beliefs()), self._mood,
+            tuple(sorted(self._names.items())))
+        if self._sticky is not None and self._sticky[0] == state:
+            return self._sticky[1]
+        shown = frozenset().union(*(self._note_of(m)[1] for m in history))
+        card = mem.card
+        depth = card.lorebook.scan_depth
+        scan = " \n ".join(m.text for m in (history[-depth:] if depth else []))
+        query = " ".join(m.text for m in history[-2:])  # the last exchange
+        room = max(0, self.budget - self._tok(mem.sink_text()) - self._tok(self._post_history()) - 2 * MESSAGE_OVERHEAD)
+        out: list[Block] = []
+
+        def add(section: Section, lines: Sequence[tuple[str, float, float, str]], cap: int, most: int) -> None:
+            spent = 0
+            for text, score, order, ref in lines:
+                if text in shown or any(b.text == text for b in out) or most <= 0:
+                    continue
+                c = self._tok(text) + 1 + (0 if spent else self._tok(_HEADERS[section]) + 2)
+                if spent + c <= cap:
+                    out.append(Block(section, text, c, score, order, ref, idle=True))
+                    spent, most = spent + c, most - 1
+
+        if self._mood:
+            add("mood", [(self._mood, 0.0, 0.0, "")], room, 1)
+        add("beliefs", [(t, turn, 0.0, ref) for t, turn, ref in self._belief_lines(scan, self._names)],
+            int(room * self.shares.beliefs), len(mem.beliefs()))
+        need_vec = len(mem.store) > 0 or any(e.meaning for e in card.lorebook.entries)
+        qvec = mem.embed([query])[0] if need_vec else None
+        lore = [(self._lore_line(e), prio, float(e.insertion_order), e.name or str(i))
+                for prio, i, e in self._lore(scan, qvec)]
+        add("lore", lore, int(room * self.shares.lore), len(lore))
+        if qvec is not None and len(mem.store):
+            found = mem.retrieve(qvec, history[-1].turn, k=mem.config.top_k, query_text=query)
+            add("memories", [(f"- {one_line(m.text)}", m.score, float(m.turn), str(m.index)) for m in found],
+                int(room * self.shares.memories), STICKY_MEMORIES)
+        blocks = self._ordered(out)
+        self._sticky = (state, blocks)
+        return blocks
 
     @staticmethod
     def _ordered(blocks: list[Block]) -> tuple[Block, ...]:
@@ -545,7 +658,7 @@ class PromptBuilder:
         return tuple(b for _, b in ranked)
 
     def _fit(self, parts: PromptParts, candidates: dict[str, int],
-             notes: Sequence[tuple[str, frozenset[str]]]) -> PromptParts:
+             notes: Sequence[tuple[tuple[str, ...], frozenset[str]]]) -> PromptParts:
         """Re-count the assembled messages; drop the lowest-ranked blocks, then the oldest history, until it fits.
 
         ``notes``: the rolling layout's note of each history message; a block already in
@@ -554,15 +667,19 @@ class PromptBuilder:
         blocks, history, kept = list(parts.blocks), list(parts.history), list(notes)
         while True:
             shown = frozenset().union(*(texts for _, texts in kept))
-            tail = tuple(b for b in blocks if b.text not in shown)
+            have = {b.text for b in blocks}
+            sticky = tuple(b for b in parts.sticky if b.text in have and b.text not in shown)
+            early = {b.text for b in sticky}
+            tail = tuple(b for b in blocks if b.text not in shown and b.text not in early)
             trial = replace(parts, blocks=tuple(blocks), history=tuple(history),
-                            notes=tuple(text for text, _ in kept), tail=tail)
+                            notes=tuple(text for text, _ in kept), tail=tail, sticky=sticky)
             total = count_messages(trial.to_messages(), self.memory.count_tokens)
             droppable = [i for i, b in enumerate(blocks) if b.text not in shown]  # the others cost nothing here
             if total <= self.budget or (not droppable and not history):
                 break
-            if droppable:
-                blocks.pop(min(droppable, key=lambda i: (_KEEP[blocks[i].section], blocks[i].score)))
+            if droppable:  # the sticky note's guesses first, then by section and rank
+                blocks.pop(min(droppable, key=lambda i: (not blocks[i].idle, _KEEP[blocks[i].section],
+                                                         blocks[i].score)))
             else:
                 history.pop(0)
                 kept.pop(0)

@@ -150,6 +150,9 @@ class TransformersDialogueModel:
         progress: ``progress(stage, fraction)`` while loading.
         quantize: ``"int8"``: dynamic int8 quantization of every linear layer after loading
             (:data:`QUANTIZE`); ``""``: float32.
+        fast_kv: keep the KV cache in buffers with room to grow and let torch group the
+            query heads of grouped-query attention (:mod:`game.models.kv_fast`: the same
+            numbers, fewer copies); ``False``: transformers' ``DynamicCache`` and SDPA as they are.
 
     Raises:
         ModelError: the model or tokenizer cannot be found or loaded (the message names the source),
@@ -159,7 +162,7 @@ class TransformersDialogueModel:
     def __init__(self, source: str | Path | None = None, gguf_file: str | None = None, *,
                  cache_dir: str | Path | None = None, reuse_prefix: bool = True,
                  repetition_penalty: float = 1.15, top_p: float = 0.9, name: str = "",
-                 progress: LoadProgress | None = None, quantize: str = "") -> None:
+                 progress: LoadProgress | None = None, quantize: str = "", fast_kv: bool = True) -> None:
         import torch
 
         if quantize not in QUANTIZE:
@@ -202,6 +205,11 @@ class TransformersDialogueModel:
         self._model.eval()
         if quantize == "int8":
             self._quantize_int8()
+        self.fast_kv = fast_kv
+        if fast_kv:
+            from game.models.kv_fast import use_sdpa_gqa
+
+            use_sdpa_gqa(self._model)
         cfg = self._model.config
         if not getattr(self._tokenizer, "chat_template", None):  # Gemma 3's GGUF carries none
             self._tokenizer.chat_template = chat_template(str(getattr(cfg, "model_type", "")))
@@ -364,8 +372,6 @@ class TransformersDialogueModel:
     def _claim(self, ids: list[int], feed_one: bool) -> tuple[_Slot, int]:
         """The slot to encode ``ids`` in and how many of them it already holds (it is cut back to
         them). ``feed_one``: leave at least one token to feed (a reply needs the last logits)."""
-        from transformers import DynamicCache
-
         best: _Slot | None = None
         shared = 0
         if self.reuse_prefix:
@@ -381,12 +387,22 @@ class TransformersDialogueModel:
             return best, shared
         if best is not None and shared >= MIN_REUSE_TOKENS:  # could not crop: drop the slot
             del self._slots[best.key]
-        slot = _Slot(next(self._slot_ids), [], DynamicCache(config=self._model.config))
+        slot = _Slot(next(self._slot_ids), [], self._new_cache())
         if self.reuse_prefix:
             self._slots[slot.key] = slot
             while len(self._slots) > PREFIX_CACHE_SIZE:
                 self._slots.popitem(last=False)
         return slot, 0
+
+    def _new_cache(self) -> Any:
+        """An empty KV cache for the model (:func:`game.models.kv_fast.growing_cache` with ``fast_kv``)."""
+        if self.fast_kv:
+            from game.models.kv_fast import growing_cache
+
+            return growing_cache(self._model.config)
+        from transformers import DynamicCache
+
+        return DynamicCache(config=self._model.config)
 
     def _prefill(self, ids: list[int]) -> tuple[_Slot, int, Any]:
         """Run the prompt; return ``(its slot, tokens reused, logits of the last position)``."""

@@ -39,6 +39,10 @@ def test_the_known_prefix_is_the_start_of_the_next_prompt_slides_included(eve: C
     slides = 0
     for turn, line in enumerate(LINES, 1):
         mem.remember(f"On night {turn} the lamp was wound at dusk.", "action", turn)
+        if turn > 1:  # the cast room asks again after each event: the sticky note may take the new memory in
+            again = builder.known_prefix()
+            assert again[: len(prefix) - 1] == prefix[: len(prefix) - 1]  # only the sticky note at its end may change
+            prefix = again
         msgs = builder.build(line, turn, mood=f"You feel {'warm' if turn > 5 else 'wary'} towards Ada.").to_messages()
         assert msgs[: len(prefix)] == prefix  # what was pre-encoded while she waited is the prompt's start
         assert msgs[-1] == {"role": "user", "content": line} and len(msgs) - len(prefix) <= 2  # note, line
@@ -47,7 +51,8 @@ def test_the_known_prefix_is_the_start_of_the_next_prompt_slides_included(eve: C
         slides += len(mem.history) <= before
         mem.observe(Event(kind="reply", speaker="eve", turn=turn, text=f"Mind the third step, answer {turn}."))
         prefix = builder.known_prefix()
-        assert prefix[-1] == {"role": "assistant", "content": f"Mind the third step, answer {turn}."}
+        chat = [m for m in prefix if m["role"] != "system"]  # her reply, then perhaps the sticky note
+        assert chat[-1] == {"role": "assistant", "content": f"Mind the third step, answer {turn}."}
     assert slides >= 2  # the slid windows were known ahead too
 
 
@@ -83,5 +88,7 @@ def test_the_pipeline_hands_over_the_prefix_once_her_line_ends_it(eve: Character
     mem.observe(Event(kind="reply", speaker="eve", turn=1, text="Mind the third step."))
     assert pipe.preencode_next()
     assert model.preencoded[-1][-1] == {"role": "assistant", "content": "Mind the third step."}
-    mem.observe(Event(kind="line", speaker="narrator", turn=1, text="The wind rises."))  # an episodic memory only
-    assert not pipe.preencode_next()  # the start of her next prompt is the same
+    mem.observe(Event(kind="line", speaker="narrator", turn=1, text="The wind rises."))  # an episodic memory
+    assert pipe.preencode_next()  # the sticky note of her next prompt takes it in
+    assert model.preencoded[-1][-1]["role"] == "system" and "The wind rises." in model.preencoded[-1][-1]["content"]
+    assert not pipe.preencode_next()  # unchanged: not again
