@@ -69,7 +69,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Source = Literal["authored", "grounded", "model", "fallback", "deflection"]
 
-#: Rejection kinds that are persona breaks (answered, when every attempt fails, with a deflection).
+#: Rejection kinds that are persona breaks (answered, when every attempt fails on a line the input
+#: check flagged as an injection attempt, with a deflection).
 PERSONA_BREAKS = frozenset({"ooc", "code", "never_say", "leak", "identity"})
 
 #: MiniLM (all-MiniLM-L6-v2) cosine at or above which a player's line counts as an
@@ -583,7 +584,9 @@ class DialoguePipeline:
                           attempts=attempts, rejected=tuple(rejected), error=error,
                           check={"status": "authored", "fact": answer.id, "value": answer.value,
                                  "replaced": "incoherent"})
-        broke = any(r.kind in PERSONA_BREAKS for r in rejected)
+        # a retort ("You've a strange way of talking") answers a line that tried to pull her out of
+        # character; where the model broke on an innocent line, she answers the line's intent instead
+        broke = check.injection and any(r.kind in PERSONA_BREAKS for r in rejected)
         source: Source = "deflection" if broke else "fallback"
         chosen: dict[str, Any] = {}
         if broke:
