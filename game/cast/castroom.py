@@ -82,7 +82,7 @@ from game.cast.dialogue import (
     facts_from_memory,
     pipeline_for,
 )
-from game.cast.grounding import says_value
+from game.cast.grounding import content_words, says_value
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
 from game.cast.persona_log import PersonaLog, Rejection
@@ -858,9 +858,12 @@ def _passes_now(reply: Event, pipeline: DialoguePipeline | None) -> bool:
 def said_back(text: str, entity: str, key: str, value: str) -> bool:
     """Whether ``text`` says the belief ``entity.key = value`` back (:func:`~game.cast.grounding.says_value`);
     a count needs the counted thing too: "2 cats, you said." says ``player_cats.count = 2``, "Two white
-    flashes every fifteen seconds." does not."""
+    flashes every fifteen seconds." does not; a gift, a place or a carer needs every word of one item
+    ("the lemon from the Harrowby shop" is not said back by a reply that names Harrowby)."""
     if not says_value(text, value):
         return False
+    if key in ("gave", "place", "carer"):
+        return any(all(says_value(text, w) for w in content_words(item)) for item in value.split("; ") if item)
     if key != "count":
         return True
     thing = entity.removeprefix("player_").replace("_", " ").split()

@@ -43,7 +43,7 @@ import numpy as np
 from game.cast.card import CharacterCard, Fact
 from game.cast.factsheet import quantities
 from game.cast.similarity import tokens
-from game.cast.told import parse_number
+from game.cast.told import GIFT_SOURCE, parse_number
 
 #: MiniLM cosine at or above which a line asks for a fact (as ``AUTHORED_THRESHOLD``: paraphrases
 #: of these short questions score 0.55-0.9; an unrelated question of the same person at most ~0.5).
@@ -75,6 +75,19 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
                  "Who is my {thing}?", "What did I say my {thing} was called?"),
     "count": ("How many {thing} do I have?", "How many {thing} do I keep?", "Do you remember how many {thing} I have?",
               "How many {thing} did I say?"),
+    "place": ("Where do I keep my {thing}?", "Where are my {thing}?", "Where did I say my {thing} were?",
+              "Where do my {thing} live?"),
+    "carer": ("Who is looking after my {thing}?", "Who's minding my {thing} while I'm away?",
+              "Where is my {thing} staying?", "Who has my {thing} while I'm away?", "Where's my {thing} now?"),
+}
+
+#: Other words a player uses for a thing they told her of (``thing`` -> words): "Where do I keep my
+#: bees?" asks of ``player_hives``. Questions are asked with each (:func:`questions_for`).
+THING_WORDS: dict[str, tuple[str, ...]] = {
+    "hives": ("bees", "hive", "beehives"), "bees": ("hives", "hive", "beehives"), "dog": ("puppy", "pup"),
+    "puppy": ("dog",), "cat": ("kitten",), "kitten": ("cat",), "sheep": ("flock", "ewes"), "boat": ("dinghy",),
+    "mum": ("mother", "mom"), "mother": ("mum", "mom"), "dad": ("father",), "father": ("dad",),
+    "gran": ("grandmother", "granny"), "grandmother": ("gran", "granny", "grandma"),
 }
 
 #: Her answer by key when the card has no ``grounded`` template (``{value}``, ``{thing}``).
@@ -90,6 +103,8 @@ TEMPLATES: dict[str, str] = {
     "favourite": "{value}, you said.",
     "relation": "{value}. Your {thing}, you told me.",
     "count": "{value} {thing}, you said.",
+    "place": "{value}, you said.",
+    "carer": "{value}, you said.",
 }
 
 #: A told fact said as the player said it (``{value}``, ``{thing}``), for :meth:`Grounding.hint`.
@@ -99,6 +114,7 @@ STATEMENTS: dict[str, str] = {
     "dislikes": "I can't stand {value}.", "gave": "I gave you {value}.",
     "favourite": "My favourite {thing} is {value}.",
     "relation": "My {thing} is called {value}.", "count": "I have {value} {thing}.",
+    "place": "I keep my {thing} {value}.", "carer": "My {thing} is staying {value}.",
 }
 
 #: Her beliefs as ``(entity, key, value, source)``.
@@ -166,13 +182,25 @@ def _key_group(entity: str, key: str) -> tuple[str, str]:
             return "favourite", key.removeprefix("favourite ")
         return key, ""
     thing = entity.removeprefix("player_").replace("_", " ")
-    return ("count" if key == "count" else "relation"), thing
+    return (key if key in ("count", "place", "carer") else "relation"), thing
 
 
-def questions_for(entity: str, key: str) -> tuple[str, ...]:
-    """The questions that ask for belief ``entity.key`` (:data:`QUESTIONS`)."""
+def told_by_player(source: str) -> bool:
+    """Whether a belief of ``source`` is the player's: told by them, or a thing they gave her."""
+    return "player said" in source or source == GIFT_SOURCE
+
+
+def questions_for(entity: str, key: str, name: str = "") -> tuple[str, ...]:
+    """The questions that ask for belief ``entity.key`` (:data:`QUESTIONS`), with the thing's other
+    words (:data:`THING_WORDS`) and, for where a pet or person is, its ``name`` ("Who is looking
+    after Biscuit?")."""
     group, thing = _key_group(entity, key)
-    return tuple(q.format(thing=thing) for q in QUESTIONS.get(group, ()))
+    things = (thing, *THING_WORDS.get(thing, ())) if thing else ("",)
+    out = [q.format(thing=t) for t in things for q in QUESTIONS.get(group, ())]
+    if name and group == "carer":
+        out += [q.replace("my {thing}", name).format(thing=thing) for q in QUESTIONS[group]]
+        out += [f"Who is looking after {name}?", f"Where is {name}?"]
+    return tuple(dict.fromkeys(out))
 
 
 def statement(entity: str, key: str, value: str) -> str:
@@ -187,7 +215,13 @@ def fact_note(hint: Hint) -> str:
             f"answer with exactly that ({hint.answer.value}), in one or two sentences, in your own voice.")
 
 
-_STOP = frozenset("a an the of and or my your i you to in on is are was were it its".split())
+_STOP = frozenset("a an the of and or my your i you to in on is are was were it its near at by with outside "
+                  "from close just".split())
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry its meaning (not articles, pronouns, prepositions)."""
+    return [w for w in tokens(text) if w not in _STOP]
 
 
 def says_value(text: str, value: str) -> bool:
@@ -199,7 +233,7 @@ def says_value(text: str, value: str) -> bool:
         n = parse_number(item)
         if n is not None and n in numbers:
             return True
-        words = [w for w in tokens(item) if w not in _STOP]
+        words = content_words(item)
         if any(w in said or w + "s" in said or w.removesuffix("s") in said for w in words):
             return True
     return False
@@ -252,12 +286,13 @@ class Grounding:
     def _candidates(self, beliefs: Beliefs) -> list[tuple[str, str, str, Fact | None]]:
         """``(id, question, value, card fact or None)`` rows."""
         rows: list[tuple[str, str, str, Fact | None]] = []
+        names = {e: v for e, k, v, src in beliefs if k == "name" and told_by_player(src)}
         for entity, key, value, source in beliefs:
-            if "player said" not in source or not value:
+            if not told_by_player(source) or not value:
                 continue
             if not (entity == "player" or entity.startswith("player_")):
                 continue
-            for q in questions_for(entity, key):
+            for q in questions_for(entity, key, names.get(entity, "")):
                 rows.append((f"told.{entity}.{key}", q, value, None))
         for fact in self.card.facts:
             for q in fact.questions:
@@ -281,10 +316,16 @@ class Grounding:
         view = _person(text)
         asks = asks_for(text)
         words = {t.removesuffix("'s") for t in tokens(text)}
-        # the things the player told her of ("dog", "hives") that this line names: then it asks about one of them
+        # the things the player told her of ("dog", "hives") that this line names, by a word for it
+        # ("bees") or its name ("Biscuit"): then it asks about one of them
+        pet_names = {e.removeprefix("player_").replace("_", " "): v.lower() for e, k, v, src in beliefs
+                     if k == "name" and e.startswith("player_") and told_by_player(src)}
         named = {t for fid, _, _, fact in rows if fact is None
-                 for t in tokens(_key_group(*fid.split(".")[1:3])[1]) if t in words or t + "s" in words
-                 or t.removesuffix("s") in words}
+                 for thing in [_key_group(*fid.split(".")[1:3])[1]]
+                 for t in tokens(thing)
+                 if any(w in words or w + "s" in words or w.removesuffix("s") in words
+                        for w in (t, *THING_WORDS.get(thing, ())))
+                 or (thing in pet_names and set(tokens(pet_names[thing])) <= words)}
         q = self._vecs([text])[0]
         sims = self._vecs([r[1] for r in rows]) @ q
         for i in np.argsort(-sims):
@@ -322,7 +363,7 @@ class Grounding:
         """
         if not text.strip() or not _ASK.search(text) or not _person(text)[0]:
             return None
-        facts = [(e, k, v) for e, k, v, src in beliefs if "player said" in src and v
+        facts = [(e, k, v) for e, k, v, src in beliefs if told_by_player(src) and v
                  and (e == "player" or e.startswith("player_"))]
         if not facts:
             return None
@@ -345,5 +386,5 @@ class Grounding:
 
 
 __all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "QUESTIONS", "STATEMENTS", "TEMPLATES",
-           "Grounded", "Grounding", "Hint", "asks_for", "fact_note", "questions_for", "says_value", "statement",
-           "told_group", "told_text"]
+           "THING_WORDS", "Grounded", "Grounding", "Hint", "asks_for", "content_words", "fact_note", "questions_for",
+           "says_value", "statement", "told_by_player", "told_group", "told_text"]

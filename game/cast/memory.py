@@ -66,7 +66,7 @@ from game.cast.retrieval import (
     TextEncoder,
     Weights,
 )
-from game.cast.told import facts_told, told_name
+from game.cast.told import GIFT_SOURCE, TOLD_SOURCE, facts_told, told_name
 from game.errors import CardError, SaveError
 from game.state.events import Event
 
@@ -558,6 +558,7 @@ class Memory:
             item_name = names.get(item, item.replace("_", " "))
             if to == me:
                 self.remember(f"{player.capitalize()} gave me the {item_name}.", "gift", turn)
+                self._add_to("player", "gave", f"the {item_name}", GIFT_SOURCE, turn)
                 self.believe(item, "holder", "me", source=f"{player} gave it to me", turn=turn, kind="object")
             elif to == "player":
                 self.remember(f"{player.capitalize()} took the {item_name}.", "gift_seen", turn)
@@ -586,7 +587,8 @@ class Memory:
         """
         turn = self.now if turn is None else turn
         out: list[Belief] = []
-        for fact in facts_told(text):
+        known = {e: d["name"].value for e, d in self._beliefs.items() if e.startswith("player_") and "name" in d}
+        for fact in facts_told(text, known):
             value = fact.value
             if fact.many:
                 old = self._beliefs.get(fact.entity, {}).get(fact.key)
@@ -601,9 +603,20 @@ class Memory:
             if fact.key == "name" and fact.entity == "player":
                 with contextlib.suppress(CardError):  # an absurd name does not end the turn; the belief holds it
                     self.pin("player_name", f"The player's name is {value}.", turn)
-            out.append(self.believe(fact.entity, fact.key, value, source="the player said so", turn=turn,
+            out.append(self.believe(fact.entity, fact.key, value, source=TOLD_SOURCE, turn=turn,
                                     kind=fact.kind))
         return out
+
+    def _add_to(self, entity: str, key: str, value: str, source: str, turn: int) -> None:
+        """Add ``value`` to the list belief ``entity.key`` (``a; b``), once."""
+        old = self._beliefs.get(entity, {}).get(key)
+        items = [v for v in (old.value.split("; ") if old else []) if v]
+        if value.lower() in (v.lower() for v in items):
+            return
+        if old is not None:  # a list that grows is not a belief revised
+            self._beliefs[entity][key] = old.model_copy(update={"value": "; ".join([*items, value]), "turn": turn})
+            return
+        self.believe(entity, key, value, source=source, turn=turn, kind="person")
 
     def observe_all(self, events: Sequence[Event], names: Mapping[str, str] | None = None) -> None:
         """:meth:`observe` each event in order."""

@@ -19,6 +19,10 @@ someone       "my dog is called Biscuit", "my dog's name is Biscuit",    ``playe
               "Biscuit, my dog"
 count         "I keep forty hives", "I have 3 kids", "there are 12       ``player_<noun>.count``
               sheep on my farm"
+place         "I keep forty hives near Rotterdam" (a capitalised place    ``player_<noun>.place``
+              after near/in/at/outside/by/on)                            ("near Rotterdam")
+carer         "My dog is called Biscuit. He's staying with my sister",    ``player_<relation>.carer``
+              "my sister is looking after him/Biscuit/my dog"            ("with your sister")
 likes         "I love X", "I like X", "I enjoy X", "X is my favourite"   ``player.likes`` (a list)
 dislikes      "I hate X", "I can't stand X", "I don't like X"            ``player.dislikes``
 favourite     "my favourite colour is green"                             ``player.favourite colour``
@@ -33,12 +37,18 @@ nothing; hedges are not names ("I'm tired", "I'm not sure": :data:`NOT_NAMES`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["person", "object", "place", "thing"]
 
 #: Number words and their values (compounds like "forty-one" and "two hundred" are summed).
+#: Source of a belief the player told her (:meth:`game.cast.memory.Memory.learn`).
+TOLD_SOURCE = "the player said so"
+#: Source of ``player.gave`` for a thing the player handed her in the story (a ``give`` event).
+GIFT_SOURCE = "the player gave it to me"
+
 _UNITS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen".split())}
@@ -206,6 +216,19 @@ _GIFT = tuple(re.compile(rx, re.I) for rx in (
     r"\b(?:here's|here is|this is)\s+((?:an?|some|the)\s+[^.!?;,]{2,40}?)\s+for you\b",
     r"\bi want you to have\s+([^.!?;,]{2,50})",
 ))
+_PLACE_AFTER = re.compile(rf"\s+(near|in|at|outside|by|on|just outside|close to)\s+(?:the\s+)?"
+                          rf"({_CAP}(?:[ -](?:{_CAP}|on|upon|de|la|le|am|an|der))*)")
+_STAYING = (r"(?:staying|living|stopping|boarding|lodging|being looked after|being cared for|being minded|"
+            r"being kept|looked after|minded)")
+_CARER = tuple(re.compile(rx, re.I) for rx in (
+    # "He's staying with my sister", "Biscuit is being looked after by Anna", "my dog is staying with my sister"
+    rf"\b(he|she|it|they|my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are|'re|’re)\s+(?:now\s+)?"
+    rf"{_STAYING}\s+(?:with|by|at)\s+(my\s+(?:{_RELATIONS})|{_NAME_WORD})",
+    # "my sister is looking after him", "Anna's minding Biscuit"
+    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
+    rf"caring for|keeping|feeding|watching)\s+(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
+))
+_PRONOUNS = frozenset("he she it they him her them".split())
 _NOT_COUNTED = frozenset("years months weeks days hours minutes seconds times ways things people ones reasons "
                          "questions words".split())
 _FILLER = re.compile(r"^(?:the|a|an|some|my|your)\s+", re.I)
@@ -218,8 +241,43 @@ def _tidy(value: str) -> str:
     return value
 
 
-def facts_told(text: str) -> list[Told]:
-    """The facts the player's line ``text`` tells about themselves and their people (see the module doc)."""
+def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told]:
+    """Who has the player's pet or person ("He's staying with my sister": ``player_dog.carer =
+    with your sister``): the one cared for is a relation named ("my dog"), a name told in ``found``
+    ("Biscuit") or ``known`` from earlier lines, or a pronoun for the last relation named before it."""
+    told = [*((e, n) for e, n in known.items()), *((f.entity, f.value) for f in found if f.key == "name")]
+    names = [(e, n.lower(), text.lower().find(n.lower())) for e, n in told if e.startswith("player_")]
+
+    def who(phrase: str, at: int) -> str:
+        p = phrase.lower().strip()
+        if p.startswith("my "):
+            return "player_" + " ".join(p.split()[1:]).replace(" ", "_")
+        if p in _PRONOUNS:
+            before = [e for e, _, pos in names if 0 <= pos < at]
+            return before[-1] if before else ""
+        return next((e for e, n, _ in names if n == p), "")
+
+    def carer(phrase: str) -> str:
+        p = " ".join(phrase.split())
+        if p.lower().startswith("my "):
+            return "with your " + p[3:].lower()
+        return "" if not _is_name(p, need_cap=True) else "with " + _cap(p)
+
+    out: list[Told] = []
+    for i, rx in enumerate(_CARER):
+        for m in rx.finditer(text):
+            cared, by = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+            entity, value = who(cared, m.start()), carer(by)
+            if entity and value and entity != "player_" + value.removeprefix("with your ").replace(" ", "_") \
+                    and not _DENIAL.search(m.group(0)):
+                out.append(Told(entity, "carer", value, "thing" if entity.removeprefix("player_") in _PETS
+                                else "person"))
+    return out
+
+
+def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
+    """The facts the player's line ``text`` tells about themselves and their people (see the module doc);
+    ``known``: the names she already holds, ``player_<relation>`` -> name ("Biscuit" in a later line)."""
     out: list[Told] = []
     if not text.strip():
         return out
@@ -262,6 +320,10 @@ def facts_told(text: str) -> list[Told]:
             if n is None or noun in _NOT_COUNTED or len(noun) < 3:
                 continue
             out.append(Told("player_" + noun, "count", str(n), "thing"))
+            where = _PLACE_AFTER.match(text, m.end())
+            if where and where.group(2).lower() not in NOT_NAMES:
+                out.append(Told("player_" + noun, "place", f"{where.group(1).lower()} {where.group(2)}", "thing"))
+    out += _carers(text, out, known or {})
     for m in _LIKES.finditer(text):
         verb, what = m.group(1).lower(), _tidy(m.group(2))
         if not what or what.lower().split()[0] in ("to", "you", "it", "that", "this", "being", "when", "how", "if"):
@@ -283,4 +345,5 @@ def facts_told(text: str) -> list[Told]:
     return out
 
 
-__all__ = ["FOREIGN_NAME_FORMS", "NOT_NAMES", "NUMBER_WORD", "Told", "facts_told", "parse_number", "told_name"]
+__all__ = ["FOREIGN_NAME_FORMS", "GIFT_SOURCE", "NOT_NAMES", "NUMBER_WORD", "TOLD_SOURCE", "Told",
+           "facts_told", "parse_number", "told_name"]

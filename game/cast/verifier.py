@@ -60,6 +60,7 @@ from game.cast.factsheet import (
     quantities,
     singular,
 )
+from game.cast.grounding import asks_for
 from game.cast.guard import PersonaFacts, Verdict
 from game.cast.similarity import tokens
 from game.cast.told import NUMBER_WORD, parse_number
@@ -141,6 +142,13 @@ _PLACE_WORDS = re.compile(
 _WHO_WORDS = re.compile(
     r"(?i)\b(?:i|me|myself|my|mine|you|yourself|your|he|him|his|she|her|they|them|nobody|no one|someone|"
     r"anyone|everyone|somebody|none|only|just|that's|that is|it's|it is|it was|this is|keeper|walker)\b")
+#: A person from her past by what they did for her ("taught me", "kept the light before me", "raised me").
+_PAST_ROLE = re.compile(r"(?i)\b(?:taught|teach|trained|train|raised|brought (?:me|you|her) up|"
+                        r"showed (?:me|you|her) how|"
+                        r"kept (?:the|this|it)(?: light)?|keep the light|before (?:me|you|her)|"
+                        r"(?:my|your|her) (?:grand)?(?:mother|father|mum|dad|gran|granny|grandma|grandpa))\b")
+#: What her card says of such a person (:attr:`FactSheet.about` words).
+_PAST_WORDS = frozenset("raised taught trained kept keeper".split()) | KIN
 _NAME_Q = re.compile(r"(?i)\bname\b|\bcalled\b|\bcall (?:it|him|her|them|the)\b")
 
 
@@ -265,6 +273,9 @@ class Verifier:
         why = self._player_facts(text, beliefs)
         if why:
             return Verdict(False, "contradiction", (why,), text), checked
+        why = self._player_past(text, facts, player_line)
+        if why:
+            return Verdict(False, "contradiction", (why,), facts.player_name), checked
         for q in found:
             if (q.value, q.unit) in pairs:
                 continue
@@ -382,6 +393,32 @@ class Verifier:
         for m in re.finditer(r"\b([A-Z][\w'-]+)\s+([A-Z][\w'-]+)", text):
             out += [w for w in (m.group(1).lower(), m.group(2).lower()) if w not in common]
         return list(dict.fromkeys(w.removesuffix("'s").removesuffix("’s") for w in out if w not in ("i",)))
+
+    def _player_past(self, text: str, facts: PersonaFacts, player_line: str) -> str:
+        """Why ``text`` names the player as a person from her past (who taught or raised her) where her
+        card names another (Hild), or ``""``: the player's name in a sentence of such a role, or as the
+        answer to the player's who-question about one ("Who taught you to keep the light?" -> "It's
+        Tomas."), and the card's person not named."""
+        player = facts.player_name.strip()
+        if not player or not re.search(rf"\b{re.escape(player)}\b", text):
+            return ""
+        own = set(_words([facts.name, *facts.aliases, player]))
+        about = self.sheet.about or {}
+        places = self.sheet.places or {}
+        people = sorted(((len(about[n] & _PAST_WORDS), n) for n in self.sheet.names
+                         if n in about and n not in own and n not in places
+                         and about[n] & (KIN | {"taught", "raised"})),
+                        reverse=True)
+        if not people or people[0][1] in set(tokens(text)):
+            return ""
+        asked = asks_for(player_line) == "who" and bool(_PAST_ROLE.search(player_line)) \
+            and bool(set(tokens(player_line)) & {"you", "your"})
+        in_role = any(re.search(rf"\b{re.escape(player)}\b", s) and _PAST_ROLE.search(s)
+                      for s in re.split(r"(?<=[.!?;])\s+", text))
+        if not (asked or in_role):
+            return ""
+        return (f"names the player ({player}) as the one from her past; her card names "
+                f"{people[0][1].capitalize()}")
 
     @staticmethod
     def _player_facts(text: str, beliefs: tuple[tuple[str, str, str, str], ...]) -> str:
