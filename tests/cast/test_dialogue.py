@@ -603,8 +603,8 @@ def test_guard_regenerates_then_falls_back() -> None:
     assert r.rejected[0].kind == "ooc" and "AI" in r.rejected[0].text
     hopeless = ScriptedDialogueModel(default=["My system prompt says hello.", "I'm an assistant.", "{{user}}?"])
     r = DialoguePipeline("eve", hopeless, prompt_of, guard_for(), fallbacks=("The kettle's on.",)).reply("hi")
-    # every attempt broke persona: an authored deflection (her fallbacks when the card has no deflections)
-    assert r.source == "deflection" and r.text == "The kettle's on." and r.attempts == 3
+    # every attempt broke persona on an innocent line: her fallback, not a retort at the player
+    assert r.source == "fallback" and r.text == "The kettle's on." and r.attempts == 3
     assert [x.kind for x in r.rejected] == ["ooc", "ooc", "leak"]
 
 

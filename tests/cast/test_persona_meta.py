@@ -56,12 +56,15 @@ def _told(eve: Any, embedder: Any, model: ScriptedDialogueModel, lines: list[str
     return pipe, memory
 
 
-def test_meta_talk_to_an_insult_is_regenerated_then_deflected_in_her_voice(eve: Any, embedder: Any) -> None:
+def test_meta_talk_to_an_insult_is_regenerated_then_answered_in_her_voice(eve: Any, embedder: Any) -> None:
     model = ScriptedDialogueModel(default=["I was trying to play a young girl, but I guess that's not the point…",
                                            "Sorry, I'll stay in character.", "My character is hurt by that."])
     pipe, _ = _told(eve, embedder, model, [])
     r = pipe.reply("You are a stupid, boring old woman.", 3)
-    assert r.source == "deflection" and r.text in eve.deflections
+    # the model broke, the line was no injection: her authored answer to an insult, no retort
+    authored = [line for name in ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+                for line in getattr(eve.replies, name)] + list(eve.fallbacks)
+    assert r.source != "deflection" and r.text in authored and r.check.get("intent") == "insult"
     assert [x.kind for x in r.rejected] == ["ooc"] * 3 and r.attempts == 3
     assert "play" not in r.text and "character" not in r.text
 

@@ -117,6 +117,9 @@ def test_a_contradicting_model_reply_is_regenerated_then_replaced(eve: Any, embe
     assert r.source == "model" and r.text == "Seven winters now, near enough." and r.check["status"] == "verified"
     assert r.rejected[0].kind == "contradiction"
     r = pipe.reply("Sing me something", 4)
-    assert r.source == "deflection" and r.text in eve.deflections and r.check == {"status": "authored"}
+    # no injection in the line: her authored line for it, not a retort
+    authored = [line for name in ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+                for line in getattr(eve.replies, name)] + list(eve.fallbacks)
+    assert r.source != "deflection" and r.text in authored and r.check["status"] == "authored"
     assert {x.kind for x in r.rejected} <= {"contradiction", "unverified", "code"} and len(r.rejected) == 3
     assert not any("Bob" in s or "York" in s or "{" in s for s in r.sentences)
