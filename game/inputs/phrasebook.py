@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from game.errors import StoryError
-from game.story.strings import language_fallbacks
+from game.story.strings import language_file
 
 #: Where the phrase books ship (next to the game's own string catalogues).
 PHRASEBOOK_DIR = Path(__file__).parents[1] / "locale"
@@ -82,17 +82,17 @@ def phrasebook(lang: str) -> Phrasebook | None:
     Raises:
         game.errors.StoryError: the shipped file is not valid TOML (a broken install).
     """
-    for code in language_fallbacks(lang):
-        path = PHRASEBOOK_DIR / f"{code}.phrases.toml"
-        if code and path.is_file():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise StoryError(f"not a readable phrase book: {exc}", where=str(path)) from exc
-            pairs = {**data.get("words", {}), **data.get("phrases", {})}
-            ordered = sorted(((k.lower(), str(v)) for k, v in pairs.items()), key=lambda kv: -len(kv[0]))
-            return Phrasebook(code, tuple(ordered))
-    return None
+    found = language_file(PHRASEBOOK_DIR, lang, ".phrases.toml")
+    if found is None:
+        return None
+    code, path = found
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise StoryError(f"not a readable phrase book: {exc}", where=str(path)) from exc
+    pairs = {**data.get("words", {}), **data.get("phrases", {})}
+    ordered = sorted(((k.lower(), str(v)) for k, v in pairs.items()), key=lambda kv: -len(kv[0]))
+    return Phrasebook(code, tuple(ordered))
 
 
 __all__ = ["PHRASEBOOK_DIR", "Phrasebook", "phrasebook"]

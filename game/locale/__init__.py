@@ -23,7 +23,7 @@ from pathlib import Path
 
 from game.errors import WorldloomError
 from game.story.story import Story
-from game.story.strings import PLACEHOLDER, Translation, catalogue_path, language, language_fallbacks
+from game.story.strings import PLACEHOLDER, Translation, catalogue_path, language, language_file
 
 #: The folder of the shipped catalogues (``<lang>.po``).
 LOCALE_DIR = Path(__file__).parent
@@ -250,11 +250,8 @@ def shipped(lang: str) -> Translation | None:
     Raises:
         game.errors.StoryError: the shipped file is not readable PO (a broken install).
     """
-    for code in language_fallbacks(lang):
-        path = LOCALE_DIR / f"{code}.po"
-        if code and path.is_file():
-            return Translation(path)
-    return None
+    found = language_file(LOCALE_DIR, lang, ".po")
+    return Translation(found[1]) if found else None
 
 
 def shipped_languages() -> list[str]:

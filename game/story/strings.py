@@ -532,6 +532,17 @@ def language_fallbacks(code: str) -> tuple[str, ...]:
     return tuple(c for c in dict.fromkeys((code, code.replace("-", "_").split("_")[0])) if c)
 
 
+def language_file(directory: Path, lang: str, suffix: str) -> tuple[str, Path] | None:
+    """The first ``<directory>/<code><suffix>`` that exists for ``lang``, most specific code first
+    (:func:`language_fallbacks`: ``fr_CA`` finds ``fr_CA.po``, else ``fr.po``): ``(code, path)``, or
+    ``None`` when there is none (or ``lang`` is ``""``)."""
+    for code in language_fallbacks(lang):
+        path = directory / f"{code}{suffix}"
+        if path.is_file():
+            return code, path
+    return None
+
+
 def language_name(code: str) -> str:
     """The English name of language ``code`` (``fr``, ``pt_BR``, ``pt-BR`` -> French, Portuguese),
     else the code itself; ``""`` for ``""``."""
@@ -562,6 +573,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
 
 
 __all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
-           "catalogue_path", "check_catalogue", "ending_name", "ending_title", "language",
+           "catalogue_path", "check_catalogue", "ending_name", "ending_title", "language", "language_file",
            "placeholder_problems", "po_syntax", "language_name", "localised", "reaction_base",
            "string_table", "translation_for", "write_catalogue"]

@@ -12,22 +12,19 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
 
 import polib  # noqa: E402
-import pygame  # noqa: E402
 import pytest  # noqa: E402
 
-from game.app import paint  # noqa: E402
 from game.app.app import App  # noqa: E402
 from game.cli import main  # noqa: E402
-from game.inputs.channels import Channels  # noqa: E402
 from game.inputs.meaning import LexicalEmbedder, NotUnderstood, Resolver, Understood  # noqa: E402
 from game.inputs.phrasebook import phrasebook  # noqa: E402
 from game.locale import LOCALE_DIR, UI, ui  # noqa: E402
 from game.session import open_game  # noqa: E402
 from game.state import Instruct  # noqa: E402
 from game.story.strings import LANG_ENV, PLACEHOLDER  # noqa: E402
+from tests.app.test_window_french_rest import window  # noqa: E402
 
 STORIES = Path(__file__).parents[2] / "stories"
 
@@ -45,26 +42,7 @@ def test_every_string_of_the_game_has_a_french_translation_with_its_placeholders
 @pytest.fixture()
 def french_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[App, list[str]]]:
     """Zero Mark in French in the window, with every text the window draws recorded."""
-    monkeypatch.setenv(LANG_ENV, "fr")
-    drawn: list[str] = []
-    real = paint.text
-
-    def spy(surface: pygame.Surface, font: Any, text: str, *args: Any, **kw: Any) -> pygame.Rect:
-        drawn.append(text)
-        return real(surface, font, text, *args, **kw)
-
-    monkeypatch.setattr(paint, "text", spy)
-    game = open_game(STORIES / "zero_mark", backend="null", dialogue=None, voice=False, save_dir=tmp_path / "saves",
-                     size=(64, 36))
-    session = game.session
-    channels = Channels(session, Resolver(session.story, LexicalEmbedder()), voice_dir=tmp_path / "voice")
-    app = App(session, (960, 540), threaded=False, audio=False, channels=channels)
-    try:
-        app.start()
-        yield app, drawn
-    finally:
-        app.close()
-        game.close()
+    yield from window("zero_mark", tmp_path, monkeypatch, "fr")
 
 
 def test_the_window_chrome_is_french(french_window: tuple[App, list[str]]) -> None:
