@@ -9,6 +9,12 @@ beside the MP4 (``out.srt``) and the same cues as a subtitle track inside it (``
 on by default in VLC, mpv and QuickTime). They are not burned into the frames: a recording
 keeps exactly what the world model drew (frame hashes, the error bank's evidence), and text
 stays text (any script, the player's own font and size, searchable, can be switched off).
+
+A turn whose lines take longer to read (:func:`reading_time`) than its frames last, or whose
+sound runs past them, holds its last frame (with silence) until they are read and heard, as a
+player reading before the next choice would: no line is squeezed under its reading time or left
+after the video ends, and each turn's subtitles begin with its own frames. Held frames are
+copies of the world's last frame, never drawn over; :attr:`Recorder.held` counts them.
 To burn them in for a player that shows no tracks (a browser):
 ``ffmpeg -i out.mp4 -vf subtitles=out.srt burned.mp4``.
 """
@@ -120,6 +126,11 @@ class Recorder:
         self._wav.setframerate(audio_rate)
         self.frames = 0
         self.samples = 0
+        #: Frames repeated to hold a turn until its lines are read and its sound heard.
+        self.held = 0
+        self._last: np.ndarray | None = None
+        self._batch_frame = -1  # the frame count when the open batch of lines began
+        self._read_until = 0.0  # seconds: when the lines captioned so far are read
         #: Lines said, ``(seconds into the video, [lines])`` (see :meth:`caption`).
         self.said: list[tuple[float, list[str]]] = []
         #: The subtitle file written beside the MP4 by :meth:`close` (``None`` when nothing was said).
@@ -127,23 +138,44 @@ class Recorder:
 
     def caption(self, text: str, speaker: str = "") -> None:
         """A line said or narrated now (as the next frames begin): a subtitle, ``"Eve: text"``
-        with a ``speaker``, timed by :func:`timed_cues`."""
+        with a ``speaker``, timed by :func:`timed_cues`. The first line of a new turn first holds
+        the last frame until the previous turn's lines are read (see the module's note)."""
         text = " ".join(text.split())
         if not text:
             return
         line = f"{speaker}: {text}" if speaker else text
-        now = round(self.frames / self.fps, 3)
-        if self.said and self.said[-1][0] == now:
-            self.said[-1][1].append(line)
-        else:
-            self.said.append((now, [line]))
+        if not self.said or self._batch_frame != self.frames:  # a new turn's lines
+            self._hold(self._read_until)
+            self._batch_frame = self.frames
+            now = round(self.frames / self.fps, 3)
+            self.said.append((now, []))
+            self._read_until = now
+        self.said[-1][1].append(line)
+        self._read_until += reading_time(line)
+
+    def _hold(self, until: float) -> None:
+        """Repeat the last frame, with silence, until ``until`` seconds (and the sound written so
+        far) are covered; nothing before the first frame."""
+        if self._last is None:
+            return
+        need = max(until * self.fps, self.samples * self.fps / self.audio_rate) - self.frames
+        n = int(np.ceil(need - 1e-9))
+        if n > 0:
+            self.held += n
+            self._write(np.repeat(self._last[None], n, axis=0), None)
 
     def add(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
-        """Append ``(T, H, W, 3)`` uint8 frames and their ``(S,)`` float32 audio (or silence)."""
+        """Append ``(T, H, W, 3)`` uint8 frames and their ``(S,)`` float32 audio (or silence);
+        sound longer than the frames is kept whole (the next turn holds until it is heard)."""
+        if frames.shape[0]:
+            self._last = np.ascontiguousarray(frames[-1]).copy()
+        self._write(frames, audio)
+
+    def _write(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
         for f in frames:
             self._writer.send(np.ascontiguousarray(f))
         self.frames += frames.shape[0]
-        want = round(self.frames * self.audio_rate / self.fps) - self.samples
+        want = max(0, round(self.frames * self.audio_rate / self.fps) - self.samples)
         if audio is None:
             audio = np.zeros(want, np.float32)
         pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2")
@@ -158,6 +190,7 @@ class Recorder:
         Raises:
             game.errors.BackendError: ffmpeg failed (the video-only file is kept).
         """
+        self._hold(self._read_until)  # the last turn's lines are read, its sound heard, before the end
         self._writer.close()
         self._wav.close()
         subs: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,12 +29,17 @@ choose finish_bad
 """
 
 
-def run(mini: Path, tmp: Path, name: str, record: bool = False) -> tuple[str, Path]:
+def play(mini: Path, tmp: Path, name: str, record: bool = False) -> tuple[Any, Path]:
     out = tmp / name
     out.mkdir()
     runner = play_headless(str(mini), parse_script(SCRIPT), backend="procedural", seed=7,
                            save_dir=out / "saves", transcript=out / "t.jsonl",
                            record=out / "out.mp4" if record else None, size=(96, 54))
+    return runner, out
+
+
+def run(mini: Path, tmp: Path, name: str, record: bool = False) -> tuple[str, Path]:
+    runner, out = play(mini, tmp, name, record)
     return runner.frame_hash.hexdigest(), out
 
 
@@ -46,7 +52,7 @@ def test_reruns_are_byte_identical(mini_path: Path, tmp_path: Path) -> None:
 
 
 def test_transcript_rows_and_recording(mini_path: Path, tmp_path: Path) -> None:
-    _, out = run(mini_path, tmp_path, "a", record=True)
+    runner, out = play(mini_path, tmp_path, "a", record=True)
     rows = [json.loads(x) for x in (out / "t.jsonl").read_text().splitlines()]
     assert rows[0]["type"] == "header" and rows[0]["seed"] == 7
     kinds = [r["type"] for r in rows]
@@ -61,7 +67,7 @@ def test_transcript_rows_and_recording(mini_path: Path, tmp_path: Path) -> None:
     import imageio_ffmpeg
 
     n, _secs = imageio_ffmpeg.count_frames_and_secs(str(out / "out.mp4"))
-    assert n == frames
+    assert n == frames + runner.recorder.held  # every frame shown, and the holds while lines are read
     reader = imageio_ffmpeg.read_frames(str(out / "out.mp4"))
     meta = next(reader)
     assert meta["size"] == (96, 54) and meta.get("audio_codec")
