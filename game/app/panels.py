@@ -133,7 +133,7 @@ def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
     base = layout.choice_height(len(items))
     pad = layout.px(8)
     room = layout.choices.width - base - layout.px(4) - layout.px(16)
-    shapes = [_choice_rows(fonts, label, room) for _, _, label in items]
+    shapes = choice_shapes(fonts, [label for _, _, label in items], room)
     heights = [max(base, len(rows) * face.line_height + pad) for face, rows in shapes]
     rects = layout.choice_stack(heights)
     col = pygame.Surface(surface.get_size(), pygame.SRCALPHA)
@@ -163,12 +163,13 @@ def choices(surface: pygame.Surface, layout: Layout, fonts: Fonts,
 MAX_ROWS = 3
 
 
-def _choice_rows(fonts: Fonts, label: str, room: int) -> tuple[Typeface, list[str]]:
-    """How a choice reads in ``room`` pixels: one line in the choice face, else one line in
-    the small face, else wrapped in the small face (at most :data:`MAX_ROWS` lines)."""
-    if fonts.choice.width(label) <= room:
-        return fonts.choice, [label]
-    return fonts.small, paint.rows(fonts.small, label, room, MAX_ROWS)
+def choice_shapes(fonts: Fonts, labels: list[str], room: int) -> list[tuple[Typeface, list[str]]]:
+    """How each choice reads in ``room`` pixels: one line in the choice face when every label
+    fits so, else all in the small face, one line or wrapped (at most :data:`MAX_ROWS` lines),
+    so one column never mixes two sizes of type."""
+    if all(fonts.choice.width(label) <= room for label in labels):
+        return [(fonts.choice, [label]) for label in labels]
+    return [(fonts.small, paint.rows(fonts.small, label, room, MAX_ROWS)) for label in labels]
 
 
 #: The widest an inventory chip may grow (design px) when its name needs more than :data:`MAX_ROWS`

@@ -94,3 +94,18 @@ def test_a_choice_longer_than_three_lines_ends_in_an_ellipsis() -> None:
     assert _words(wrapped.rows)[:-1] == long.split()[:len(_words(wrapped.rows)) - 1]
     assert wrapped.rect.height >= panels.MAX_ROWS * fonts.small.line_height
     assert short.rect.bottom <= wrapped.rect.top
+
+
+def test_one_choice_column_uses_one_size_of_type() -> None:
+    # Eve's opening: "Hurry up the steps and knock" in the large face over "Stop and watch the tide
+    # come round the stones" in the small one looked like two kinds of button.
+    pygame.init()
+    fonts = Fonts(1.0)
+    short, longer = "Hurry up the steps and knock", "Stop and watch the tide come round the stones"
+    room = fonts.choice.width(short) + 4  # the short one fits the large face, the longer does not
+    assert fonts.choice.width(longer) > room
+    shapes = panels.choice_shapes(fonts, [short, longer], room)
+    assert [face for face, _ in shapes] == [fonts.small, fonts.small]
+    assert [" ".join(rows) for _, rows in shapes] == [short, longer]
+    alone = panels.choice_shapes(fonts, [short], room)
+    assert alone == [(fonts.choice, [short])]  # a column that fits keeps the large face
