@@ -44,7 +44,8 @@ def test_every_face_and_pose_draws_differently() -> None:
 def test_faces_follow_reactions_then_the_relationship() -> None:
     assert face_for("recoil", "warm") == "surprised"
     assert face_for("sleep", "") == "sleeping"
-    assert face_for("idle", "warm") == "smile" and face_for("idle", "guarded") == "frown"
+    assert face_for("idle", "warm") == "smile" and face_for("idle", "wary") == "frown"
+    assert face_for("idle", "guarded") == "neutral"  # a stranger is met with a plain face, not a frown
     assert face_for("idle", "hurt") == "sad" and face_for("idle", "puzzling") == "neutral"
     assert pose_for("sleep", "", False) == "sit" and pose_for("idle", "", True) == "hold"
     assert pose_for("idle", "give", True) == "give"
@@ -82,7 +83,7 @@ def test_a_person_is_a_figure_in_her_clothes_not_a_card(tmp_path: Path) -> None:
 
 def test_the_face_changes_with_the_relationship() -> None:
     warm = Entity("eve", "character", "Eve", look=EVE, x=0.5, expression="warm")
-    cold = dataclasses.replace(warm, expression="guarded")
+    cold = dataclasses.replace(warm, expression="wary")
     f1, l1 = draw(warm)
     f2, l2 = draw(cold)
     assert l1.get("eve") == l2.get("eve")

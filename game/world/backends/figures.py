@@ -20,13 +20,14 @@ from game.world.backends.raster import RGB
 from game.world.backends.raster import lerp_rgb as _mix
 from game.world.backends.sprites import COLOUR_WORDS, DARK_TINT, Pen, Sprite
 
-#: Relationship expression words (a card's names) -> face.
+#: Relationship expression words (a card's names) -> face. ``guarded`` (how a card's person meets a
+#: stranger: trust not yet earned) keeps a plain face; a frown is for ``wary`` and worse.
 FACE_WORDS: dict[str, str] = {
     "delighted": "smile", "warm": "smile", "happy": "smile", "fond": "smile", "glad": "smile",
     "joyful": "smile", "amused": "smile", "content": "smile", "pleased": "smile",
     "hurt": "sad", "sad": "sad", "grieving": "sad", "lonely": "sad", "sorry": "sad",
-    "wary": "frown", "guarded": "frown", "angry": "frown", "cross": "frown", "annoyed": "frown",
-    "suspicious": "frown", "cold": "frown",
+    "wary": "frown", "angry": "frown", "cross": "frown", "annoyed": "frown",
+    "suspicious": "frown", "cold": "frown", "guarded": "neutral",
     "curious": "surprised", "surprised": "surprised", "startled": "surprised", "amazed": "surprised",
     "afraid": "surprised", "asleep": "sleeping", "sleeping": "sleeping", "tired": "sleeping",
 }
