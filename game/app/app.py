@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -43,16 +43,20 @@ from game.inputs.meaning import Clarify, NotUnderstood
 from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
+from game.story.strings import ending_title
 
 Direction = Literal["w", "a", "s", "d"]
 
-def ending_title(view: View) -> str:
-    """The ending's authored title: its scene's ``title`` (in the play language), else its id
-    written out (``brann_s_share`` -> "Brann s share"; the location's name is no ending's title)."""
+def ending_card_title(names: Mapping[str, str], view: View) -> str:
+    """The name on the ending card: the catalogue's translated ending name (``names``: scene id ->
+    name, :attr:`game.story.story.Story.ending_names`), else its scene's authored ``title`` (in the
+    play language; the location's name is no ending's title), else its id written out by
+    :func:`game.story.strings.ending_title` (``brann_s_share`` -> "Brann's Share")."""
+    if names.get(view.scene):
+        return names[view.scene]
     if view.scene_title and view.scene_title != view.location:
         return view.scene_title
-    words = view.ending.replace("_", " ").strip()
-    return words[:1].upper() + words[1:]
+    return ending_title(view.ending)
 
 
 def _on_off(on: bool) -> str:
@@ -1143,8 +1147,7 @@ class App:
                               self.mouse)
         if view.ending and not self.reader.more:
             # a translated ending name where the catalogue has one, else the authored title
-            name = self.session.story.ending_names.get(view.scene) or ending_title(view)
-            overlays.ending_card(surf, lay, fonts, name)
+            overlays.ending_card(surf, lay, fonts, ending_card_title(self.session.story.ending_names, view))
         pill = panels.status_pill(surf, lay, fonts, view.notice)
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)

@@ -7,15 +7,17 @@ Engines, tried in this order (``engine="auto"``):
 2. **the espeak-ng program** (Linux): ``espeak-ng -v VOICE -s RATE -p PITCH -a AMP
    -w FILE`` with the text on stdin, run with an argument list (no shell).
 
-Both are espeak-ng on Linux and sound the same. pyttsx3's quirks are handled here:
-its espeak driver initialises the library once per process and keeps one engine per
-driver name (so all synthesis goes through one lock); it prints "Audio saved to" on
-stdout (silenced); a failed run leaves its loop marked as started (the loop is
-ended before the next run); it never finishes an utterance with nothing to say
-(blank text is not sent) and can hang (each run has a timeout, after which pyttsx3
-is given up for the process and the program is used); a voice id it does not know
-raises (the variant is dropped, then the default voice is kept); its WAV is
-16-bit mono at espeak's 22050 Hz.
+Both are espeak-ng on Linux and sound the same. pyttsx3's quirks are handled here: its
+espeak driver initialises the library once per process and keeps one engine per driver
+name (so all synthesis goes through one lock); it prints "Audio saved to" on stdout
+(silenced); the engine's first ``runAndWait`` returns before the utterance ends (it is
+waited for), and an utterance that ends with no save file is played through the shell
+with ``aplay`` (the save file is never unset: it is ``os.devnull`` between runs); a
+failed run leaves its loop marked as started (the loop is ended before the next run); it
+never finishes an utterance with nothing to say (blank text is not sent) and can hang
+(each run has a timeout, after which pyttsx3 is given up for the process and the program
+is used); a voice id it does not know raises (the variant is dropped, then the default
+voice is kept); its WAV is 16-bit mono at espeak's 22050 Hz.
 
 Audio is ``float32`` mono in [-1, 1] at :attr:`TextToSpeech.rate` Hz (default
 :data:`GAME_AUDIO_RATE`, the game's audio rate; resampled when the engine's differs).
@@ -229,8 +231,8 @@ class _Pyttsx3:
             raise SpeechError("pyttsx3 is busy (a previous synthesis hung)")
         try:
             errors: list[BaseException] = []
-            worker = threading.Thread(target=cls._run, args=(text, voice, out, errors), daemon=True,
-                                      name="worldloom-pyttsx3")
+            worker = threading.Thread(target=cls._run, args=(text, voice, out, errors, time.monotonic() + timeout),
+                                      daemon=True, name="worldloom-pyttsx3")
             worker.start()
             worker.join(timeout)
             if worker.is_alive():
@@ -243,7 +245,7 @@ class _Pyttsx3:
                 cls.lock.release()
 
     @classmethod
-    def _run(cls, text: str, voice: VoiceSettings, out: Path, errors: list[BaseException]) -> None:
+    def _run(cls, text: str, voice: VoiceSettings, out: Path, errors: list[BaseException], deadline: float) -> None:
         try:
             import pyttsx3
 
@@ -264,9 +266,16 @@ class _Pyttsx3:
                         eng.endLoop()
                     eng.save_to_file(text, str(out))
                     eng.runAndWait()
-            driver = getattr(getattr(eng, "proxy", None), "_driver", None)
+                driver = getattr(getattr(eng, "proxy", None), "_driver", None)
+                # the engine's first runAndWait returns while espeak is still speaking (its queued
+                # endLoop runs before the synthesis starts): wait for the utterance to end (its file
+                # written), here where its "Audio saved to" print is still silenced
+                while getattr(driver, "_speaking", False) and time.monotonic() < deadline:
+                    time.sleep(0.005)
             if driver is not None and hasattr(driver, "_save_file"):
-                driver._save_file = None  # or a later say() would write into our file
+                # never None: an utterance that ends with no save file is played with `aplay` through
+                # the shell (pyttsx3/drivers/espeak.py), "sh: 1: aplay: not found" on a headless machine
+                driver._save_file = os.devnull
         except BaseException as exc:  # reported to the caller's thread
             errors.append(exc)
 

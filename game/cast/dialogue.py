@@ -105,10 +105,12 @@ REPEAT_MIN_WORDS = 6
 REPEAT_OVERLAP = 0.8
 RECENT_REPLIES = 8
 
-#: The model started writing someone else's turn: the reply ends there.
-_OTHER_TURN = re.compile(r"\s*\**(?:player|user|you|human|walker|visitor)\**\s*:", re.I)
-#: A speaker label of one or two capitalised words ("Mort: Ah, what a beautiful thing."): a script's turn.
-_LABEL = re.compile(r"\s*\**([^\W\d_][\w'\-]*(?:\s+[^\W\d_][\w'\-]*)?)\**\s*:\s")
+#: A speaker label of one or two words at a sentence's start (group 1), and the space after its colon
+#: (group 2): "Mort: Ah, what a beautiful thing.", "player:hi". A label of :data:`_TURN_ROLES` in any
+#: case, or a capitalised one followed by a space, is someone else's turn: the reply ends there.
+_LABEL = re.compile(r"\s*\**([^\W\d_][\w'\-]*(?:\s+[^\W\d_][\w'\-]*)?)\**\s*:(\s?)")
+#: Labels of the other side of a chat transcript, however written ("Player:", "user:", "YOU:").
+_TURN_ROLES = frozenset("player user you human walker visitor".split())
 #: Words that may open speech with a colon and are not speakers ("Listen: the tide's turning.").
 _NOT_SPEAKERS = frozenset("listen look aye well mind remember note see yes no now so here there this that".split())
 
@@ -701,12 +703,13 @@ class DialoguePipeline:
         """``sentence`` without a leading speaker label of hers ("Eve: ..."); ``None`` when the
         model has started writing someone else's turn ("Player: ...", the player's own name
         once she knows it: "Tomas: ...", or any other speaker label: "Mort: ...")."""
-        if _OTHER_TURN.match(sentence):
-            return None
         names = [n for n in (self.guard.facts.name, *self.guard.facts.aliases) if n]
         label = _LABEL.match(sentence)
-        if (label and label.group(1)[0].isupper() and label.group(1).lower() not in _NOT_SPEAKERS
-                and label.group(1).lower() not in {n.lower() for n in names}):
+        word = label.group(1).lower() if label else ""
+        if word in _TURN_ROLES:
+            return None  # "Player: ...", "user:..."
+        if (label and label.group(2) and label.group(1)[0].isupper() and word not in _NOT_SPEAKERS
+                and word not in {n.lower() for n in names}):
             return None  # "Tomas: ..." (the player's turn) or "Mort: ...": a script's line the model started
         for name in sorted(names, key=len, reverse=True):
             m = re.match(rf"\s*\**{re.escape(name)}\**\s*:\s*", sentence, re.I)

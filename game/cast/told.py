@@ -142,8 +142,8 @@ def _is_name(word: str, *, need_cap: bool) -> bool:
 
 
 #: "My name is" in the languages a player may play in (``--lang``): French, Spanish, Italian, German,
-#: Dutch, Portuguese ("je m'appelle Tomas", "me llamo Ada").
-FOREIGN_NAME_FORMS = (r"je m'appelle|je m’appelle|mon nom est|moi c'est|moi c’est|me llamo|mi nombre es|mi chiamo|"
+#: Dutch, Portuguese ("je m'appelle Tomas", typed "je m appelle" or "je mappelle" too; "me llamo Ada").
+FOREIGN_NAME_FORMS = (r"je m['’ ]?appelle|mon nom est|moi c'est|moi c’est|me llamo|mi nombre es|mi chiamo|"
                       r"il mio nome è|ich heiße|ich heisse|mein name ist|ik heet|mijn naam is|meu nome é|chamo-me")
 
 _NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), cap) for rx, cap in (

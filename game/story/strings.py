@@ -455,8 +455,17 @@ class Translation:
 
 
 def ending_title(ending: str) -> str:
-    """How an ending's name is shown: ``the_light_holds`` -> ``The Light Holds`` (``The Letter`` as it is)."""
-    return ending.replace("_", " ").title()
+    """How an ending's id is shown where nothing names it: each word's first letter upper-cased
+    (``the_light_holds`` -> ``The Light Holds``, ``The Letter`` as it is), and a lone ``s`` between two
+    words read as a possessive (``brann_s_share`` -> ``Brann's Share``, not ``Brann S Share``)."""
+    words = [w for w in ending.replace("_", " ").split(" ") if w]
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if word.lower() == "s" and out and i < len(words) - 1:
+            out[-1] += "'s"
+        else:
+            out.append(word[:1].upper() + word[1:])
+    return " ".join(out)
 
 
 def ending_name(story: Story, scene: str, ending: str) -> str:

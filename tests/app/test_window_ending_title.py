@@ -1,5 +1,5 @@
 """The ending card shows the ending scene's authored title ("Brann's share"), not its id
-title-cased ("Brann S Share")."""
+title-cased ("Brann S Share"); an ending with no title shows its id title-cased ("Walked Home")."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ scenes:
 """
 
 
-@pytest.mark.parametrize(("choice", "title"), [("row", "Brann's share"), ("walk", "Walked home")])
+@pytest.mark.parametrize(("choice", "title"), [("row", "Brann's share"), ("walk", "Walked Home")])
 def test_the_ending_card_shows_the_authored_title(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   choice: str, title: str) -> None:
     (tmp_path / "story.yaml").write_text(STORY)

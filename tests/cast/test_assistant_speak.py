@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.dialogue import facts_from_card, pipeline_for
 from game.cast.factsheet import FactSheet
 from game.cast.guard import PersonaGuard, assistant_speak
 from game.cast.memory import Memory
 from game.cast.verifier import Verifier
 from game.models.llm_scripted import ScriptedDialogueModel
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 @pytest.mark.parametrize(("reply", "family"), [

@@ -19,11 +19,6 @@ ROOT = Path(__file__).parents[2]
 EVE = ROOT / "characters" / "eve.yaml"
 
 
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(EVE)
-
-
 def same(a: CharacterCard, b: CharacterCard) -> None:
     """Equal in every exported field (``where`` is where it was read from)."""
     assert a.model_dump(mode="json") == b.model_dump(mode="json")

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.coherence import Coherence, card_text
 from game.cast.dialogue import pipeline_for
 from game.cast.memory import Memory
@@ -20,11 +19,6 @@ from game.cast.rejudge import rejudge_transcript
 from game.models.llm_scripted import ScriptedDialogueModel
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 @pytest.mark.parametrize(("line", "reply", "why"), [

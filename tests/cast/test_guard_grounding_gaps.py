@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.castroom import names_claimed
 from game.cast.grounding import Grounding, asks_for
 from game.cast.guard import EntityFact, PersonaFacts, PersonaGuard
 from game.cast.memory import Memory
 from game.cast.told import told_name
 from game.state.events import Event
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 @pytest.mark.parametrize("reply", [

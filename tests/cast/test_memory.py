@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.memory import (
     HistoryMessage,
     Memory,
@@ -24,13 +22,6 @@ from game.cast.prompt import MESSAGE_OVERHEAD, PromptBuilder, count_messages
 from game.cast.retrieval import EpisodicStore, HashEmbedder, recency, score_loop, terms
 from game.errors import CardError, SaveError
 from game.state import Event
-
-ROOT = Path(__file__).parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def hash_memory(card: CharacterCard, **config: Any) -> Memory:

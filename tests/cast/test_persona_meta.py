@@ -3,12 +3,10 @@ replies, and a question about a told fact answered without the fact."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding, says_value
@@ -18,13 +16,6 @@ from game.cast.verifier import Verifier
 from game.models.llm import Message
 from game.models.llm_scripted import ScriptedDialogueModel
 from game.state.events import Event
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 @pytest.mark.parametrize(("reply", "kind"), [

@@ -4,12 +4,8 @@ after every turn, slides included; and the pipeline hands it to a model only whe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
 from game.cast.memory import Memory, MemoryConfig
 from game.cast.prompt import PromptBuilder
@@ -17,17 +13,10 @@ from game.cast.retrieval import HashEmbedder
 from game.models.llm import Message, Preencodes
 from game.state import Event
 
-ROOT = Path(__file__).parents[2]
-
 LINES = ["Good evening. My name is Ada.", "Is Admiral the gull inside?", "Tell me about the lamp.",
          "My sister Maren keeps bees.", "Does the foghorn scare the gulls?", "What about the tide tonight?",
          "Is the kettle on?", "Do you remember my sister?", "Tell me about the Spine at low water.",
          "What does Admiral eat?"]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def test_the_known_prefix_is_the_start_of_the_next_prompt_slides_included(eve: CharacterCard) -> None:

@@ -3,28 +3,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.memory import Memory, MemoryConfig
 from game.cast.prompt import PromptBuilder
 from game.cast.retrieval import HashEmbedder
 from game.state import Event
 
-ROOT = Path(__file__).parents[2]
-
 LINES = ["Good evening. My name is Ada.", "Is Admiral the gull inside?", "Tell me about the lamp.",
          "My sister Maren keeps bees.", "Does the foghorn scare the gulls?", "What about the tide tonight?",
          "Is the kettle on?", "Do you remember my sister?", "Tell me about the Spine at low water.",
          "What does Admiral eat?", "How old is the lens?", "Good night, Eve."]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def talk(eve: CharacterCard, config: MemoryConfig) -> list[tuple[list[dict[str, str]], int, str]]:

@@ -5,28 +5,16 @@ prompt does not depend on whether anything was asked for ahead."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.memory import Memory, MemoryConfig
 from game.cast.prompt import PromptBuilder, PromptParts
 from game.cast.retrieval import HashEmbedder
 from game.state import Event
 
-ROOT = Path(__file__).parents[2]
-
 LINES = ["Good evening. I'm Tomas, Tomas Verhoeven.", "My dog is called Biscuit.", "I keep forty hives.",
          "Is the kettle on?", "What is that light for?", "Who is the gull at the window?",
          "Do you ever get lonely out here?", "Tell me about the Spine.", "Is the kettle on still?",
          "What does Admiral eat?", "Good night, Eve."]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def play(eve: CharacterCard, sticky: bool, ask_ahead: bool) -> list[tuple[PromptParts, list[dict[str, str]],

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.relationships import RelationshipHook, Relationships, tone
 from game.session import Session
 from game.state import Choose, Event, GameState, Give, Say
@@ -19,11 +18,6 @@ from game.story.story import Story
 from game.world.backends.null import NullBackend
 
 ROOT = Path(__file__).parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def tiny_story() -> Story:

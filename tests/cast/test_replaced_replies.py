@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from game.cast.card import CharacterCard, card_from_dict
-from game.cast.card_io import load_card, read_card_json, write_card_json
+from game.cast.card_io import read_card_json, write_card_json
 from game.cast.cardcheck import check_card
 from game.cast.dialogue import pipeline_for
 from game.cast.memory import Memory
@@ -16,14 +16,8 @@ from game.cast.replies import RECENT_LINES, SLOT_MAX_CHARS, ReplyPicker, slot_va
 from game.errors import CardError
 from game.models.llm_scripted import ScriptedDialogueModel
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Fails the coherence check to any line (a list for an answer): every attempt is replaced.
 NONSENSE = "The air is filled with all kinds of things: sea glass, lemon juice and the remnants of a funeral."
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def _pipe(card: CharacterCard, embedder: Any) -> Any:

@@ -4,13 +4,11 @@ written by the model ("Tomas: My name is..."), and a sentence that opens a list 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from game.cast.card import CharacterCard
-from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
 from game.cast.guard import PersonaFacts, PersonaGuard
 from game.cast.memory import Memory
@@ -18,13 +16,6 @@ from game.cast.prompt import PromptBuilder
 from game.cast.retrieval import HashEmbedder
 from game.models.llm_scripted import ScriptedDialogueModel
 from game.state import Event
-
-ROOT = Path(__file__).parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> CharacterCard:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 @pytest.mark.parametrize("reply", [

@@ -19,11 +19,6 @@ from game.models.llm_scripted import ScriptedDialogueModel
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
-
-
 def _kind(eve: Any, reply: str, said: str = "") -> str:
     return Verifier(FactSheet.from_card(eve)).check(reply, facts_from_card(eve, eve.home), said)[0].kind
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.castroom import said_back
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding
@@ -17,13 +15,6 @@ from game.cast.retrieval import HashEmbedder
 from game.cast.told import facts_told
 from game.cast.verifier import Verifier
 from game.state.events import Event
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def _told(eve: Any, *lines: str) -> tuple[Memory, list[tuple[str, str, str, str]]]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from game.cast.card_io import load_card
 from game.cast.dialogue import pipeline_for
 from game.cast.factsheet import FactSheet, quantities
 from game.cast.guard import PersonaFacts
@@ -15,13 +13,6 @@ from game.cast.memory import Memory
 from game.cast.verifier import Verifier
 from game.models.llm_scripted import ScriptedDialogueModel
 from game.state.events import Event
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def eve() -> Any:
-    return load_card(ROOT / "characters" / "eve.yaml")
 
 
 def test_the_card_becomes_a_fact_sheet(eve: Any) -> None:

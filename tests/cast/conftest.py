@@ -1,0 +1,19 @@
+"""Fixtures of the cast room's tests: ``eve``, her card (``characters/eve.yaml``), read once per module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from game.cast.card import CharacterCard
+from game.cast.card_io import load_card
+
+#: Eve Solvang's card, the one the Eve story plays.
+EVE_CARD = Path(__file__).resolve().parents[2] / "characters" / "eve.yaml"
+
+
+@pytest.fixture(scope="module")
+def eve() -> CharacterCard:
+    """Eve's card as ``load_card`` reads it (module scope: no test may change it)."""
+    return load_card(EVE_CARD)
