@@ -703,9 +703,18 @@ def _code_digest(modules: tuple[str, ...] = ()) -> str:
     h = hashlib.sha256()
     for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
                  "game.story.strings", *modules):
-        module = sys.modules[name]
-        h.update(Path(str(module.__file__)).read_bytes())
+        h.update(_source(name).read_bytes())
     return h.hexdigest()
+
+
+def _source(name: str) -> Path:
+    """The source file of our module ``name`` (``game.cast.cardcheck``), imported or not: an extra
+    check's modules are imported only when it runs, and a memo's read must not import them."""
+    module = sys.modules.get(name)
+    if module is not None and module.__file__:
+        return Path(module.__file__)
+    base = Path(__file__).resolve().parents[2].joinpath(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 def _memo_file(digest: str, overrides: dict[str, Severity], root: Path, tag: str = "") -> Path:
