@@ -133,6 +133,8 @@ class Linter:
         self.out: list[Diagnostic] = []
         self.obtainable = set(self.m.inventory)
         self._effect_list: list[tuple[Path_, str]] | None = None
+        #: Expression source -> what fails every time it runs (WL024), checked once per text.
+        self._doomed: dict[str, ExpressionError | None] = {}
 
     def add(self, code: str, path: Path_, name: object, known: Iterable[str] = ()) -> None:
         """Report ``code`` at ``path`` about ``name``; with ``known`` (the names it could have
@@ -360,7 +362,10 @@ class Linter:
                 self.add("WL007", path, exc.why)
                 continue
             compiled_effects.append((path, eff))
-            doomed = self._effect_failure(eff)
+            key = "do: " + src  # effects and conditions of the same text are checked apart
+            if key not in self._doomed:
+                self._doomed[key] = self._effect_failure(eff)
+            doomed = self._doomed[key]
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
@@ -379,7 +384,9 @@ class Linter:
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
-            doomed = constant_failure(cond.tree)
+            if src not in self._doomed:  # one check per distinct expression: stories repeat them
+                self._doomed[src] = constant_failure(cond.tree)
+            doomed = self._doomed[src]
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
             for n in cond.names - declared:
