@@ -28,6 +28,7 @@ from game.errorbank.clock import Clock
 from game.errorbank.persona import PersonaCases
 from game.errorbank.store import run_id
 from game.errors import BackendError
+from game.locale import use_story
 from game.models.embedder import shared_encode
 from game.models.llm import ModelError
 from game.models.registry import Progress
@@ -134,7 +135,9 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         game.errors.WorldloomError: a bad story, card or backend, naming where and why.
     """
     loaded = story if isinstance(story, Story) else load_story(story)
-    loaded = localised(loaded, translation_for(loaded))  # $WORLDLOOM_LANG's names and titles
+    translation = translation_for(loaded)
+    use_story(translation)  # the story's catalogue translates the game's own words first (game.locale.ui)
+    loaded = localised(loaded, translation)  # $WORLDLOOM_LANG's names and titles
     # a file given by name is what reload() re-reads (a folder: the story's own file)
     given = source if isinstance(story, Story) else story
     source = Path(given) if given is not None and Path(given).is_file() else None

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from game.cast.card_io import load_card
 from game.errors import CardError, StoryError, WorldloomError
+from game.locale import use_story
 from game.session.fit import fit_game
 from game.state import Event, GameState
 from game.state.saves import Checkpoint
@@ -330,6 +331,7 @@ def fit_session(session: Session, prepared: PreparedReload) -> Swap:
     head = Event(kind="reload", turn=state.turn, frame=state.frame, scene=state.scene, text=f"reloaded {path.name}",
                  ids={"story": story.id}, data={"path": str(path), "digest": story.digest})
     events = [head, *fitted.events, *_notify(session, "on_story_reload", story)]
+    use_story(translation_for(story))  # the reloaded catalogue translates the game's own words first
     return Swap(runtime, state, fitted.checkpoints, events)
 
 

@@ -57,7 +57,8 @@ def _cast(card: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL001", "error", "undefined scene {name!r}", "check the goto / exit / start target",
-         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, goto: nowhere}]}\n"),
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, goto: kite_flght}]}\n"
+         "  kite_flight: {location: here, ending: e}\n"),
     Code("WL002", "error", "undefined item {name!r}", "declare it under items:",
          _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"take('ghost')\"]}\n"),
     Code("WL003", "error", "undefined character {name!r}", "declare it under cast:",

@@ -409,8 +409,16 @@ class _Constant:
         raise AssertionError("a constant part has no effect")  # pragma: no cover
 
 
-def _reads_nothing(node: ast.AST) -> bool:
-    return not any(isinstance(n, ast.Name | ast.Call) for n in ast.walk(node))
+def _mark_pure(node: ast.AST, pure: dict[int, bool], nodes: list[ast.AST]) -> bool:
+    """Whether ``node`` reads nothing (no name, no call anywhere in it), recorded for it and every
+    node under it in ``pure`` (by ``id``), each node listed in ``nodes``: one pass, bottom-up."""
+    reads = isinstance(node, ast.Name | ast.Call)
+    for child in ast.iter_child_nodes(node):
+        if not _mark_pure(child, pure, nodes):
+            reads = True
+    pure[id(node)] = not reads
+    nodes.append(node)
+    return not reads
 
 
 def constant_failure(tree: ast.AST) -> ExpressionError | None:
@@ -424,15 +432,26 @@ def constant_failure(tree: ast.AST) -> ExpressionError | None:
     meeting it.
     """
     node = tree.body if isinstance(tree, ast.Expression) else tree
+    pure: dict[int, bool] = {}
+    nodes: list[ast.AST] = []
+    _mark_pure(node, pure, nodes)
+    if not any((pure[id(n)] and isinstance(n, ast.expr) and not isinstance(n, ast.Constant))
+               or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)) for n in nodes):
+        return None  # nothing to run: no part but literals reads nothing, and no ``%``
+    return _failure(node, pure)
+
+
+def _failure(node: ast.AST, pure: dict[int, bool]) -> ExpressionError | None:
+    """:func:`constant_failure` of ``node``, with ``pure`` from :func:`_mark_pure`."""
     if not isinstance(node, ast.expr) or isinstance(node, ast.Constant | ast.Name):
         return None  # an operator, a context, a literal or a name: nothing to run
-    if _reads_nothing(node):
+    if pure[id(node)]:
         try:
             _evaluate(node, _Constant())
         except ExpressionError as exc:
             return exc
         return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _reads_nothing(node.left):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and pure[id(node.left)]:
         try:
             left = _evaluate(node.left, _Constant())
             if isinstance(left, str):
@@ -440,7 +459,7 @@ def constant_failure(tree: ast.AST) -> ExpressionError | None:
         except ExpressionError as exc:
             return exc
     for child in ast.iter_child_nodes(node):
-        found = constant_failure(child)
+        found = _failure(child, pure)
         if found is not None:
             return found
     return None

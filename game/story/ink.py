@@ -57,6 +57,9 @@ RETURN_HOOK = "__wl_return"
 TUNNEL_MARK = "t:"
 #: Prefix of the generated knots that call :data:`HOOK`.
 WRAP_PREFIX = "__wl_enter__"
+#: Ink's opcodes that read a divert target's counts at once (``TURNS_SINCE(-> knot)``, ``READ_COUNT(-> knot)``):
+#: the target before them keeps naming the knot, not its hook knot (which has no counts of its own).
+COUNT_READS = ("turns", "readc")
 #: Tags read as world directives (``# key: value``); others are kept on the line event.
 DIRECTIVES = frozenset({"scene", "show", "hide", "chunk", "music", "sound", "speaker", "ending", "title"})
 #: Words of a ``# scene:`` tag that name the time of day.
@@ -324,7 +327,7 @@ class _Scan:
         """
         for c in _containers(container):
             prev: Any = None
-            for x in c:
+            for i, x in enumerate(c):
                 thread, prev = prev == "thread", x
                 if not isinstance(x, dict):
                     continue
@@ -332,6 +335,8 @@ class _Scan:
                     target = x.get(key)
                     if not isinstance(target, str) or x.get("var"):
                         continue
+                    if key == "^->" and i + 1 < len(c) and c[i + 1] in COUNT_READS:
+                        continue  # TURNS_SINCE(-> knot) / READ_COUNT(-> knot): the knot's own counts
                     knot = self._enters(target, source)
                     if knot is None:
                         if key == "->" and target.startswith("."):

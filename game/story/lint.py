@@ -6,6 +6,7 @@ Pure analysis of the validated story: it never plays it and never imports torch.
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import json
 import os
@@ -13,6 +14,7 @@ import re
 import sys
 import tomllib
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -112,6 +114,15 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def near_hint(name: object, known: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` for the known name nearest ``name`` (``difflib``'s ratio of at least
+    0.6, its default cut-off), else ``""``."""
+    if not isinstance(name, str):
+        return ""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {near[0]!r}? " if near else ""
+
+
 class Linter:
     """Runs every check over one story and collects diagnostics."""
 
@@ -122,14 +133,18 @@ class Linter:
         self.out: list[Diagnostic] = []
         self.obtainable = set(self.m.inventory)
         self._effect_list: list[tuple[Path_, str]] | None = None
+        #: Expression source -> what fails every time it runs (WL024), checked once per text.
+        self._doomed: dict[str, ExpressionError | None] = {}
 
-    def add(self, code: str, path: Path_, name: object) -> None:
+    def add(self, code: str, path: Path_, name: object, known: Iterable[str] = ()) -> None:
+        """Report ``code`` at ``path`` about ``name``; with ``known`` (the names it could have
+        meant), the hint starts with the nearest of them: "did you mean 'kite_flight'?"."""
         c = CODES[code]
         sev = self.overrides.get(code, c.severity)
         if sev == "off":
             return
         self.out.append(Diagnostic(self.story.where(path), code, sev,
-                                   c.message.format(name=name), c.hint))
+                                   c.message.format(name=name), near_hint(name, known) + c.hint))
 
     # -- helpers -------------------------------------------------------------
     def _effects(self) -> list[tuple[Path_, str]]:
@@ -194,7 +209,7 @@ class Linter:
     def check_references(self) -> None:
         m = self.m
         if m.start not in m.scenes:
-            self.add("WL001", ("start",), m.start)
+            self.add("WL001", ("start",), m.start, m.scenes)
         for i, it in enumerate(m.inventory):
             if it not in m.items:
                 self.add("WL002", ("inventory", i), it)
@@ -214,7 +229,7 @@ class Linter:
                     self.add("WL003", ("scenes", sid, "on_give", cid), cid)
         for path, r in self.story.reactions():
             if r.goto and r.goto not in m.scenes:
-                self.add("WL001", (*path, "goto"), r.goto)
+                self.add("WL001", (*path, "goto"), r.goto, m.scenes)
             for who in r.react:
                 if who not in m.cast:
                     self.add("WL003", (*path, "react", who), who)
@@ -237,7 +252,7 @@ class Linter:
                 if isinstance(who, str) and who not in m.cast:
                     self.add("WL003", path, who)
             if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
-                self.add("WL001", path, args[0])
+                self.add("WL001", path, args[0], m.scenes)
             self._check_mechanic_call(path, fn, args)
 
     def _check_mechanic_call(self, path: Path_, fn: str, args: tuple[Any, ...]) -> None:
@@ -281,7 +296,7 @@ class Linter:
                 self.add("WL046", ("variables", name), name)
         for path, r in mechanic_reactions(m):
             if r.goto and r.goto not in m.scenes:
-                self.add("WL001", (*path, "goto"), r.goto)
+                self.add("WL001", (*path, "goto"), r.goto, m.scenes)
             for who in r.react:
                 if who not in m.cast:
                     self.add("WL003", (*path, "react", who), who)
@@ -347,7 +362,10 @@ class Linter:
                 self.add("WL007", path, exc.why)
                 continue
             compiled_effects.append((path, eff))
-            doomed = self._effect_failure(eff)
+            key = "do: " + src  # effects and conditions of the same text are checked apart
+            if key not in self._doomed:
+                self._doomed[key] = self._effect_failure(eff)
+            doomed = self._doomed[key]
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
@@ -366,7 +384,9 @@ class Linter:
             except ExpressionError as exc:
                 self.add("WL007", path, exc.why)
                 continue
-            doomed = constant_failure(cond.tree)
+            if src not in self._doomed:  # one check per distinct expression: stories repeat them
+                self._doomed[src] = constant_failure(cond.tree)
+            doomed = self._doomed[src]
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
             for n in cond.names - declared:
@@ -703,9 +723,18 @@ def _code_digest(modules: tuple[str, ...] = ()) -> str:
     h = hashlib.sha256()
     for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
                  "game.story.strings", *modules):
-        module = sys.modules[name]
-        h.update(Path(str(module.__file__)).read_bytes())
+        h.update(_source(name).read_bytes())
     return h.hexdigest()
+
+
+def _source(name: str) -> Path:
+    """The source file of our module ``name`` (``game.cast.cardcheck``), imported or not: an extra
+    check's modules are imported only when it runs, and a memo's read must not import them."""
+    module = sys.modules.get(name)
+    if module is not None and module.__file__:
+        return Path(module.__file__)
+    base = Path(__file__).resolve().parents[2].joinpath(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
 
 def _memo_file(digest: str, overrides: dict[str, Severity], root: Path, tag: str = "") -> Path:

@@ -75,7 +75,15 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marke
             raise StoryError(f"include {rel[:80]!r} is not a usable file name: {exc}", where=where) from exc
         if folder.resolve() not in path.parents and path != root.resolve():
             raise StoryError(f"include {rel!r} is outside the story folder", where=where)
-        text = read_text(path)
+        try:
+            text = read_text(path)
+        except StoryError as exc:
+            if rel == root.name and not texts:
+                raise
+            # An include that cannot be read is the include: line's error (the author edits that line,
+            # or adds the file), naming the file it looked for.
+            raise StoryError(f"include {rel!r}: {exc.why} ({path})", where=where,
+                             hint=exc.hint or "check the file name, relative to the story folder") from exc
         texts[rel] = text
         order.append(rel)
         marked = parsed[rel] = compose_marked(text, str(folder / rel))

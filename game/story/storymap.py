@@ -6,7 +6,9 @@ gift reactions that ``goto`` somewhere. Choices and actions that stay in their
 scene are drawn as loops on it. Endings have a double border and a gold fill,
 the start scene a thick border; scenes the start cannot reach (through any goto,
 conditions ignored, as lint's WL005) are red and dashed, and targets that are
-not declared scenes appear as red "missing" notes. With coverage (``--coverage``
+not declared scenes appear as pink "missing" notes with a solid red border (the
+legend says so, and ``worldloom map`` names each such goto and exits 1, as lint's
+WL001 error does). With coverage (``--coverage``
 runs :mod:`game.story.explorer`), what was reached is green and what was not is
 grey and dashed.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 import textwrap
 from collections import deque
 from dataclasses import dataclass, field
@@ -123,6 +126,8 @@ class StoryMap:
     nodes: list[MapNode] = field(default_factory=list)
     edges: list[MapEdge] = field(default_factory=list)
     caption: str = ""
+    #: Each missing target (a goto naming no declared scene) -> ``file:line:col`` of every goto naming it.
+    missing_at: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _shorten(text: str) -> str:
@@ -182,9 +187,15 @@ def build_map(story: Story, coverage: Any | None = None) -> StoryMap:
         edges = [MapEdge(e.src, e.dst, e.kind, e.text, e.condition, e.path, _edge_reached(e, coverage))
                  for e in edges]
     smap = StoryMap(m.title or m.id, nodes, edges)
+    for e in edges:
+        if e.dst not in m.scenes:
+            smap.missing_at.setdefault(e.dst, []).append(story.where((*e.path, "goto")))
     n_end = sum(1 for n in nodes if n.ending)
     smap.caption = (f"{m.title} ({m.id}): {len(m.scenes)} scenes, {len(edges)} edges, {n_end} endings. "
                     "Double border: ending. Red dashed: unreachable.")
+    if missing:
+        smap.caption += (f" Pink note \"missing: …\": {len(missing)} goto target(s) that are not scenes "
+                         "(lint's WL001).")
     if coverage is not None:
         n_reached = sum(1 for n in nodes if n.reached)
         e_reached = sum(1 for e in edges if e.reached)
@@ -227,10 +238,10 @@ def _node_style(n: MapNode) -> dict[str, str]:
         st["fill"] = COLOURS["reached"]
     elif n.reached is False:
         st["fill"], st["text"], st["dashed"] = COLOURS["unreached"], COLOURS["unreached_text"], "1"
-    if n.unreachable or n.missing:
+    if n.unreachable:
         st["border"], st["dashed"] = COLOURS["unreachable"], "1"
-    if n.missing:
-        st["fill"] = COLOURS["missing"]
+    if n.missing:  # a solid red note, so the legend's "red dashed: unreachable" is never it
+        st["border"], st["dashed"], st["fill"] = COLOURS["unreachable"], "", COLOURS["missing"]
     return st
 
 
@@ -774,7 +785,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handler of ``worldloom map``: writes the file, prints one line; 0 on success.
+    """Handler of ``worldloom map``: writes the file, prints one line; 0 on success, 1 when a goto
+    names no scene (the map is still written; each such goto is named, ``file:line``, on stderr, as
+    lint's WL001 error is).
 
     Raises:
         game.errors.StoryError, MapError: the CLI prints them and exits 2.
@@ -787,5 +800,13 @@ def run(args: argparse.Namespace) -> int:
                  f" scenes, {sum(1 for e in smap.edges if e.reached)}/{len(smap.edges)} edges")
     print(f"wrote {args.output} ({how}): {sum(1 for n in smap.nodes if not n.missing)} scenes, "
           f"{len(smap.edges)} edges{extra}")
+    for target, places in smap.missing_at.items():
+        for where in places:
+            print(f"error: {where}: goto {target!r} names no scene (drawn as a missing note; "
+                  "worldloom lint reports it as WL001)", file=sys.stderr)
+    if smap.missing_at:
+        print(f"{len(smap.missing_at)} missing scene(s): the map is drawn, but the story has errors",
+              file=sys.stderr)
+        return 1
     return 0
 

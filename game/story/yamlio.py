@@ -94,6 +94,9 @@ class Marked:
 
 
 _SCALARS = yaml.constructor.SafeConstructor()
+#: First characters of a plain scalar that may resolve to something other than text (a number,
+#: ``true``/``false``, ``null``/``~``): any other plain scalar is text as it stands.
+_SPECIAL = frozenset("0123456789+-.tTfFnN~")
 _COLLECTION_TAGS = {_T + "map", _T + "seq"}
 _NO_KEY = object()
 #: Marks copied for aliases, at most, per file: past it an aliased value's errors point at the
@@ -178,12 +181,75 @@ def _compose(loader: Any, fname: str) -> Marked:
     values = (scalar_ev, alias_ev, map_ev, seq_ev)
     ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     get_event = loader.get_event
+    anchoring = 0  # anchored collections open: the mark log is kept only inside one
+    top: _Open | None
     while True:
         ev = get_event()
         kind = type(ev)
+        if kind is scalar_ev and stack:
+            # The common case, a scalar in a mapping or a list, without the general path's work: a
+            # plain text (quoted, or a first character no number, bool or null starts) is its own
+            # value, and a mapping's value needs no mark (its key's mark points at it).
+            top = stack[-1]
+            text = ev.value
+            same = ev.tag is None and (not ev.implicit[0] or (text != "" and text[0] not in _SPECIAL))
+            into = top.value
+            if type(into) is dict:
+                if top.key is _NO_KEY:  # a mapping key
+                    mark = ev.start_mark
+                    pos = (fname, mark.line + 1, mark.column + 1)
+                    if same:
+                        key = text
+                    else:
+                        key = _scalar(loader, ev, pos)
+                        if isinstance(key, bool | float) or key is None:
+                            key = str(text)
+                    if key == "<<":
+                        raise StoryError("YAML merge keys ('<<') are not supported in stories",
+                                         where=f"{fname}:{pos[1]}")
+                    if key in into:
+                        raise StoryError(f"duplicate key {key!r}", where=_at(pos))
+                    top.key = key
+                    top.key_path = key_path = (*top.path, key)
+                    marks[key_path] = pos
+                    if anchoring:
+                        log.append((key_path, pos))
+                    count += 1
+                    continue
+                if same:
+                    value = text
+                else:
+                    mark = ev.start_mark
+                    value = _scalar(loader, ev, (fname, mark.line + 1, mark.column + 1))
+                count += 1
+                if count > MAX_VALUES:
+                    raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
+                                     hint="YAML aliases that expand exponentially (an alias bomb) are refused")
+                into[top.key] = value
+                top.key = _NO_KEY
+                if ev.anchor is not None:
+                    mark = ev.start_mark
+                    anchors[ev.anchor] = _Anchor(value, 1, (fname, mark.line + 1, mark.column + 1))
+                continue
+            mark = ev.start_mark
+            pos = (fname, mark.line + 1, mark.column + 1)
+            value = text if same else _scalar(loader, ev, pos)
+            count += 1
+            if count > MAX_VALUES:
+                raise StoryError(f"more than {MAX_VALUES:,} values in one file", where=fname,
+                                 hint="YAML aliases that expand exponentially (an alias bomb) are refused")
+            item: Path_ = (*top.path, len(into))
+            into.append(value)  # type: ignore[union-attr]  # a list: not a dict
+            marks[item] = pos
+            if anchoring:
+                log.append((item, pos))
+            if ev.anchor is not None:
+                anchors[ev.anchor] = _Anchor(value, 1, pos)
+            continue
         if kind in ends:
             done = stack.pop()
             if done.anchor is not None:
+                anchoring -= 1
                 cut = len(done.path)
                 anchors[done.anchor] = _Anchor(done.value, count - done.start, done.pos,
                                                tuple((p[cut:], m) for p, m in log[done.logged:]))
@@ -213,7 +279,8 @@ def _compose(loader: Any, fname: str) -> Marked:
             top.key = key
             top.key_path = key_path = (*top.path, key)
             marks[key_path] = pos
-            log.append((key_path, pos))
+            if anchoring:
+                log.append((key_path, pos))
             count += 1
             continue
         anchored = None
@@ -253,13 +320,17 @@ def _compose(loader: Any, fname: str) -> Marked:
             path = (*top.path, len(top.value))
             top.value.append(value)
             marks[path] = pos
-            log.append((path, pos))
+            if anchoring:
+                log.append((path, pos))
         if anchored is not None and copied + len(anchored.marks) <= _MAX_COPIED_MARKS:
             copied += len(anchored.marks)
             for rel, m in anchored.marks:
                 marks[(*path, *rel)] = m
-                log.append(((*path, *rel), m))
+                if anchoring:
+                    log.append(((*path, *rel), m))
         elif kind is map_ev or kind is seq_ev:
+            if ev.anchor is not None:
+                anchoring += 1
             stack.append(_Open(value, path, pos, count - 1, len(log), ev.anchor))
         elif ev.anchor is not None:
             anchors[ev.anchor] = _Anchor(value, 1, pos)

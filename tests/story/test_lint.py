@@ -57,9 +57,20 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     story(tmp_path, CODES["WL001"].example)
     assert main(["lint", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "WL001 error: undefined scene 'nowhere'" in out
+    assert "WL001 error: undefined scene 'kite_flght' (did you mean 'kite_flight'? check the goto" in out
     assert main(["lint", str(tmp_path), "--format", "json"]) == 1
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["code"] == "WL001" and rows[0]["severity"] == "error" and ":6:" in rows[0]["where"]
     story(tmp_path, CODES["WL008"].example)  # warnings only
     assert main(["lint", str(tmp_path)]) == 0
+
+
+def test_undefined_scene_suggests_the_near_id_and_nothing_when_none_is_near(tmp_path: Path) -> None:
+    story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nscenes:\n"
+                    "  a: {location: here, choices: [{id: c, text: go, goto: kite_flght},"
+                    " {id: d, text: far, goto: zzz, if: \"visited('kite_fligt') > 0\"}]}\n"
+                    "  kite_flight: {location: here, ending: e}\n")
+    hints = {d.message: d.hint for d in lint_story(tmp_path) if d.code == "WL001"}
+    assert hints["undefined scene 'kite_flght'"].startswith("did you mean 'kite_flight'? ")
+    assert hints["undefined scene 'kite_fligt'"].startswith("did you mean 'kite_flight'? ")
+    assert hints["undefined scene 'zzz'"] == CODES["WL001"].hint

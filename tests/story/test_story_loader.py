@@ -116,3 +116,23 @@ def test_a_yaml_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     write(tmp_path, BASE + "\n".join(f"bomb_{x}" for x in lines) + "\n")
     with pytest.raises(StoryError, match="alias bomb"):
         load_story(tmp_path)
+
+
+def test_a_missing_include_is_reported_at_its_include_line(tmp_path: Path) -> None:
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "one.yaml").write_text("scenes:\n  b: {location: here, ending: e}\n")
+    (tmp_path / "story.yaml").write_text("id: t\ntitle: T\nstart: a\ninclude:\n  - chapters/one.yaml\n"
+                                         "  - chapters/two.yaml\nlocations: {here: {name: Here}}\n"
+                                         "scenes:\n  a: {location: here, ending: e}\n")
+    with pytest.raises(StoryError) as exc:
+        load_story(tmp_path, use_cache=False)
+    assert exc.value.where == f"{tmp_path / 'story.yaml'}:6:5"
+    assert "include 'chapters/two.yaml': file not found" in exc.value.why
+    assert str(tmp_path / "chapters" / "two.yaml") in exc.value.why
+    # an include inside an include points at that file's line
+    (tmp_path / "chapters" / "one.yaml").write_text("include: [gone.yaml]\nscenes:\n  b: {location: here, ending: e}\n")
+    (tmp_path / "story.yaml").write_text("id: t\ntitle: T\nstart: a\ninclude: [chapters/one.yaml]\n"
+                                         "locations: {here: {name: Here}}\nscenes:\n  a: {location: here, ending: e}\n")
+    with pytest.raises(StoryError) as exc:
+        load_story(tmp_path, use_cache=False)
+    assert exc.value.where == f"{tmp_path / 'chapters' / 'one.yaml'}:1:11"
