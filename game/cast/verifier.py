@@ -26,13 +26,15 @@ this turn. What it knows is **allowed**; anything else fails:
    "I'm a stupid, boring old woman"): an "I'm/I am ..." that repeats two or more content
    words (not words of her card) of the player's "you are/you're ..." this turn.
 
-5. **what she says someone on her card is**: "<Name> is/was a(n)/the/my ... <noun>" or "my
+5. **what she says someone on her card is**: "<Name> is/was/'s a(n)/the/my ... <noun>", "<Name> was
+   <noun> of ..." or "my
    <kin> was a ... <noun>" (Hild, Admiral, Jonas Brekke, my grandmother) where the noun (the
    last word before "who", "of", a comma...) is in no text of her card about them
    (:attr:`~game.cast.factsheet.FactSheet.about`) and is not a plain word for a person or a
    place (:data:`PLAIN_NOUNS`): "Hild was a beautiful and powerful sorceress" (her card: her
    grandmother, the keeper before her), "Admiral is a retired sea captain" (a one-eyed gull),
-   "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not.
+   "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not. A place
+   of her card is judged by its kind instead (:meth:`Verifier._place_kind`: "Skerrow's a hard isle").
 6. **thanks nobody gave**: "You're welcome" when the player's line thanks her for nothing
    (the customer-service close), kind ``ooc``; so is **sympathy for nothing**: "I'm sorry
    for your loss", "sorry to hear that" when the player's line tells of no trouble
@@ -76,9 +78,11 @@ _YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
 _I_AM = re.compile(r"(?i:\bi(?:'m|’m| am| was|'ve been|’ve been| have been|'ll be|’ll be| will be)\s+)"
                    r"([^.!?;]{1,120})")
 #: "<Name> is/was a ... <noun>" and "my <kin> was a ... <noun>": who, and the noun phrase said of them.
-_CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)|\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
-                    r"\s+(?:is|was|'s|’s|has been|had been|used to be|became)\s+(?:a|an|the|my|her|our|his)\s+"
-                    r"(?P<np>[^.!?;:,()\n]{1,80})")
+#: The name may carry its "'s" ("Hild's the queen"); "<Name> was queen of ..." needs no article.
+_CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w-]+(?:['’](?!s\b)[\w-]+)?(?:\s+[A-Z][\w-]+(?:['’](?!s\b)[\w-]+)?)?)|"
+                    r"\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
+                    r"(?:\s+(?P<verb>is|was|has been|had been|used to be|became)|(?P<s>['’]s))\s+"
+                    r"(?:(?:a|an|the|my|her|our|his)\s+(?P<np>[^.!?;:,()\n]{1,80})|(?P<title>[a-z]+)(?=\s+of\b))")
 #: Where a noun phrase ends: its head is the word before.
 _NP_END = re.compile(r"\s+(?:who|whom|whose|which|that|where|when|with|from|of|in|on|at|for|to|by|than|as|"
                      r"like|since|until|before|after|because|if|but|here|there|now|then|once|too|again|today|tonight|ever|"
@@ -370,12 +374,12 @@ class Verifier:
         for m in _CLAIM.finditer(text):
             if m.group("name"):
                 who = [w.lower().removesuffix("'s") for w in m.group("name").split()]
-                who = [w for w in who if w in self.sheet.names and w in about]
+                who = [w for w in who if w in self.sheet.names and w in about and w not in (self.sheet.places or {})]
             else:
                 who = [m.group("kin").lower()] if m.group("kin").lower() in KIN & about.keys() else []
             if not who:
                 continue
-            np = _NP_END.sub("", m.group("np")).strip()
+            np = _NP_END.sub("", m.group("np") or m.group("title")).strip()
             words = re.findall(r"[A-Za-z][\w'-]*", np)
             if not words:
                 continue
@@ -383,7 +387,8 @@ class Verifier:
             known = set().union(*(about[w] for w in who))
             if head in known or singular(head) in known or head in PLAIN_NOUNS or singular(head) in PLAIN_NOUNS:
                 continue
-            return (f"says {m.group('name') or 'her ' + m.group('kin')} {'is' if ' is ' in m.group(0) else 'was'} "
+            verb = "is" if m.group("s") else m.group("verb")
+            return (f"says {m.group('name') or 'her ' + m.group('kin')} {verb} "
                     f"{'an' if head[0] in 'aeiou' else 'a'} {head}, which her card never says of them")
         return ""
 
