@@ -33,11 +33,12 @@ the pipeline checks them) and how many good ones pass; the baseline (no checks) 
 ``--replies`` runs only that part (no model).
 
 ``--coherence`` (MiniLM only, nothing else) judges the labelled model replies of
-``bench/data/coherence_replies.yaml`` (drawn from the 60-exchange talks of sessions 3-4, plus
-written ones; the held-out part committed before any coherence rule): per split, bad stopped
-and good passed by the old checks (guard + verifier, the baseline) and with the coherence check
-(:mod:`game.cast.coherence`), and how many fail at the opening sentence (those are regenerated
-once and then replaced).
+``bench/data/coherence_replies.yaml`` (drawn from the 60-exchange talks of sessions 3-6, plus
+written ones; each held-out part committed before the rules it scores): per split (``dev``,
+``heldout``, ``heldout2``), bad stopped and good passed by the guard + verifier alone, by the checks
+of an earlier revision (``--against REV``: its verifier and coherence check, the baseline in the same
+run), and by today's guard + verifier + coherence check (:mod:`game.cast.coherence`), and how many
+fail at the opening sentence (those are regenerated once and then replaced).
 
 ``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
 (``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
@@ -51,7 +52,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import time
+import types
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -166,12 +170,30 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
 
 
 COHERENCE = ROOT / "bench" / "data" / "coherence_replies.yaml"
+#: The splits of ``coherence_replies.yaml`` in the order they print: tuned on (``dev``), held out in session 5
+#: (``heldout``), held out in session 6 (``heldout2``, labelled and committed before that session's rules).
+SPLITS = {"dev": 0, "heldout": 1, "heldout2": 2}
 
 
-def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: int = 5) -> None:
+def checks_at(rev: str) -> tuple[Any, Any]:
+    """The ``Verifier`` and ``Coherence`` classes as they were at git revision ``rev`` (their two files
+    read with ``git show``, run against today's other modules): the baseline of ``--coherence --against``."""
+    classes = []
+    for name, cls in (("verifier", "Verifier"), ("coherence", "Coherence")):
+        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:game/cast/{name}.py"], check=True,
+                                capture_output=True, text=True).stdout
+        module = types.ModuleType(f"_at_{name}")
+        sys.modules[module.__name__] = module  # dataclasses look their module up
+        exec(compile(source, f"{rev}:game/cast/{name}.py", "exec"), module.__dict__)  # noqa: S102 (our own code)
+        classes.append(getattr(module, cls))
+    return classes[0], classes[1]
+
+
+def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: int = 5, against: str = "") -> None:
     """Print, per split, how many labelled model replies (``bench/data/coherence_replies.yaml``) the
-    checks stop (bad) and pass (good): the old checks (persona guard + verifier) as the baseline, and
-    the same with the coherence check (:class:`~game.cast.coherence.Coherence`). A reply counts as
+    checks stop (bad) and pass (good): the persona guard + verifier alone, the checks of git revision
+    ``against`` (its verifier and coherence check; ``""``: not run) as the baseline, and today's guard +
+    verifier + coherence check (:class:`~game.cast.coherence.Coherence`). A reply counts as
     stopped when any sentence fails; "opening" counts the replies whose first sentence fails (the
     pipeline then regenerates or replaces the whole reply; a later failing sentence only ends it)."""
     rows = yaml.safe_load(COHERENCE.read_text(encoding="utf-8"))["replies"]
@@ -179,6 +201,10 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
     guard = PersonaGuard(facts, never_say=tuple(card.never_say))
     verifier = Verifier(FactSheet.from_card(card))
     coherence = Coherence(embedder, own_text=card_text(card))
+    base: tuple[Any, Any] | None = None
+    if against:
+        then_verifier, then_coherence = checks_at(against)
+        base = (then_verifier(FactSheet.from_card(card)), then_coherence(embedder, own_text=card_text(card)))
     counts: dict[tuple[str, str, bool], list[bool]] = defaultdict(list)
     replaced: dict[str, list[str]] = defaultdict(list)
     newly: dict[str, int] = defaultdict(int)  # opening stopped by coherence alone: delivered before, replaced now
@@ -188,8 +214,10 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
         old = bool(check_reply(guard, verifier, sentences, facts, r["say"]))
         why = check_reply(guard, verifier, sentences, facts, r["say"], coherence, r.get("before", ""))
         first = bool(check_reply(guard, verifier, sentences[:1], facts, r["say"], coherence, r.get("before", "")))
+        then = bool(base and check_reply(guard, base[0], sentences, facts, r["say"], base[1], r.get("before", "")))
         for split in (r["split"], "all"):
             counts[(split, "old", bool(r["bad"]))].append(old)
+            counts[(split, "then", bool(r["bad"]))].append(then)
             counts[(split, "new", bool(r["bad"]))].append(bool(why))
             counts[(split, "opening", bool(r["bad"]))].append(first)
         if first and not old:
@@ -210,13 +238,17 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
             print(f"  [{mark}] ({r['split']}, {r['family']}) {r['say'][:40]!r} -> {r['reply'][:70]!r} -> "
                   f"{why or 'passed'}")
     print("\nlabelled model replies (bench/data/coherence_replies.yaml): bad stopped / good passed")
-    print(f"{'split':<8} {'old: guard+verifier':>20} {'new: + coherence':>20} {'new, opening fails':>20}")
-    for split in ("dev", "heldout", "all"):
+    variants = [("old", "guard+verifier"), *([("then", f"checks of {against}")] if against else []),
+                ("new", "now: all checks"), ("opening", "now, opening fails")]
+    print(f"{'split':<9}" + "".join(f"{title:>22}" for _, title in variants))
+    for split in (*SPLITS, "all"):
+        if not counts[(split, "old", True)] and not counts[(split, "old", False)]:
+            continue
         cells = []
-        for variant in ("old", "new", "opening"):
+        for variant, _ in variants:
             bad, good = counts[(split, variant, True)], counts[(split, variant, False)]
             cells.append(f"{sum(bad)}/{len(bad)}, {len(good) - sum(good)}/{len(good)}")
-        print(f"{split:<8} {cells[0]:>20} {cells[1]:>20} {cells[2]:>20}")
+        print(f"{split:<9}" + "".join(f"{c:>22}" for c in cells))
     for split, lines in replaced.items():
         n = sum(1 for r in rows if r["split"] == split)
         print(f"\n{split}: {newly[split]} of {n} replies pass the old checks but fail the coherence check at the "
@@ -234,7 +266,7 @@ def run(args: argparse.Namespace) -> None:
     data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
     card = load_card(ROOT / "characters" / "eve.yaml")
     if args.coherence:
-        judge_coherence(card, get_embedder(), args.show)
+        judge_coherence(card, get_embedder(), args.show, against=args.against)
         return
     judge_replies(data, card, args.show)
     if args.replies:
@@ -398,6 +430,9 @@ def main() -> None:
     ap.add_argument("--coherence", action="store_true",
                     help="only judge the labelled model replies of bench/data/coherence_replies.yaml, old checks "
                          "and with the coherence check (MiniLM, no dialogue model)")
+    ap.add_argument("--against", default="", metavar="REV",
+                    help="with --coherence: also judge with the verifier and coherence check of git revision REV "
+                         "(e.g. 699f69c, last session's), as the baseline in the same run")
     run(ap.parse_args())
 
 

@@ -17,8 +17,11 @@ this turn. What it knows is **allowed**; anything else fails:
    belief, of the player's line, of the story (``extra_names``) or a calendar word
    (:data:`~game.cast.factsheet.COMMON_CAPITALS`); else ``unverified``.
 3. **the player's facts said back wrong**: "you live in X", "you're from X" against
-   the home she believes; "you're N (years old)" against the age; "your <relation>
-   (is called) X" against the name she believes (``contradiction``).
+   the home she believes; "you're N (years old)" against the age, and the age in words ("in
+   your mid-thirties", "forty-something", "a young man like you" from :data:`YOUNG_BELOW`, "you're
+   old" below :data:`OLD_FROM`) against it; "your <relation> (is called) X" against the name she
+   believes (``contradiction``). The age is her belief, or the age the player's line tells
+   (:func:`~game.cast.told.facts_told`: "I'm fifty-two").
 4. **who she is**: "I'm a/an <occupation>" (or "I was", "I used to be", "I've been",
    "I became") where the occupation is not a word of her card ("I'm a guitarist", "I am a
    pirate captain", "where I was a pirate captain") is an ``identity`` break; so is
@@ -26,13 +29,15 @@ this turn. What it knows is **allowed**; anything else fails:
    "I'm a stupid, boring old woman"): an "I'm/I am ..." that repeats two or more content
    words (not words of her card) of the player's "you are/you're ..." this turn.
 
-5. **what she says someone on her card is**: "<Name> is/was a(n)/the/my ... <noun>" or "my
+5. **what she says someone on her card is**: "<Name> is/was/'s a(n)/the/my ... <noun>", "<Name> was
+   <noun> of ..." or "my
    <kin> was a ... <noun>" (Hild, Admiral, Jonas Brekke, my grandmother) where the noun (the
    last word before "who", "of", a comma...) is in no text of her card about them
    (:attr:`~game.cast.factsheet.FactSheet.about`) and is not a plain word for a person or a
    place (:data:`PLAIN_NOUNS`): "Hild was a beautiful and powerful sorceress" (her card: her
    grandmother, the keeper before her), "Admiral is a retired sea captain" (a one-eyed gull),
-   "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not.
+   "Vesper is my husband" (her lemon tree) are ``contradiction``; "Hild was a hard woman" is not. A place
+   of her card is judged by its kind instead (:meth:`Verifier._place_kind`: "Skerrow's a hard isle").
 6. **thanks nobody gave**: "You're welcome" when the player's line thanks her for nothing
    (the customer-service close), kind ``ooc``; so is **sympathy for nothing**: "I'm sorry
    for your loss", "sorry to hear that" when the player's line tells of no trouble
@@ -63,11 +68,30 @@ from game.cast.factsheet import (
 from game.cast.grounding import asks_for
 from game.cast.guard import PersonaFacts, Verdict
 from game.cast.similarity import tokens
-from game.cast.told import NUMBER_WORD, parse_number
+from game.cast.told import NUMBER_WORD, facts_told, parse_number
 
 _YOU_HOME = re.compile(r"(?i:\byou(?:'re| are) from|\byou live in|\byou come from|\byour home is(?: in)?|"
                        r"\byou grew up in)\s+(?:the\s+)?([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
 _YOU_AGE = re.compile(rf"(?i:\byou(?:'re| are)\s+)({NUMBER_WORD})(?=\s*(?:years?|yrs?)?\s*(?:old)?\b)")
+_DECADES = {w: 10 * (i + 2) for i, w in enumerate("twenties thirties forties fifties sixties seventies eighties "
+                                                    "nineties".split())}
+#: "you're in your mid-thirties", "in your fifties", "you're forty-something", "a fortyish man like you": an age
+#: said in words, as a range (early: the decade's first four years, mid: 3-6, late: 6-9).
+_AGE_SPAN = re.compile(r"(?i)\b(?:in\s+(?:your|his|her)\s+)?(?P<part>early|mid|late)?[\s-]*"
+                       r"(?P<decade>" + "|".join(_DECADES) + r")\b|"
+                       r"\b(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|[2-9]0)"
+                       r"[\s-]*(?:something|odd|ish)\b")
+#: The player called young or old: "you're young", "a young man like you", "Welcome, young man.".
+_YOUNG = re.compile(r"(?i)\byou(?:'re|’re| are)\s+(?:still\s+|so\s+|very\s+|too\s+|quite\s+)?(?:a\s+)?"
+                    r"(?:young|youngster|kid|child|boy|girl|lad|lass)\b|"
+                    r"\b(?:a|such a)\s+young\s+(?:man|woman|lad|lass|fellow|thing|one|person)\s+like\s+you\b|"
+                    r"\bat\s+your\s+young\s+age\b")
+#: "Welcome, young man.", "Young lady, sit down": the player addressed as young.
+_YOUNG_VOCATIVE = re.compile(r"(?i)(?:^|,)\s*young\s+(?:man|woman|lady|lad|fellow|one)\s*(?:,|$)")
+_OLD = re.compile(r"(?i)\byou(?:'re|’re| are)\s+(?:so\s+|very\s+|too\s+|quite\s+)?(?:an?\s+)?"
+                  r"(?:old|elderly|aged|ancient|grey-haired|old\s+(?:man|woman))\b")
+#: Ages from which "young", and below which "old", is said of someone against what they told her.
+YOUNG_BELOW, OLD_FROM = 40, 30
 _YOUR_REL = re.compile(r"(?i:\byour\s+([a-z]+)(?:'s name is|\s+is called|\s+is named|\s+called|\s+named|,)?\s+)"
                        r"([A-Z][\w'-]+)")
 
@@ -76,9 +100,11 @@ _YOU_ARE = re.compile(r"(?i:\byou(?:'re|’re| are)\s+)([^.!?;]{1,120})")
 _I_AM = re.compile(r"(?i:\bi(?:'m|’m| am| was|'ve been|’ve been| have been|'ll be|’ll be| will be)\s+)"
                    r"([^.!?;]{1,120})")
 #: "<Name> is/was a ... <noun>" and "my <kin> was a ... <noun>": who, and the noun phrase said of them.
-_CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)|\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
-                    r"\s+(?:is|was|'s|’s|has been|had been|used to be|became)\s+(?:a|an|the|my|her|our|his)\s+"
-                    r"(?P<np>[^.!?;:,()\n]{1,80})")
+#: The name may carry its "'s" ("Hild's the queen"); "<Name> was queen of ..." needs no article.
+_CLAIM = re.compile(r"(?:\b(?P<name>[A-Z][\w-]+(?:['’](?!s\b)[\w-]+)?(?:\s+[A-Z][\w-]+(?:['’](?!s\b)[\w-]+)?)?)|"
+                    r"\b(?i:my|her|our)\s+(?P<kin>[a-z]+))"
+                    r"(?:\s+(?P<verb>is|was|has been|had been|used to be|became)|(?P<s>['’]s))\s+"
+                    r"(?:(?:a|an|the|my|her|our|his)\s+(?P<np>[^.!?;:,()\n]{1,80})|(?P<title>[a-z]+)(?=\s+of\b))")
 #: Where a noun phrase ends: its head is the word before.
 _NP_END = re.compile(r"\s+(?:who|whom|whose|which|that|where|when|with|from|of|in|on|at|for|to|by|than|as|"
                      r"like|since|until|before|after|because|if|but|here|there|now|then|once|too|again|today|tonight|ever|"
@@ -195,6 +221,44 @@ def unanswered(reply: str, player_line: str, names: Iterable[str] = ()) -> str:
     return "" if ok else f"does not answer {questions[-1]!r}: says no {want}"
 
 
+def _told_age(beliefs: Iterable[tuple[str, str, str, str]], player_line: str) -> str:
+    """The player's age as digits: her belief, else what the player's line tells ("I'm fifty-two"), else ``""``."""
+    for entity, key, value, _ in beliefs:
+        if (entity, key) == ("player", "age"):
+            return value
+    return next((t.value for t in facts_told(player_line) if (t.entity, t.key) == ("player", "age")), "")
+
+
+def _age_words(text: str, age: int) -> str:
+    """Why ``text`` says of the player an age in words that their told ``age`` is not ("you're in your
+    mid-thirties" to 52, "a young man like you" to 52), or ``""``. Only clauses that speak of the player
+    ("you", "your") count: "in her fifties" of someone else does not."""
+    for clause in re.split(r"[.!?;]|,\s+(?:and|but)\b", text):
+        vocative = _YOUNG_VOCATIVE.search(clause) if age >= YOUNG_BELOW else None
+        if vocative:
+            return f"calls the player young ({vocative.group(0).strip(' ,.!?')!r})"
+        if not re.search(r"(?i)\byou(?:r|'re|’re)?\b", clause):
+            continue
+        for m in _AGE_SPAN.finditer(clause):
+            if m.group("decade"):
+                low = _DECADES[m.group("decade").lower()]
+                part = (m.group("part") or "").lower()
+                lo, hi = {"early": (low, low + 3), "mid": (low + 3, low + 6), "late": (low + 6, low + 9)}.get(
+                    part, (low, low + 9))
+            else:
+                lo = parse_number(m.group("tens")) or 0
+                hi = lo + 9
+            if not lo <= age <= hi:
+                return f"says the player's age is {m.group(0).strip()!r}"
+        young = _YOUNG.search(clause) if age >= YOUNG_BELOW else None
+        if young:
+            return f"calls the player young ({young.group(0).strip(' ,.!?')!r})"
+        old = _OLD.search(clause) if age < OLD_FROM else None
+        if old:
+            return f"calls the player old ({old.group(0).strip()!r})"
+    return ""
+
+
 def _parroted(text: str, player_line: str) -> str:
     """The sentence of ``text`` (four words or more) made of the player's words, or ``""``."""
     said = set(tokens(player_line))
@@ -262,6 +326,11 @@ class Verifier:
             pairs.update((q.value, q.unit) for q in quantities(value))
         line_q = quantities(player_line)
         pairs.update((q.value, q.unit) for q in line_q)
+        age = _told_age(beliefs, player_line)
+        for m in _AGE_SPAN.finditer(text):  # "fifty-something" to a told 52 states the decade, not a number
+            tens = parse_number(m.group("tens") or "")
+            if tens is not None and age.isdigit() and tens <= int(age) <= tens + 9:
+                pairs.add((tens, ""))
         values = {v for v, _ in pairs}
         units: dict[str, set[int]] = {}
         for v, u in pairs:
@@ -270,7 +339,7 @@ class Verifier:
         found = quantities(text)
         names_found = self._names(text)
         checked = Checked(tuple(names_found), tuple(q.said for q in found))
-        why = self._player_facts(text, beliefs)
+        why = self._player_facts(text, beliefs, player_line)
         if why:
             return Verdict(False, "contradiction", (why,), text), checked
         why = self._player_past(text, facts, player_line)
@@ -370,12 +439,12 @@ class Verifier:
         for m in _CLAIM.finditer(text):
             if m.group("name"):
                 who = [w.lower().removesuffix("'s") for w in m.group("name").split()]
-                who = [w for w in who if w in self.sheet.names and w in about]
+                who = [w for w in who if w in self.sheet.names and w in about and w not in (self.sheet.places or {})]
             else:
                 who = [m.group("kin").lower()] if m.group("kin").lower() in KIN & about.keys() else []
             if not who:
                 continue
-            np = _NP_END.sub("", m.group("np")).strip()
+            np = _NP_END.sub("", m.group("np") or m.group("title")).strip()
             words = re.findall(r"[A-Za-z][\w'-]*", np)
             if not words:
                 continue
@@ -383,7 +452,8 @@ class Verifier:
             known = set().union(*(about[w] for w in who))
             if head in known or singular(head) in known or head in PLAIN_NOUNS or singular(head) in PLAIN_NOUNS:
                 continue
-            return (f"says {m.group('name') or 'her ' + m.group('kin')} {'is' if ' is ' in m.group(0) else 'was'} "
+            verb = "is" if m.group("s") else m.group("verb")
+            return (f"says {m.group('name') or 'her ' + m.group('kin')} {verb} "
                     f"{'an' if head[0] in 'aeiou' else 'a'} {head}, which her card never says of them")
         return ""
 
@@ -421,19 +491,24 @@ class Verifier:
                 f"{people[0][1].capitalize()}")
 
     @staticmethod
-    def _player_facts(text: str, beliefs: tuple[tuple[str, str, str, str], ...]) -> str:
+    def _player_facts(text: str, beliefs: tuple[tuple[str, str, str, str], ...], player_line: str = "") -> str:
         mine = {(e, k): v for e, k, v, _ in beliefs}
         home = mine.get(("player", "home"), "")
         if home:
             for m in _YOU_HOME.finditer(text):
                 if set(_words([m.group(1)])).isdisjoint(_words([home])):
                     return f"says the player is from {m.group(1)!r}; they said {home}"
-        age = mine.get(("player", "age"), "")
+        age = _told_age(beliefs, player_line)
         if age:
             for m in _YOU_AGE.finditer(text):
                 n = parse_number(m.group(1))
+                if re.match(r"[\s-]*(?:something|odd|ish)\b", text[m.end():], re.I):
+                    continue  # "forty-something": a range, judged below
                 if n is not None and str(n) != age:
                     return f"says the player is {m.group(1)}; they said {age}"
+            why = _age_words(text, int(age)) if age.isdigit() else ""
+            if why:
+                return f"{why}; they said {age}"
         for m in _YOUR_REL.finditer(text):
             told = mine.get((f"player_{m.group(1).lower()}", "name"), "")
             if told and m.group(2).lower() != told.lower():
