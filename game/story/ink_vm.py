@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from collections.abc import Callable
 from decimal import Decimal
@@ -498,6 +499,9 @@ def compile_story(doc: dict[str, Any], where: str = "") -> Container:
 
 
 # -- run-time state -------------------------------------------------------------------------
+_new = object.__new__
+
+
 class Element:
     """A call stack element: where it is, its temporaries and what it was pushed as."""
 
@@ -531,9 +535,15 @@ class Thread:
         self.prev_index = -1
 
     def copy(self) -> Thread:
-        t = Thread(self.index)
-        t.stack = [e.copy() for e in self.stack]
-        t.prev_container, t.prev_index = self.prev_container, self.prev_index
+        t = _new(Thread)
+        t.index, t.prev_container, t.prev_index = self.index, self.prev_container, self.prev_index
+        stack = t.stack = []
+        for e in self.stack:  # Element.copy, inlined (a snapshot and every choice copy a thread)
+            f = _new(Element)
+            f.type, f.container, f.index, f.in_expr = e.type, e.container, e.index, e.in_expr
+            f.temps = dict(e.temps) if e.temps else {}
+            f.eval_height, f.fstart = e.eval_height, e.fstart
+            stack.append(f)
         return t
 
 
@@ -548,6 +558,10 @@ class Choice:
         self.invisible, self.thread = invisible, thread
 
 
+#: A run of spaces and tabs (Ink's inline whitespace).
+_INLINE_WS = re.compile("[ \t]+")
+
+
 def _is_ws(s: str) -> bool:
     """Ink's ``isInlineWhitespace``: only spaces and tabs (the empty string too)."""
     return not s.strip(" \t")
@@ -557,26 +571,20 @@ def clean_whitespace(s: str) -> str:
     """Ink's ``CleanOutputWhitespace``: no spaces or tabs at line starts and ends, inner runs as one space."""
     if "  " not in s and "\t" not in s and " \n" not in s and "\n " not in s and s[:1] != " " and s[-1:] != " ":
         return s
-    out: list[str] = []
-    ws_start = -1
-    line_start = 0
-    for i, ch in enumerate(s):
-        inline = ch == " " or ch == "\t"
-        if inline and ws_start == -1:
-            ws_start = i
-        if not inline:
-            if ch != "\n" and ws_start > 0 and ws_start != line_start:
-                out.append(" ")
-            ws_start = -1
-        if ch == "\n":
-            line_start = i + 1
-        if not inline:
-            out.append(ch)
-    return "".join(out)
+    if "\n" not in s:
+        return _INLINE_WS.sub(" ", s).strip(" ")
+    if s[-1] == "\n" and s.count("\n") == 1:  # one line and its newline
+        return _INLINE_WS.sub(" ", s[:-1]).strip(" ") + "\n"
+    return "\n".join(_INLINE_WS.sub(" ", line).strip(" ") for line in s.split("\n"))
 
 
 def split_line(objs: list[Any]) -> tuple[str, tuple[str, ...]]:
     """Ink's ``currentText`` and ``currentTags`` of an output stream."""
+    for o in objs:
+        if type(o) is not str:
+            break
+    else:  # text only (most lines): no tags
+        return clean_whitespace("".join(objs)), ()
     parts: list[str] = []
     tags: list[str] = []
     in_tag = False
@@ -744,7 +752,7 @@ class InkVm:
         return self._can_continue()
 
     def _can_continue(self) -> bool:
-        return self.el.container is not None and not self._errors
+        return self.threads[-1].stack[-1].container is not None and not self._errors
 
     def continue_maximally(self) -> str:
         out = []
@@ -957,14 +965,14 @@ class InkVm:
                     self._step_object(obj, obj[0], el)
                 elif t is str:
                     self._push_out(obj)
-                if self.el.container is not None:  # else the flow ended (done, end, a return to the game)
+                if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
                     self._next_content()
                     if t is tuple and obj[0] == THREAD:
                         self._push_thread()
-            el = self.el
-            if el.container is None and el.type != FROM_GAME_T:
+            el = self.threads[-1].stack[-1]
+            if el.container is None and el.type != FROM_GAME_T and self._choices:
                 self._follow_invisible_default()
-                el = self.el
+                el = self.threads[-1].stack[-1]
             if self._outv == seen and not self._saw_unsafe and el.container is not None:
                 continue  # nothing the newline bookkeeping reads has changed
             seen = self._outv
@@ -1363,8 +1371,11 @@ class InkVm:
 
     def _follow_invisible_default(self) -> None:
         choices = self._choices
-        if not choices or not all(c.invisible for c in choices):
+        if not choices:
             return
+        for c in choices:
+            if not c.invisible:
+                return
         c = choices[0]
         self.threads = [c.thread.copy()]
         if self._snap is not None:
@@ -1417,7 +1428,7 @@ class InkVm:
     def _push_text(self, text: str) -> None:
         self._outv += 1
         out = self.out
-        el = self.el
+        el = self.threads[-1].stack[-1]
         fn_trim = el.fstart if el.type == FUNCTION_T else -1
         glue_trim = -1
         if GLUE in out or fn_trim >= 0:
