@@ -126,7 +126,7 @@ _CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
 _CHOICE_FIELDS = set(Choice.model_fields)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InkChoice:
     """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
 
@@ -431,15 +431,20 @@ class InkRuntime(StoryRuntime):
     def _menu(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
+        objects: list[Choice] = []
         seen: dict[str, int] = {}
+        translation = self.translation
         for i, (raw, tags) in enumerate(found):
             text = raw.strip()
             pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "") if tags else ""
             base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
-            seen[base] = seen.get(base, 0) + 1
-            cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
-            out.append(InkChoice(i, cid, self.translation.line(text) if self.translation is not None else text))
-        objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
+            count = seen[base] = seen.get(base, 0) + 1
+            cid = base if count == 1 else f"{base}_{count}"  # from the source text: ids never translate
+            shown = translation.line(text) if translation is not None else text
+            out.append(InkChoice(i, cid, shown))
+            fields = dict(_CHOICE)
+            fields["id"], fields["text"] = cid, shown
+            objects.append(trusted(Choice, fields, _CHOICE_FIELDS))
         return out, objects
 
     def sync(self, state: GameState) -> bool:
@@ -619,7 +624,7 @@ class InkRuntime(StoryRuntime):
                 index, scene, results = move
                 line = (f'["c", {index}, {self._json_text(scene)}, "{self._shape(scene)}", '
                         f'{json.dumps(results) if results else "[]"}]\n')
-                new_ops = ops + "".join(f"{p}\n" for p in pending) + line
+                new_ops = ops + "".join(f"{p}\n" for p in pending) + line if pending else ops + line
                 state.world[INK_OPS] = new_ops
                 self._synced = (base, new_ops)
                 return
@@ -671,10 +676,12 @@ class InkRuntime(StoryRuntime):
         scene = self.story.model.scenes[scene_id]
         previous = state.location
         state.scene = scene_id
-        state.visits[scene_id] = state.visits.get(scene_id, 0) + 1
+        visits = state.visits
+        visits[scene_id] = visits.get(scene_id, 0) + 1
         if info.location:
-            state.location = info.location
-        elif not state.location:
+            if info.location != previous:  # a pydantic assignment costs a call: only what changes
+                state.location = info.location
+        elif not previous:
             state.location = scene.location
         if state.location != previous:
             state.camera_x = 0.0

@@ -49,6 +49,9 @@ class InkVmError(Exception):
     """An Ink runtime error inside a step (reported to the error handler, as Ink's ``AddError``)."""
 
 
+#: What :meth:`InkVm.save_state` writes with (one encoder, not one a save).
+_SAVE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
  SRND, VISIT, SEQ, THREAD, DONE, END, TAG_BEGIN, TAG_END, DIVERT, VAR_DIVERT, CALL, TUNNEL, EXTERNAL, CHOICE,
@@ -933,6 +936,21 @@ class InkVm:
                         i += 2
                     elif op == CNT_GET:
                         ev.append(self._visit_count(obj[1][0].container))
+                    elif op == OUT and ev and self._snap is None and el.type != FUNCTION_T and GLUE not in out:
+                        v = ev[-1]  # a number or a plain word out: as plain text above
+                        tv = type(v)
+                        if tv is int:
+                            v = str(v)
+                        elif tv is not str or "\n" in v or not v.strip(" \t"):
+                            break
+                        ev.pop()
+                        out.append(v)
+                        self._outv += 1
+                        seen = self._outv
+                    elif (op == TAG_BEGIN or op == TAG_END) and self._snap is None and not self._str_open:
+                        out.append(BEGIN_TAG if op == TAG_BEGIN else END_TAG)  # the stream then ends in a tag
+                        self._outv += 1
+                        seen = self._outv
                     elif op == NOP:
                         pass
                     elif op == POP:
@@ -961,14 +979,23 @@ class InkVm:
                 t = type(obj)
                 if t is Container and obj.content:
                     continue  # the next pass steps into it (an empty one is stepped past)
-                if t is tuple:
-                    self._step_object(obj, obj[0], el)
-                elif t is str:
-                    self._push_out(obj)
-                if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
-                    self._next_content()
-                    if t is tuple and obj[0] == THREAD:
-                        self._push_thread()
+                if t is tuple and obj[0] == DIVERT:  # _step_object and _next_content for a divert, at once
+                    if not obj[2] or self._truthy(ev.pop()):
+                        d = obj[1][0]
+                        thread.prev_container, thread.prev_index = c, i
+                        el.container, el.index = d.container, d.index
+                        self._visit_changed()
+                    else:
+                        self._next_content()
+                else:
+                    if t is tuple:
+                        self._step_object(obj, obj[0], el)
+                    elif t is str:
+                        self._push_out(obj)
+                    if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
+                        self._next_content()
+                        if t is tuple and obj[0] == THREAD:
+                            self._push_thread()
             el = self.threads[-1].stack[-1]
             if el.container is None and el.type != FROM_GAME_T and self._choices:
                 self._follow_invisible_default()
@@ -1730,7 +1757,7 @@ class InkVm:
                "turnIndices": {c.path: n for c, n in self.turns_at.items()},
                "turnIdx": self.turn, "storySeed": self.seed, "previousRandom": self.prev_random,
                "inkSaveVersion": 10, "inkFormatVersion": 21}
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+        return _SAVE_ENCODER.encode(doc)
 
     def _thread_json(self, t: Thread) -> dict[str, Any]:
         stack = []
