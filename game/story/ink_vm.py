@@ -574,10 +574,14 @@ def clean_whitespace(s: str) -> str:
     """Ink's ``CleanOutputWhitespace``: no spaces or tabs at line starts and ends, inner runs as one space."""
     if "  " not in s and "\t" not in s and " \n" not in s and "\n " not in s and s[:1] != " " and s[-1:] != " ":
         return s
+    if "  " not in s and "\t" not in s:  # no inner runs: only the ends of lines
+        if "\n" not in s:
+            return s.strip(" ")
+        if s[-1] == "\n" and s.count("\n") == 1:  # one line and its newline
+            return s[:-1].strip(" ") + "\n"
+        return "\n".join(line.strip(" ") for line in s.split("\n"))
     if "\n" not in s:
         return _INLINE_WS.sub(" ", s).strip(" ")
-    if s[-1] == "\n" and s.count("\n") == 1:  # one line and its newline
-        return _INLINE_WS.sub(" ", s[:-1]).strip(" ") + "\n"
     return "\n".join(_INLINE_WS.sub(" ", line).strip(" ") for line in s.split("\n"))
 
 
@@ -1485,7 +1489,12 @@ class InkVm:
                         else:
                             break
         elif text == "\n":
-            if self._ends_in_newline(out) or not any(type(o) is str for o in out):
+            if self._ends_in_newline(out):
+                return
+            for o in out:
+                if type(o) is str:
+                    break
+            else:  # no text yet: a newline would start the stream
                 return
         out.append(text)
 
