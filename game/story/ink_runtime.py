@@ -66,7 +66,7 @@ from game.story.ink import (
     split_tag,
 )
 from game.story.ink_vm import InkVm
-from game.story.runtime import DEFAULT_GIVE_LINE, StoryRuntime
+from game.story.runtime import _EVENT_FIELDS, DEFAULT_GIVE_LINE, StoryRuntime
 from game.story.schema import Choice
 from game.story.story import Story
 
@@ -114,12 +114,19 @@ def _from_ink(value: Any) -> bool | int | float | str:
     return "" if value is None else str(value)
 
 
+def _event(state: GameState, kind: str, text: str, ids: dict[str, str], data: dict[str, Any],
+           speaker: str = "") -> Event:
+    """:meth:`StoryRuntime.event` for the events every Ink step makes, without its keyword merge."""
+    return trusted(Event, {"kind": kind, "turn": state.turn, "frame": state.frame, "scene": state.scene,
+                           "speaker": speaker, "text": text, "ids": ids, "data": data}, _EVENT_FIELDS)
+
+
 #: A :class:`Choice`'s fields with their defaults, for each Ink choice's (see :func:`~game.state.trusted.trusted`).
 _CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
 _CHOICE_FIELDS = set(Choice.model_fields)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InkChoice:
     """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
 
@@ -176,6 +183,8 @@ class InkRuntime(StoryRuntime):
         #: ``# scene:`` values read before -> their location id.
         self._tag_locations: dict[str, str] = {}
         self._slugs: dict[str, str] = {}
+        #: Divert targets the scene hook was called with -> their scene id.
+        self._target_scenes: dict[str, str] = {}
         self._texts: dict[str, str] = {}
         self._state: GameState | None = None
         self._events: list[Event] = []
@@ -283,7 +292,10 @@ class InkRuntime(StoryRuntime):
                 below = str(state.world.get(INK_LINES_BELOW, ""))
                 count = str(int(state.world.get(INK_LINE, 0)))
                 state.world[INK_LINES_BELOW] = f"{below},{count}" if below else count
-            self._enter_scene(state, self.story.scene_for_target(name))
+            scene_id = self._target_scenes.get(name)
+            if scene_id is None:
+                scene_id = self._target_scenes[name] = self.story.scene_for_target(name)
+            self._enter_scene(state, scene_id)
         except Exception as exc:  # bink would swallow it
             self._errors.append((HOOK, exc))
 
@@ -419,15 +431,20 @@ class InkRuntime(StoryRuntime):
     def _menu(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
         out: list[InkChoice] = []
+        objects: list[Choice] = []
         seen: dict[str, int] = {}
+        translation = self.translation
         for i, (raw, tags) in enumerate(found):
             text = raw.strip()
             pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "") if tags else ""
             base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
-            seen[base] = seen.get(base, 0) + 1
-            cid = base if seen[base] == 1 else f"{base}_{seen[base]}"  # from the source text: ids never translate
-            out.append(InkChoice(i, cid, self.translation.line(text) if self.translation is not None else text))
-        objects = [trusted(Choice, {**_CHOICE, "id": c.id, "text": c.text}, _CHOICE_FIELDS) for c in out]
+            count = seen[base] = seen.get(base, 0) + 1
+            cid = base if count == 1 else f"{base}_{count}"  # from the source text: ids never translate
+            shown = translation.line(text) if translation is not None else text
+            out.append(InkChoice(i, cid, shown))
+            fields = dict(_CHOICE)
+            fields["id"], fields["text"] = cid, shown
+            objects.append(trusted(Choice, fields, _CHOICE_FIELDS))
         return out, objects
 
     def sync(self, state: GameState) -> bool:
@@ -607,7 +624,7 @@ class InkRuntime(StoryRuntime):
                 index, scene, results = move
                 line = (f'["c", {index}, {self._json_text(scene)}, "{self._shape(scene)}", '
                         f'{json.dumps(results) if results else "[]"}]\n')
-                new_ops = ops + "".join(f"{p}\n" for p in pending) + line
+                new_ops = ops + "".join(f"{p}\n" for p in pending) + line if pending else ops + line
                 state.world[INK_OPS] = new_ops
                 self._synced = (base, new_ops)
                 return
@@ -618,29 +635,32 @@ class InkRuntime(StoryRuntime):
 
     def _finish(self, state: GameState, events: list[Event]) -> None:
         """After a step: choices, the ending and variables (``effect`` events) into ``state``."""
-        self._read_choices(state.scene)
+        scene = state.scene
+        world = state.world
+        self._read_choices(scene)
+        info = self.story.knots.get(scene)
         if not self._choices and not self._can_continue():
-            info = self.story.knots.get(state.scene)
-            name = self._ending or (info.ending if info and info.ending else state.scene)
+            name = self._ending or (info.ending if info and info.ending else scene)
             events.append(self.event(state, "ending", text=name, ids={"ending": name}))
-            state.world[INK_ENDING] = name
-        elif INK_ENDING in state.world:
-            del state.world[INK_ENDING]
-        info = self.story.knots.get(state.scene)
+            world[INK_ENDING] = name
+        elif INK_ENDING in world:
+            del world[INK_ENDING]
         if info is not None:
-            state.world[INK_SHAPE] = info.shape
+            world[INK_SHAPE] = info.shape
+        changed = self._changed
+        if not changed:  # Ink assigned nothing this step: the variables are what Ink last had
+            self._vars = dict(state.variables)
+            return
+        self._changed = {}
         old = state.variables
-        changed, self._changed = self._changed, {}
         new: dict[str, bool | int | float | str] = {}
         for name, raw in sorted(changed.items()):  # what Ink assigned this step (its observers), by name
             if not isinstance(raw, bool | int | float | str):
                 self._lists.add(name)
             new[name] = value = _from_ink(raw)
             if old.get(name) != value:
-                events.append(self.event(state, "effect", ids={"target": name},
-                                         data={"old": old.get(name), "new": value}))
-        if new:
-            state.variables = {**old, **new}
+                events.append(_event(state, "effect", "", {"target": name}, {"old": old.get(name), "new": value}))
+        state.variables = {**old, **new}
         self._vars = dict(state.variables)
 
     def _can_continue(self) -> bool:
@@ -656,19 +676,21 @@ class InkRuntime(StoryRuntime):
         scene = self.story.model.scenes[scene_id]
         previous = state.location
         state.scene = scene_id
-        state.visits[scene_id] = state.visits.get(scene_id, 0) + 1
+        visits = state.visits
+        visits[scene_id] = visits.get(scene_id, 0) + 1
         if info.location:
-            state.location = info.location
-        elif not state.location:
+            if info.location != previous:  # a pydantic assignment costs a call: only what changes
+                state.location = info.location
+        elif not previous:
             state.location = scene.location
         if state.location != previous:
             state.camera_x = 0.0
         if state.reactions:
             state.reactions = {k: v for k, v in state.reactions.items() if k in scene.present}
         state.world[INK_LINE] = 0
-        self._events.append(self.event(state, "scene", text=scene.title, ids={"scene": scene_id},
-                                       data={"location": state.location, "cause": self._cause,
-                                             "cut": state.location != previous}))
+        self._events.append(_event(state, "scene", scene.title, {"scene": scene_id},
+                                   {"location": state.location, "cause": self._cause,
+                                    "cut": state.location != previous}))
 
     def _ink_line(self, state: GameState, raw: str, tags: tuple[str, ...], events: list[Event]) -> None:
         """One line of Ink output with its tags: directives first, then the ``line`` event."""
@@ -720,11 +742,11 @@ class InkRuntime(StoryRuntime):
         m = SPEAKER_RE.match(text) if ":" in text else None  # the pattern needs a colon
         if m and (speaker == "narrator" or slug(m.group(1)) == speaker):
             speaker, text = slug(m.group(1)), m.group(2).strip()
-        n = int(state.world.get(INK_LINE, 0))
-        state.world[INK_LINE] = n + 1
+        world = state.world
+        n = int(world.get(INK_LINE, 0))
+        world[INK_LINE] = n + 1
         line_id = pinned_id(state.scene, pin) if pin else f"{state.scene}.l{n}"
-        events.append(self.event(state, "line", speaker=speaker, text=text, ids={"line": line_id},
-                                 data={"tags": extra} if extra else {}))
+        events.append(_event(state, "line", text, {"line": line_id}, {"tags": extra} if extra else {}, speaker))
 
     # -- the StoryRuntime interface ------------------------------------------------
     def begin(self, state: GameState) -> list[Event]:
@@ -793,7 +815,11 @@ class InkRuntime(StoryRuntime):
     def choose(self, state: GameState, choice_id: str) -> list[Event]:
         """Take the current Ink choice ``choice_id`` and continue to the next choice or the end."""
         self.sync(state)
-        picked = next((c for c in self._choices if c.id == choice_id), None)
+        picked = None
+        for c in self._choices:
+            if c.id == choice_id:
+                picked = c
+                break
         if picked is None:
             shown = ", ".join(c.id for c in self._choices) or "none"
             raise InputError(f"no current choice {choice_id!r}", hint=f"available: {shown}")
@@ -807,9 +833,11 @@ class InkRuntime(StoryRuntime):
         hint = (next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) if tags else None) \
             or self._chunk
         extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES] if tags else []
-        choice = self.event(state, "choice", scene=scene, text=picked.text, ids={"choice": choice_id, "scene": scene},
-                            data={"chunk": hint, **({"tags": extra} if extra else {})})
-        return [choice, *events]
+        choice = trusted(Event, {"kind": "choice", "turn": state.turn, "frame": state.frame, "scene": scene,
+                                 "speaker": "", "text": picked.text, "ids": {"choice": choice_id, "scene": scene},
+                                 "data": {"chunk": hint, "tags": extra} if extra else {"chunk": hint}}, _EVENT_FIELDS)
+        events.insert(0, choice)
+        return events
 
     def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:
         """The player gives an item: Ink's ``on_give(item, who)`` function answers, if the story has one.

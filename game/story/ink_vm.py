@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from collections.abc import Callable
 from decimal import Decimal
@@ -47,6 +48,9 @@ class InkScopeError(StoryError):
 class InkVmError(Exception):
     """An Ink runtime error inside a step (reported to the error handler, as Ink's ``AddError``)."""
 
+
+#: What :meth:`InkVm.save_state` writes with (one encoder, not one a save).
+_SAVE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
@@ -498,6 +502,9 @@ def compile_story(doc: dict[str, Any], where: str = "") -> Container:
 
 
 # -- run-time state -------------------------------------------------------------------------
+_new = object.__new__
+
+
 class Element:
     """A call stack element: where it is, its temporaries and what it was pushed as."""
 
@@ -531,9 +538,15 @@ class Thread:
         self.prev_index = -1
 
     def copy(self) -> Thread:
-        t = Thread(self.index)
-        t.stack = [e.copy() for e in self.stack]
-        t.prev_container, t.prev_index = self.prev_container, self.prev_index
+        t = _new(Thread)
+        t.index, t.prev_container, t.prev_index = self.index, self.prev_container, self.prev_index
+        stack = t.stack = []
+        for e in self.stack:  # Element.copy, inlined (a snapshot and every choice copy a thread)
+            f = _new(Element)
+            f.type, f.container, f.index, f.in_expr = e.type, e.container, e.index, e.in_expr
+            f.temps = dict(e.temps) if e.temps else {}
+            f.eval_height, f.fstart = e.eval_height, e.fstart
+            stack.append(f)
         return t
 
 
@@ -548,6 +561,10 @@ class Choice:
         self.invisible, self.thread = invisible, thread
 
 
+#: A run of spaces and tabs (Ink's inline whitespace).
+_INLINE_WS = re.compile("[ \t]+")
+
+
 def _is_ws(s: str) -> bool:
     """Ink's ``isInlineWhitespace``: only spaces and tabs (the empty string too)."""
     return not s.strip(" \t")
@@ -557,26 +574,24 @@ def clean_whitespace(s: str) -> str:
     """Ink's ``CleanOutputWhitespace``: no spaces or tabs at line starts and ends, inner runs as one space."""
     if "  " not in s and "\t" not in s and " \n" not in s and "\n " not in s and s[:1] != " " and s[-1:] != " ":
         return s
-    out: list[str] = []
-    ws_start = -1
-    line_start = 0
-    for i, ch in enumerate(s):
-        inline = ch == " " or ch == "\t"
-        if inline and ws_start == -1:
-            ws_start = i
-        if not inline:
-            if ch != "\n" and ws_start > 0 and ws_start != line_start:
-                out.append(" ")
-            ws_start = -1
-        if ch == "\n":
-            line_start = i + 1
-        if not inline:
-            out.append(ch)
-    return "".join(out)
+    if "  " not in s and "\t" not in s:  # no inner runs: only the ends of lines
+        if "\n" not in s:
+            return s.strip(" ")
+        if s[-1] == "\n" and s.count("\n") == 1:  # one line and its newline
+            return s[:-1].strip(" ") + "\n"
+        return "\n".join(line.strip(" ") for line in s.split("\n"))
+    if "\n" not in s:
+        return _INLINE_WS.sub(" ", s).strip(" ")
+    return "\n".join(_INLINE_WS.sub(" ", line).strip(" ") for line in s.split("\n"))
 
 
 def split_line(objs: list[Any]) -> tuple[str, tuple[str, ...]]:
     """Ink's ``currentText`` and ``currentTags`` of an output stream."""
+    for o in objs:
+        if type(o) is not str:
+            break
+    else:  # text only (most lines): no tags
+        return clean_whitespace("".join(objs)), ()
     parts: list[str] = []
     tags: list[str] = []
     in_tag = False
@@ -744,7 +759,7 @@ class InkVm:
         return self._can_continue()
 
     def _can_continue(self) -> bool:
-        return self.el.container is not None and not self._errors
+        return self.threads[-1].stack[-1].container is not None and not self._errors
 
     def continue_maximally(self) -> str:
         out = []
@@ -925,6 +940,21 @@ class InkVm:
                         i += 2
                     elif op == CNT_GET:
                         ev.append(self._visit_count(obj[1][0].container))
+                    elif op == OUT and ev and self._snap is None and el.type != FUNCTION_T and GLUE not in out:
+                        v = ev[-1]  # a number or a plain word out: as plain text above
+                        tv = type(v)
+                        if tv is int:
+                            v = str(v)
+                        elif tv is not str or "\n" in v or not v.strip(" \t"):
+                            break
+                        ev.pop()
+                        out.append(v)
+                        self._outv += 1
+                        seen = self._outv
+                    elif (op == TAG_BEGIN or op == TAG_END) and self._snap is None and not self._str_open:
+                        out.append(BEGIN_TAG if op == TAG_BEGIN else END_TAG)  # the stream then ends in a tag
+                        self._outv += 1
+                        seen = self._outv
                     elif op == NOP:
                         pass
                     elif op == POP:
@@ -953,18 +983,27 @@ class InkVm:
                 t = type(obj)
                 if t is Container and obj.content:
                     continue  # the next pass steps into it (an empty one is stepped past)
-                if t is tuple:
-                    self._step_object(obj, obj[0], el)
-                elif t is str:
-                    self._push_out(obj)
-                if self.el.container is not None:  # else the flow ended (done, end, a return to the game)
-                    self._next_content()
-                    if t is tuple and obj[0] == THREAD:
-                        self._push_thread()
-            el = self.el
-            if el.container is None and el.type != FROM_GAME_T:
+                if t is tuple and obj[0] == DIVERT:  # _step_object and _next_content for a divert, at once
+                    if not obj[2] or self._truthy(ev.pop()):
+                        d = obj[1][0]
+                        thread.prev_container, thread.prev_index = c, i
+                        el.container, el.index = d.container, d.index
+                        self._visit_changed()
+                    else:
+                        self._next_content()
+                else:
+                    if t is tuple:
+                        self._step_object(obj, obj[0], el)
+                    elif t is str:
+                        self._push_out(obj)
+                    if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
+                        self._next_content()
+                        if t is tuple and obj[0] == THREAD:
+                            self._push_thread()
+            el = self.threads[-1].stack[-1]
+            if el.container is None and el.type != FROM_GAME_T and self._choices:
                 self._follow_invisible_default()
-                el = self.el
+                el = self.threads[-1].stack[-1]
             if self._outv == seen and not self._saw_unsafe and el.container is not None:
                 continue  # nothing the newline bookkeeping reads has changed
             seen = self._outv
@@ -1363,8 +1402,11 @@ class InkVm:
 
     def _follow_invisible_default(self) -> None:
         choices = self._choices
-        if not choices or not all(c.invisible for c in choices):
+        if not choices:
             return
+        for c in choices:
+            if not c.invisible:
+                return
         c = choices[0]
         self.threads = [c.thread.copy()]
         if self._snap is not None:
@@ -1417,7 +1459,7 @@ class InkVm:
     def _push_text(self, text: str) -> None:
         self._outv += 1
         out = self.out
-        el = self.el
+        el = self.threads[-1].stack[-1]
         fn_trim = el.fstart if el.type == FUNCTION_T else -1
         glue_trim = -1
         if GLUE in out or fn_trim >= 0:
@@ -1447,7 +1489,12 @@ class InkVm:
                         else:
                             break
         elif text == "\n":
-            if self._ends_in_newline(out) or not any(type(o) is str for o in out):
+            if self._ends_in_newline(out):
+                return
+            for o in out:
+                if type(o) is str:
+                    break
+            else:  # no text yet: a newline would start the stream
                 return
         out.append(text)
 
@@ -1719,7 +1766,7 @@ class InkVm:
                "turnIndices": {c.path: n for c, n in self.turns_at.items()},
                "turnIdx": self.turn, "storySeed": self.seed, "previousRandom": self.prev_random,
                "inkSaveVersion": 10, "inkFormatVersion": 21}
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+        return _SAVE_ENCODER.encode(doc)
 
     def _thread_json(self, t: Thread) -> dict[str, Any]:
         stack = []
