@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -125,3 +125,21 @@ def test_the_pipeline_hands_over_what_was_typed_after_the_known_start() -> None:
     assert not pipe.preencode_next(typed="Who taught th")  # the same words as handed over: not again
     assert pipe.preencode_next()  # the start alone, as before
     assert model.preencoded[-1] == start
+
+
+def test_the_cast_room_hands_the_typed_words_to_the_character_spoken_to(tmp_path: Path, embedder: Any) -> None:
+    from tests.cast.test_eve import session_for
+
+    _, room = session_for(tmp_path, embedder)
+    ch = room.characters["eve"]
+    assert ch.pipeline is not None
+    model = Recorder()
+    ch.pipeline.model = model
+    assert room.typing("Who taught you ") == 0  # an in-process model: nothing is encoded ahead
+    room.worker = cast(Any, object())  # as when the model runs in the worker process
+    ch.memory.observe(Event(kind="say", speaker="player", turn=1, text="Is the kettle on?", data={"target": "eve"}))
+    ch.memory.observe(Event(kind="reply", speaker="eve", turn=1, text="Mind the third step."))
+    assert room.typing("Who taught you ", target="admiral") == 0 and not model.preencoded  # another is spoken to
+    assert room.typing("Who taught you ", target="eve") == 1
+    assert model.preencoded[-1][-1] == {"role": "user", "content": "Who taught you"}
+    assert ch.builder is not None and model.preencoded[-1][:-1] == ch.builder.known_prefix()
