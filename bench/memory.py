@@ -72,7 +72,7 @@ import numpy as np  # noqa: E402
 
 from game.cast.card_io import load_card  # noqa: E402
 from game.cast.memory import Memory, MemoryConfig  # noqa: E402
-from game.cast.prompt import PromptBuilder  # noqa: E402
+from game.cast.prompt import PromptBuilder, typing_turn  # noqa: E402
 from game.cast.retrieval import EpisodicStore, HashEmbedder, TextEncoder  # noqa: E402
 from game.state import Event  # noqa: E402
 
@@ -306,8 +306,36 @@ def pcts(values: list[float]) -> tuple[float, float]:
     return 1000 * statistics.median(s), 1000 * s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
+#: Typing speed of the simulated player in first_token's typing path: 5 characters a second is
+#: 60 words a minute, faster than most players type (a faster typist leaves less time to encode).
+TYPING_CPS = 5.0
+
+
+def typed_ahead(model: Any, prefix: list[dict[str, str]], line: str, cps: float) -> tuple[float, float, int]:
+    """The player types ``line`` at ``cps`` characters a second; at each word's end (a space typed) the
+    words so far go to the model after the known ``prefix`` (:func:`game.cast.prompt.typing_turn`), only
+    when the model is free by then: each encode takes its own CPU time on the clock (one core). The
+    line is sent as its last character is typed, with no pause after the last word.
+
+    Returns ``(CPU s of the encodes, s the reply waits at the send for one still running, encodes run)``.
+    """
+    words = line.split(" ")
+    free_at, cpu, runs = 0.0, 0.0, 0
+    for k in range(1, len(words)):
+        typed = " ".join(words[:k]) + " "
+        at = len(typed) / cps
+        if free_at > at:  # still encoding the last words: these wait for the next word's end
+            continue
+        c0 = time.thread_time()
+        model.preencode([*prefix, typing_turn(typed)])
+        spent = time.thread_time() - c0
+        free_at, cpu, runs = at + spent, cpu + spent, runs + 1
+    return cpu, max(0.0, free_at - len(line) / cps), runs
+
+
 def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: bool,
-               forced: list[dict[str, Any]] | None = None, sticky: bool = True) -> list[dict[str, Any]]:
+               forced: list[dict[str, Any]] | None = None, sticky: bool = True, header: bool = False,
+               typing: float = 0.0) -> list[dict[str, Any]]:
     """Play the Eve talk as the cast room does (the prompt built, then the line and her reply
     observed), rolling layout, the model keeping its KV cache; with ``idle``, the known start of
     the next prompt is pre-encoded after each reply (and the sink before the first line).
@@ -321,6 +349,9 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
     the lines after the sticky note, ``line_tokens``, and of the lines chosen for the player's line that the
     window did not show yet: ``held`` (already in the sticky note) and ``fresh`` (after it).
     ``sticky``: the prompt builder chooses a sticky note while she waits (:meth:`PromptBuilder.sticky_blocks`).
+    ``header``: the idle pre-encoding ends with the header of the player's next turn (as the cast room does).
+    ``typing``: the player's line is also encoded while they type it at this many characters a second
+    (:func:`typed_ahead`; ``typing_cpu`` s, ``typing_wait`` s, counted in ``cpu`` and ``wall``, ``typing_runs``).
     """
     card = load_card(ROOT / "characters" / "eve.yaml")
     mem = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=encoder(args.encoder),
@@ -330,7 +361,8 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
     model.clear_prefix_cache()
     rows: list[dict[str, Any]] = []
     prefix = forced[0]["prefix0"] if forced else builder.known_prefix()
-    pre = model.preencode(prefix) if idle else {}
+    opened = [typing_turn("")] if header else []
+    pre = model.preencode([*prefix, *opened]) if idle else {}
     for turn, line in enumerate(lines, 1):
         t_build = time.perf_counter()
         if forced:
@@ -346,11 +378,12 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
             held = sum(1 for b in parts.blocks if not b.idle and b.text in early)
             fresh = len(shown)
         build_s = time.perf_counter() - t_build
+        typing_cpu, typing_wait, typing_runs = typed_ahead(model, prefix, line, typing) if typing else (0.0, 0.0, 0)
         t0, c0 = time.perf_counter(), time.thread_time()
         first, cpu, wall, deltas = "", 0.0, 0.0, []
         for delta in model.stream(msgs, max_new_tokens=args.tokens, temperature=0.0):
             if not deltas:
-                cpu, wall, first = time.thread_time() - c0, time.perf_counter() - t0, delta
+                cpu, wall, first = time.thread_time() - c0 + typing_wait, time.perf_counter() - t0 + typing_wait, delta
             deltas.append(delta)
         reply_s = time.perf_counter() - t0
         reply = "".join(deltas).strip()
@@ -360,7 +393,8 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
                "idle_cpu": float(pre.get("cpu_s", 0.0)), "idle_tokens": float(pre.get("encoded_tokens", 0.0)),
                "prefix0": prefix if turn == 1 else None,
                "tail": [] if forced else tail, "line_tokens": 0 if forced else line_tokens,
-               "held": 0 if forced else held, "fresh": 0 if forced else fresh}
+               "held": 0 if forced else held, "fresh": 0 if forced else fresh,
+               "typing_cpu": typing_cpu, "typing_wait": typing_wait, "typing_runs": typing_runs}
         if forced:
             prefix = forced[turn - 1]["prefix"]
         else:
@@ -368,7 +402,7 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
             mem.observe(Event(kind="reply", speaker="eve", turn=turn, text=reply or "Hm."))
             prefix = builder.known_prefix()
         row["prefix"] = prefix
-        pre = model.preencode(prefix) if idle else {}
+        pre = model.preencode([*prefix, *opened]) if idle else {}
         rows.append(row)
     return rows
 
@@ -401,13 +435,20 @@ def first_token(args: argparse.Namespace) -> None:
         stock = TransformersDialogueModel(fast_kv=False)  # transformers' DynamicCache and SDPA as they are
     lines = talk_lines(args.talk)
     # the paths, oldest first; each plays the whole talk with its own prompts and replies
-    bare = talk_turns(stock, lines, args, idle=False, sticky=False)  # sink + rolling KV kept
-    last = talk_turns(stock, lines, args, idle=True, sticky=False)  # + idle pre-encoding (last session)
-    held = talk_turns(stock, lines, args, idle=True)  # + the sticky note chosen while she waits
-    new = talk_turns(model, lines, args, idle=True)  # + fast KV: the default now
+    old = args.paths == "all"
+    bare = talk_turns(stock, lines, args, idle=False, sticky=False) if old else []  # sink + rolling KV kept
+    last = talk_turns(stock, lines, args, idle=True, sticky=False) if old else []  # + idle pre-encoding
+    held = talk_turns(stock, lines, args, idle=True) if old else []  # + the sticky note chosen while she waits
+    fast = talk_turns(model, lines, args, idle=True)  # + fast KV (the default before)
+    new = talk_turns(model, lines, args, idle=True, header=True)  # + the turn's header: the default now
+    typed = talk_turns(model, lines, args, idle=True, header=True, typing=args.typing) if args.typing else []
     whole_cpu, whole_wall, whole_first = replay_whole(stock, [r["msgs"] for r in new])
     same_new = sum(1 for r, w in zip(new, whole_first, strict=True) if r["first"] == w)
-    same_held = sum(1 for a, b in zip(held, new, strict=True) if a["msgs"] == b["msgs"] and a["reply"] == b["reply"])
+    same_fast = sum(1 for a, b in zip(fast, new, strict=True) if a["msgs"] == b["msgs"] and a["reply"] == b["reply"])
+    same_typed = sum(1 for a, b, w in zip(typed, new, whole_first, strict=False)
+                     if a["msgs"] == b["msgs"] and a["first"] == w)
+    same_held = sum(1 for a, b in zip(held, new, strict=False) if a["msgs"] == b["msgs"] and a["reply"] == b["reply"])
+    last = last or fast  # "previous" below: the last session's path, or the default before when not run
     sink = model.count_tokens(model.render(new[0]["prefix0"], add_generation_prompt=False))
     sizes = [r["prompt"] for r in new]
 
@@ -427,13 +468,19 @@ def first_token(args: argparse.Namespace) -> None:
           "and not in these); CPU ms of the model's thread, wall ms beside; tokens encoded after the line")
     print(f"  {'setting':<46}{'p50 CPU':>9}{'p95 CPU':>9}{'p50 wall':>10}{'p95 wall':>10}{'after p50':>10}"
           f"{'max':>6}")
-    table = (("whole prompt every turn (baseline)", whole_cpu, whole_wall, [r["prompt"] for r in new[1:]]),
-             ("sink + rolling KV kept", [r["cpu"] for r in bare], [r["wall"] for r in bare], after(bare)),
-             ("+ idle pre-encoding (previous)", [r["cpu"] for r in last], [r["wall"] for r in last], after(last)),
-             ("+ sticky note chosen while she waits", [r["cpu"] for r in held], [r["wall"] for r in held],
-              after(held)),
-             ("+ fast KV cache and GQA attention (new)", [r["cpu"] for r in new], [r["wall"] for r in new],
-              after(new)))
+    table = [("whole prompt every turn (baseline)", whole_cpu, whole_wall, [r["prompt"] for r in new[1:]])]
+    if old:
+        table += [("sink + rolling KV kept", [r["cpu"] for r in bare], [r["wall"] for r in bare], after(bare)),
+                  ("+ idle pre-encoding", [r["cpu"] for r in last], [r["wall"] for r in last], after(last)),
+                  ("+ sticky note chosen while she waits", [r["cpu"] for r in held], [r["wall"] for r in held],
+                   after(held))]
+    table += [("+ fast KV cache and GQA attention (before)", [r["cpu"] for r in fast], [r["wall"] for r in fast],
+               after(fast)),
+              ("+ the player's turn header pre-encoded (new)", [r["cpu"] for r in new], [r["wall"] for r in new],
+               after(new))]
+    if typed:
+        table.append((f"+ the line encoded while typed, {args.typing:g} chars/s", [r["cpu"] for r in typed],
+                      [r["wall"] for r in typed], after(typed)))
     for name, cpu, wall, toks in table:
         c50, c95 = pcts(cpu[1:])
         w50, w95 = pcts(wall[1:])
@@ -450,7 +497,9 @@ def first_token(args: argparse.Namespace) -> None:
         print(f"    turn {i:>2}: {r['prompt'] - r['reused']:>4.0f} after the line "
               f"(previous {p['prompt'] - p['reused']:>4.0f})"
               f" = lines {notes:<30} line {r['line_tokens']:>3} template {rest:>3.0f}; {1000 * r['cpu']:>6.0f} ms "
-              f"(previous {1000 * p['cpu']:.0f})")
+              f"(previous {1000 * p['cpu']:.0f})"
+              + (f"; typed ahead: {typed[i - 1]['prompt'] - typed[i - 1]['reused']:.0f} after, "
+                 f"{1000 * typed[i - 1]['cpu']:.0f} ms" if typed else ""))
     chosen = sum(r["held"] + r["fresh"] for r in new[1:])
     print(f"  the sticky note already held {sum(r['held'] for r in new[1:])} of the {chosen} lines chosen for the "
           f"player's line that the window did not show (turns 2..N); the rest came after the line")
@@ -463,17 +512,29 @@ def first_token(args: argparse.Namespace) -> None:
           f"{1000 * new[0]['idle_cpu']:.0f} ms")
     best, base = pcts([r["cpu"] for r in new][1:])[0], pcts(whole_cpu[1:])[0]
     prev = pcts([r["cpu"] for r in last][1:])[0]
-    print(f"  new vs whole prompt: {base / best:.1f}x (p50 CPU), vs previous {prev / best:.1f}x; goal p50 <= 300 ms "
-          f"CPU: {'met' if best <= 300 else 'NOT met'} ({best:.0f} ms); first token equal to the whole-prompt run's "
-          f"on the same prompts: {same_new}/{len(lines)}; fast KV vs stock on the same talk: same prompts and "
-          f"replies {same_held}/{len(lines)}")
+    fast50 = pcts([r["cpu"] for r in fast][1:])[0]
+    print(f"  new vs whole prompt: {base / best:.1f}x (p50 CPU), vs previous {prev / best:.1f}x, vs the default "
+          f"before {fast50 / best:.2f}x; goal p50 <= 300 ms CPU: {'met' if best <= 300 else 'NOT met'} "
+          f"({best:.0f} ms); first token equal to the whole-prompt run's on the same prompts: {same_new}/{len(lines)}; "
+          f"the default before vs new: same prompts and replies {same_fast}/{len(lines)}"
+          + (f"; fast KV vs stock on the same talk: same prompts and replies {same_held}/{len(lines)}" if old else ""))
+    if typed:
+        t50, t95 = pcts([r["cpu"] for r in typed][1:])
+        waits = [r["typing_wait"] for r in typed[1:]]
+        print(f"  with the line encoded while typed ({args.typing:g} chars/s, at each word's end when the model is "
+              f"free; the reply's wait for an encode still running at the send is counted): p50 {t50:.0f} ms, p95 "
+              f"{t95:.0f} ms CPU; goal p50 <= 300 ms: {'met' if t50 <= 300 else 'NOT met'}; encodes per line p50 "
+              f"{statistics.median(r['typing_runs'] for r in typed[1:]):.0f}, their CPU per line p50 "
+              f"{1000 * statistics.median(r['typing_cpu'] for r in typed[1:]):.0f} ms (moved, not removed); waits "
+              f"{sum(1 for w in waits if w > 0)}, longest {1000 * max(waits):.0f} ms; first token equal to the "
+              f"whole-prompt run's on the same prompts: {same_typed}/{len(lines)}")
     reply_new, reply_old = [r["reply_s"] for r in new[1:]], [r["reply_s"] for r in last[1:]]
     print(f"  whole reply (<= {args.tokens} tokens, from the stream call; wall): median new "
           f"{statistics.median(reply_new):.2f} s (p95 {pcts(reply_new)[1] / 1000:.2f}), previous "
           f"{statistics.median(reply_old):.2f} s; goal median reply <= 2 s: "
           f"{'met' if statistics.median(reply_new) <= 2 else 'NOT met'} at this length")
-    print(f"  turn 1: without idle pre-encoding {1000 * bare[0]['cpu']:.0f} ms CPU, new {1000 * new[0]['cpu']:.0f} ms "
-          f"(the sink pre-encoded while the game opened)")
+    print("  turn 1: " + (f"without idle pre-encoding {1000 * bare[0]['cpu']:.0f} ms CPU, " if bare else "")
+           + f"new {1000 * new[0]['cpu']:.0f} ms (the sink pre-encoded while the game opened)")
     if args.int8:
         with real_cache():
             q = TransformersDialogueModel(quantize="int8")
@@ -592,6 +653,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--embed-threads", type=int, default=1, help="torch threads to embed the retrieval corpus with")
     ap.add_argument("--questions", type=int, default=5, help="questions per setting (first_token, window)")
     ap.add_argument("--tokens", type=int, default=24, help="tokens per reply in first_token")
+    ap.add_argument("--paths", choices=("all", "recent"), default="all",
+                    help="first_token: 'recent' skips the three oldest paths (the baseline stays)")
+    ap.add_argument("--typing", type=float, default=TYPING_CPS,
+                    help="first_token: the typing path's speed in chars/s (0: no typing path)")
     ap.add_argument("--talk", type=int, default=24, help="exchanges of the Eve talk in first_token (at most 60)")
     ap.add_argument("--no-int8", dest="int8", action="store_false",
                     help="first_token: skip the int8 model's run on the same prompts")

@@ -18,6 +18,7 @@ they run on the :class:`~game.app.inputs.InputWorker` thread, through
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -185,6 +186,9 @@ class App:
         #: Her voice, sentence by sentence, from the cast room's speech thread: ``(audio, rate)``.
         self._voice_in: deque[tuple[np.ndarray, int]] = deque()
         self._voice_out = getattr(session.extension("cast"), "set_voice_output", None)
+        #: ``typing(text, target)``: the line so far, at each word's end, encoded ahead by the dialogue model
+        #: (:meth:`game.cast.castroom.Castroom.typing`; off the window's thread).
+        self._typing = getattr(session.extension("cast"), "typing", None)
         if callable(self._voice_out) and self.audio.on:
             self._voice_out(lambda audio, rate: self._voice_in.append((audio, rate)))
         self.reloader = Reloader(session, watch=watch)
@@ -696,6 +700,9 @@ class App:
             self._ignore_text = ""
             if self.entry_focus and not skip and e.text.isprintable():
                 self.entry_text = (self.entry_text + e.text)[:300]
+                if e.text[-1:].isspace() and self.entry_text.strip() and callable(self._typing):
+                    threading.Thread(target=self._typing, args=(self.entry_text, self.addressee or None),
+                                     name="typing-ahead", daemon=True).start()
         elif e.type == pygame.MOUSEMOTION:
             self.mouse = e.pos
             if self._press and not self.dragging:

@@ -675,13 +675,30 @@ class Castroom:
         Then, when the model runs in the worker process, each character's pipeline hands it
         the known start of her next prompt to encode while the player is idle
         (:meth:`DialoguePipeline.preencode_next`: after her reply, after a slide, after a line
-        of hers; it returns at once and gives way to any reply asked for).
+        of hers; it returns at once and gives way to any reply asked for), with the header of
+        the player's next turn after it.
         """
         for ch in self.characters.values():
             with ch.lock:
                 ch.memory.observe(event, self.names)
             if self.worker is not None and ch.pipeline is not None:
-                ch.pipeline.preencode_next()
+                ch.pipeline.preencode_next(typed="")
+
+    def typing(self, text: str, target: str | None = None) -> int:
+        """The player has typed ``text`` so far (not sent yet): hand it to the model worker after
+        the known start of ``target``'s next prompt (``None``: every character's), so it is
+        encoded while the player goes on typing (:meth:`DialoguePipeline.preencode_next`); a
+        newer call replaces an older one there, and a reply asked for comes first. Call it at a
+        pause in typing (a word's end), not per key. Only with the model in the worker process.
+
+        Returns:
+            How many characters' prompts were handed over.
+        """
+        sent = 0
+        for cid, ch in self.characters.items():
+            if self.worker is not None and ch.pipeline is not None and target in (None, cid):
+                sent += ch.pipeline.preencode_next(typed=text)
+        return sent
 
     def note_path(self, state: GameState) -> None:
         """Record the relationship values now."""

@@ -57,6 +57,7 @@ from game.cast.coherence import Coherence, card_text
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding, Hint, fact_note, says_value
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
+from game.cast.prompt import typing_turn
 from game.cast.replies import ReplyPicker
 from game.cast.similarity import normalise, overlap, tokens
 from game.cast.verifier import Checked, Verifier
@@ -408,7 +409,7 @@ class DialoguePipeline:
         #: sentences of her last :data:`RECENT_REPLIES` model replies (for the repeat check)
         self._recent: deque[str] = deque(maxlen=RECENT_REPLIES * 4)
 
-    def preencode_next(self) -> bool:
+    def preencode_next(self, typed: str | None = None) -> bool:
         """While the player is idle: hand the model the known start of her next prompt
         (:attr:`prefix`) to encode ahead, so her next reply encodes only what follows it (the
         player's line and what is found for it). Only when the model can
@@ -419,6 +420,10 @@ class DialoguePipeline:
         A model in the worker process returns at once and gives way to any reply asked for;
         an in-process model does the work in this call.
 
+        Args:
+            typed: the player's turn still open after that start (:func:`~game.cast.prompt.typing_turn`):
+                ``""``, only its header; what they have typed so far, while they type. ``None``: the start alone.
+
         Returns:
             Whether a prefix was handed over.
         """
@@ -428,7 +433,11 @@ class DialoguePipeline:
             messages = self.prefix()
         except Exception:  # prompt assembly is another room's code; pre-encoding is only a speed-up
             return False
-        if not messages or messages[-1]["role"] == "user" or messages == self._preencoded:
+        if not messages or messages[-1]["role"] == "user":
+            return False
+        if typed is not None:
+            messages = [*messages, typing_turn(typed)]
+        if messages == self._preencoded:
             return False
         self._preencoded = messages
         self.model.preencode(messages)

@@ -88,6 +88,21 @@ def one_line(text: str) -> str:
     return " ".join(clean_text(text).split())
 
 
+def typing_turn(typed: str) -> dict[str, str]:
+    """The player's turn still open, for pre-encoding while they type: ``{"role": "user",
+    "content": ...}`` with the words they have typed so far, cleaned as :meth:`PromptBuilder.build`
+    cleans the line (``""``: only the turn's header). A word still being typed (no space after it)
+    is left out: a tokenizer splits a word's start differently from the whole word, while the
+    words before it are tokens the sent line starts with. Put after
+    :meth:`PromptBuilder.known_prefix` (:meth:`game.models.llm.Preencodes.preencode` reads a
+    last ``user`` message as an open turn).
+    """
+    text = clean_text(typed)
+    if text and not text[-1].isspace():
+        text = text[: max((i for i, c in enumerate(text) if c.isspace()), default=0)]
+    return {"role": "user", "content": text.strip()}
+
+
 @dataclass(frozen=True)
 class Shares:
     """Fractions of the room after the fixed parts that each section may take first."""
@@ -698,4 +713,5 @@ __all__ = [
     "clean_text",
     "count_messages",
     "one_line",
+    "typing_turn",
 ]

@@ -81,7 +81,8 @@ class Preencodes(Protocol):
     """A dialogue model that can encode the known start of its next prompt while the player is idle."""
 
     def preencode(self, messages: list[Message]) -> object:
-        """Extend the cache with ``messages`` (the next prompt's start, without the assistant header).
+        """Extend the cache with ``messages`` (the next prompt's start, without the assistant header;
+        a last ``user`` message is the player's turn still open: what was typed so far).
 
         It gives way to any reply asked for meanwhile (a reply waits for one chunk at most)
         and never changes what a reply says; a model in another process returns at once.

@@ -74,6 +74,9 @@ BUSY_TIMEOUT_S = 120.0
 #: Tokens fed per step of idle pre-encoding: the longest a reply waits for the model to be free
 #: (one step of 32 tokens costs about as much as 2-3 single-token steps of decoding).
 PREENCODE_CHUNK = 32
+#: Where the player's open turn's text goes when :meth:`TransformersDialogueModel.open_ids` renders it
+#: (a private-use character: no tokenizer's special token, kept by chat templates).
+OPEN_MARK = "\ue000"
 #: Ways to quantize the weights after loading (``""``: float32 as loaded).
 QUANTIZE = ("", "int8")
 #: Bump when the layout of the converted-weights cache changes.
@@ -429,7 +432,9 @@ class TransformersDialogueModel:
         """Extend the KV cache with ``messages``, the known start of the next prompt, while idle.
 
         ``messages`` is rendered without the assistant header (it is what the next prompt
-        starts with: the sink, the history up to her last reply). The slot sharing the
+        starts with: the sink, the history up to her last reply); a last ``user`` message is
+        the player's turn still open, encoded up to the end of what was typed
+        (:meth:`open_ids`). The slot sharing the
         longest token prefix with it is cut back to that prefix (never when it already holds
         all of ``messages``: nothing is dropped then) and the rest is fed ``chunk_tokens`` at a
         time. Between two chunks it stops when a :meth:`stream` is waiting for the model or
@@ -443,7 +448,7 @@ class TransformersDialogueModel:
         Raises:
             ModelError: malformed messages.
         """
-        ids = self.encode(self.render(messages, add_generation_prompt=False))
+        ids = self.open_ids(messages)
         stats = {"target_tokens": float(len(ids)), "cached_tokens": 0.0, "encoded_tokens": 0.0, "cpu_s": 0.0,
                  "wall_s": 0.0, "stopped": 0.0}
         self.last_preencode = stats
@@ -475,6 +480,25 @@ class TransformersDialogueModel:
             stats["wall_s"] = time.perf_counter() - t0
             self._lock.release()
         return stats
+
+    def open_ids(self, messages: list[Message]) -> list[int]:
+        """Token ids of ``messages`` rendered without the assistant header; when the last is a
+        ``user`` message, its turn is left open: the ids end with its text (what the player has
+        typed so far), without the end of the turn, so that a prompt whose line starts with
+        that text starts with these ids (all but perhaps the last, where a word goes on).
+
+        Raises:
+            ModelError: malformed messages, or a template error.
+        """
+        msgs = check_messages(messages)
+        if msgs[-1]["role"] != "user":
+            return self.encode(self.render(msgs, add_generation_prompt=False))
+        typed = self._clean(msgs[-1]["content"])
+        text = self.render([*msgs[:-1], {"role": "user", "content": OPEN_MARK}], add_generation_prompt=False)
+        at = text.rfind(OPEN_MARK)
+        if at < 0:  # a template that drops the mark: only the turns before
+            return self.encode(self.render(msgs[:-1], add_generation_prompt=False)) if len(msgs) > 1 else []
+        return self.encode(text[:at] + typed)
 
     def next_logits(self, messages: list[Message]) -> Any:
         """Logits ``(vocab,)`` (float32 torch tensor) of the first reply token to ``messages``, computed
