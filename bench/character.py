@@ -15,14 +15,20 @@ twice in the same run:
   comes (no grounding, no verifier, no guard).
 
 Told facts are fed to her memory as the player's lines (with a fixed reply), followed by
-``after`` turns of small talk (5, 20 or 50), then asked. Per category and split it prints:
-recall % (the expected value, digits or words, in the reply; mood: the intent read right),
+``after`` turns of small talk (5, 20 or 50), then asked. Per category and split (the held-out
+probes, kept apart from the phrasings the grounding code was written against, on their own rows and
+goal lines) it prints: said % (the expected value, digits or words, in the reply), recall % (said
+**and** the reply in character: only what a check verified counts; mood: the intent read right),
 contradiction % (the verifier flags the delivered reply; "exact": the expected value is
 missing and the reply states another number or name instead), persona breaks delivered
 (the persona guard or the verifier's identity check fails the delivered reply), prompt
-leaks (guard ``leak``), in character (delivered and passed both the persona guard and the
-verifier; nothing else counts), median and p95 reply latency (wall clock, seconds). ``--quick``
-runs a quarter of each category (both splits).
+leaks (guard ``leak``), in character (delivered, and every sentence passed the persona guard, the
+verifier and the coherence check, as the game checks a model reply, whatever its source; nothing
+else counts), median and p95 reply latency in wall seconds and in CPU seconds of the bench process
+(the machine is shared: CPU time is the figure the load does not inflate as much; the model runs
+one torch thread, as in the game's worker, ``--threads``), then latency by reply source and the
+load average. ``--quick`` runs a quarter of each category (both splits). With ``--baseline-from``
+the baseline replies and their latency are the earlier run's.
 
 Before any model loads it also judges the probe set's ``replies``: model replies written down
 (the dev part: ones that reached the player in earlier talks; the held-out part written before
@@ -51,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -133,15 +140,54 @@ def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
     return " ".join(done[:pipe.settings.max_sentences]).strip()
 
 
-def earlier_baselines(path: str) -> dict[str, str]:
-    """Probe id -> the baseline reply an earlier ``--out`` run wrote (same model, seed and prompt)."""
-    out: dict[str, str] = {}
+def earlier_baselines(path: str) -> dict[str, dict[str, Any]]:
+    """Probe id -> the baseline row an earlier ``--out`` run wrote (same model, seed and prompt): its
+    ``text`` and the latency measured then (``secs``, wall; ``cpu``, absent in files of older runs)."""
+    out: dict[str, dict[str, Any]] = {}
     if path:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row.get("variant") == "baseline":
-                out[row["id"]] = row["text"]
+                out[row["id"]] = row
     return out
+
+
+#: Kinds of a failed check that are persona breaks (she stops being herself), not mistakes of fact.
+BREAK_KINDS = ("contradiction", "negative", "repeat", "leak")
+
+
+def judge(text: str | None, probe: dict[str, Any], guard: PersonaGuard, verifier: Verifier | None,
+          facts: Any, coherence: Coherence | None) -> dict[str, Any]:
+    """How one delivered reply scores (the honest part of the bench: only what a check verified counts).
+
+    - ``why``: what stops it when it is checked sentence by sentence as the game checks a reply
+      (:func:`~game.cast.rejudge.check_reply`: persona guard and verifier, whatever its source; and
+      ``coherence`` for a reply the model wrote, as in the game and ``--rejudge``: the coherence check
+      judges generation, an authored line states what the author wrote); ``""``: nothing.
+    - ``in_char``: something was delivered and ``why`` is empty.
+    - ``break``: the whole reply fails the persona guard (other than a contradiction, a repeated
+      negative example or phrase, or a leak, counted apart) or the verifier's identity check; or nothing
+      was delivered. ``leak``: the guard sees prompt markup or her instructions.
+    - ``contra_verifier``: the verifier (or the guard's card check) finds a contradiction or an
+      unverifiable claim.
+    - with ``probe["expect"]``: ``said`` (the value is in the reply), ``recall`` (said **and** in
+      character: a reply that says the dog's name while talking as an assistant does not count),
+      ``contra_exact`` (the value is missing and another number or name is stated instead).
+    """
+    verdict = guard.check(text) if text else None
+    vcheck = verifier.check(text, facts, probe["ask"])[0] if verifier is not None and text else None
+    why = check_reply(guard, verifier, split_sentences(text), facts, probe["ask"], coherence) if text else "empty"
+    row: dict[str, Any] = {"why": why, "in_char": bool(text) and not why}
+    row["break"] = bool(verdict and not verdict.ok and verdict.kind not in BREAK_KINDS) or \
+        bool(vcheck and vcheck.kind in ("identity", "ooc")) or not text
+    row["leak"] = bool(verdict and verdict.kind == "leak")
+    row["contra_verifier"] = bool(vcheck and vcheck.kind in ("contradiction", "unverified")) or bool(
+        verdict and verdict.kind == "contradiction")
+    if probe.get("expect"):
+        row["said"] = bool(text) and recalled(text or "", probe["expect"])
+        row["recall"] = row["said"] and row["in_char"]
+        row["contra_exact"] = bool(text) and exact_contradiction(text or "", probe["expect"])
+    return row
 
 
 def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
@@ -285,17 +331,26 @@ def run(args: argparse.Namespace) -> None:
     if args.per_category:
         probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
                   [:args.per_category]]
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)  # the game's model worker runs one torch thread
     enc = get_embedder()
     t0 = time.perf_counter()
     model = build_model(dialogue_spec(args.dialogue, ROOT / "stories" / "eve"))
+    load_before = os.getloadavg()
     print(f"model {model.name}: loaded in {time.perf_counter() - t0:.1f} s; {len(probes)} probes "
-          f"({'quick, ' if args.quick else ''}split {args.split})")
+          f"({'quick, ' if args.quick else ''}split {args.split}); torch threads {args.threads or 'default'}; "
+          f"load average {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f} "
+          f"(2 cores: latency in CPU seconds is the figure that does not depend on the load)")
     appraiser = Appraiser(enc)
     base = facts_from_card(card, card.home)
     rows: list[dict[str, Any]] = []
     reuse = earlier_baselines(args.baseline_from)
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed after the loop)
     settings = DialogueSettings(seed=0)
+    # the judge's own coherence check (no memory of the replies she made: probes are separate questions)
+    judge_coherence_check = Coherence(enc, own_text=card_text(card))
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
         memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
@@ -320,42 +375,34 @@ def run(args: argparse.Namespace) -> None:
             pipes[key] = fresh(told_lines if key >= 0 else [], max(0, key))
         memory, pipe = pipes[key]
         turn = memory.now + 1
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         reply = pipe.reply(p["ask"], turn)
-        grounded_s = time.perf_counter() - t
-        t = time.perf_counter()
-        if p["id"] in reuse:
-            base_text = reuse[p["id"]]
+        grounded_s, grounded_cpu = time.perf_counter() - t, time.process_time() - c
+        earlier = reuse.get(p["id"])
+        base_text: str | None
+        t, c = time.perf_counter(), time.process_time()
+        if earlier is not None:
+            base_text = earlier["text"]
+            base_s, base_cpu = float(earlier["secs"]), earlier.get("cpu")  # measured by that run
         elif args.reused_only:
-            base_text = None
+            base_text, base_s, base_cpu = None, 0.0, None
         else:
             base_text = baseline_reply(pipe, pipe.guard.check_input(p["ask"]).text, pipe.turn_seed(turn))
-        base_s = time.perf_counter() - t
+            base_s, base_cpu = time.perf_counter() - t, time.process_time() - c
         facts = facts_from_memory(base, memory)
-        variants = [("grounded", reply.text, grounded_s)] + ([("baseline", base_text, base_s)]
-                                                            if base_text is not None else [])
-        for variant, text, secs in variants:
-            verdict = pipe.guard.check(text) if text else None
-            vcheck = pipe.verifier.check(text, facts, p["ask"])[0] if pipe.verifier and text else None
-            row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "text": text,
-                   "source": reply.source if variant == "grounded" else "model"}
-            row["break"] = bool(verdict and not verdict.ok and verdict.kind not in ("contradiction", "negative",
-                                                                                  "repeat", "leak")) or \
-                bool(vcheck and vcheck.kind in ("identity", "ooc")) or not text
-            row["leak"] = bool(verdict and verdict.kind == "leak")
-            # in character: delivered, and passed both the persona guard and the verifier
-            row["in_char"] = bool(text) and bool(verdict and verdict.ok) and (vcheck is None or vcheck.ok)
-            row["contra_verifier"] = bool(vcheck and vcheck.kind in ("contradiction", "unverified")) or bool(
-                verdict and verdict.kind == "contradiction")
-            if p.get("expect"):
-                row["recall"] = recalled(text, p["expect"])
-                row["contra_exact"] = exact_contradiction(text, p["expect"])
+        variants = [("grounded", reply.text, grounded_s, grounded_cpu)] + (
+            [("baseline", base_text, base_s, base_cpu)] if base_text is not None else [])
+        for variant, text, secs, cpu in variants:
+            row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "cpu": cpu,
+                   "text": text, "source": reply.source if variant == "grounded" else "model",
+                   "attempts": reply.attempts if variant == "grounded" else 1,
+                   **judge(text, p, pipe.guard, pipe.verifier, facts,
+                           judge_coherence_check if variant == "baseline" or reply.source == "model" else None)}
             if p["category"] == "mood":
                 row["recall"] = appraiser.appraise(p["ask"]).intent == p["intent"]
             rows.append(row)
             if out is not None:
-                out.write(json.dumps({"id": p["id"], "ask": p["ask"], **{k: v for k, v in row.items()}},
-                                     ensure_ascii=False) + "\n")
+                out.write(json.dumps({"id": p["id"], "ask": p["ask"], **row}, ensure_ascii=False) + "\n")
                 out.flush()
         if args.show:
             print(f"  [{p['id']}] {p['ask'][:60]!r}\n    grounded ({reply.source}): {reply.text[:110]!r}\n"
@@ -364,6 +411,9 @@ def run(args: argparse.Namespace) -> None:
             print(f"  ... {n}/{len(probes)} probes, {time.perf_counter() - t0:.0f} s", flush=True)
     if out is not None:
         out.close()
+    load_after = os.getloadavg()
+    print(f"\nload average at the end {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}"
+          + (f"; baseline replies and their latency from {args.baseline_from}" if reuse else ""))
     report(rows)
 
 
@@ -371,9 +421,63 @@ def pct(xs: list[bool]) -> str:
     return f"{100 * sum(xs) / len(xs):5.1f}%" if xs else "    - "
 
 
+def quantiles(xs: list[float]) -> tuple[float, float] | None:
+    """``(median, p95)`` of ``xs`` (p95: the nearest rank), ``None`` when empty."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    return statistics.median(s), s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
+
+
+def seconds(xs: list[float]) -> str:
+    q = quantiles(xs)
+    return f"{q[0]:6.2f} {q[1]:6.2f}" if q else f"{'-':>6} {'-':>6}"
+
+
+def cpu_of(rows: list[dict[str, Any]]) -> list[float]:
+    """CPU seconds of the replies that have them (reused baselines of older runs do not)."""
+    return [float(r["cpu"]) for r in rows if r.get("cpu") is not None]
+
+
+def kind_of(row: dict[str, Any]) -> str:
+    """The reply's source for latency: ``grounded+model`` (and so on) when the model was tried first."""
+    source = str(row["source"])
+    return f"{source}+model" if source != "model" and row.get("attempts", 0) else source
+
+
+def summary(rows: list[dict[str, Any]], variant: str, split: str) -> str:
+    """The goal line of one variant and split: each goal's figure and whether it is met."""
+    mine = [r for r in rows if r["variant"] == variant and (split == "all" or r["split"] == split)]
+    told = [r["recall"] for r in mine if r["category"].startswith("told")]
+    card = [r["contra_verifier"] or r.get("contra_exact", False) for r in mine if r["category"] == "card"]
+    ident = [r for r in mine if r["category"] == "identity"]
+    cpu = cpu_of(mine)
+    model_cpu = cpu_of([r for r in mine if r.get("attempts", 0)])
+
+    def verdict(ok: bool | None) -> str:
+        return "-" if ok is None else "met" if ok else "NOT met"
+
+    told_ok = 100 * sum(told) / len(told) >= 90 if told else None
+    card_ok = 100 * sum(card) / len(card) <= 5 if card else None
+    breaks = sum(r["break"] for r in ident)
+    cpu_q, model_q, wall_q = quantiles(cpu), quantiles(model_cpu), quantiles([r["secs"] for r in mine])
+    return (f"{variant} ({split}, {len(mine)} probes): told-fact recall {pct(told).strip()} said and in character "
+            f"(goal >= 90%: {verdict(told_ok)}); card-fact contradictions {pct(card).strip()} (goal <= 5%: "
+            f"{verdict(card_ok)}); persona breaks delivered {breaks}/{len(ident)} identity probes (goal 0: "
+            f"{verdict(breaks == 0 if ident else None)}); leaks {sum(r['leak'] for r in mine)} (goal 0: "
+            f"{verdict(sum(r['leak'] for r in mine) == 0)}); in character "
+            f"{pct([r['in_char'] for r in mine]).strip()} (passed guard, verifier and coherence, sentence by "
+            f"sentence); median reply {cpu_q[0] if cpu_q else float('nan'):.2f} s CPU (goal <= 2 s: "
+            f"{verdict(cpu_q[0] <= 2 if cpu_q else None)}), {wall_q[0] if wall_q else float('nan'):.2f} s wall; "
+            f"replies the model was asked for: median {model_q[0] if model_q else float('nan'):.2f} s CPU "
+            f"(goal <= 2 s: {verdict(model_q[0] <= 2 if model_q else None)})")
+
+
 def report(rows: list[dict[str, Any]]) -> None:
-    print(f"\n{'variant':<9} {'category':<10} {'split':<8} {'n':>3} {'recall':>7} {'contra(v)':>9} "
-          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'in char':>7} {'p50 s':>6} {'p95 s':>6}")
+    """Print the per-category table, latency by reply source, and the goal lines (held out apart)."""
+    print(f"\n{'variant':<9} {'category':<10} {'split':<8} {'n':>3} {'said':>6} {'recall':>6} {'contra(v)':>9} "
+          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'in char':>7} {'wall p50':>8} {'p95':>6} "
+          f"{'cpu p50':>7} {'p95':>6}")
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["variant"], r["category"], r["split"])].append(r)
@@ -385,28 +489,29 @@ def report(rows: list[dict[str, Any]]) -> None:
                 g = groups.get((variant, cat, split))
                 if not g:
                     continue
-                secs = sorted(r["secs"] for r in g)
-                p95 = secs[min(len(secs) - 1, round(0.95 * (len(secs) - 1)))]
                 breaks = sum(r["break"] for r in g)
-                print(f"{variant:<9} {cat:<10} {split:<8} {len(g):>3} {pct([r['recall'] for r in g if 'recall' in r])}"
+                print(f"{variant:<9} {cat:<10} {split:<8} {len(g):>3} {pct([r['said'] for r in g if 'said' in r])}"
+                      f" {pct([r['recall'] for r in g if 'recall' in r])}"
                       f" {pct([r['contra_verifier'] for r in g]):>9} "
                       f"{pct([r['contra_exact'] for r in g if 'contra_exact' in r]):>9} {breaks:>3}/{len(g):<3} "
                       f"{sum(r['leak'] for r in g):>5} {pct([r['in_char'] for r in g]):>7} "
-                      f"{statistics.median(secs):6.2f} {p95:6.2f}")
+                      f"  {seconds([r['secs'] for r in g])}  {seconds(cpu_of(g))}")
+    print("\nrecall: the expected value said AND the reply in character (mood: the intent read right); said: "
+          "the value is in the reply, whatever else it says")
+    print(f"\nlatency by reply source ('+model': the model was tried first)\n{'variant':<9} {'source':<18} {'n':>3} "
+          f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8}")
+    by_source: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_source[(r["variant"], kind_of(r))].append(r)
+    for (variant, source), g in sorted(by_source.items()):
+        attempts = sum(r.get("attempts", 0) for r in g) / len(g)
+        print(f"{variant:<9} {source:<18} {len(g):>3}   {seconds([r['secs'] for r in g])}  "
+              f"{seconds(cpu_of(g))} {attempts:8.2f}")
+    print()
     for variant in ("grounded", "baseline"):
         for split in ("dev", "heldout", "all"):
-            mine = [r for r in rows if r["variant"] == variant and (split == "all" or r["split"] == split)]
-            if not mine:
-                continue
-            told = [r["recall"] for r in mine if r["category"].startswith("told")]
-            card = [r["contra_verifier"] or r.get("contra_exact", False) for r in mine if r["category"] == "card"]
-            ident = [r for r in mine if r["category"] == "identity"]
-            secs = [r["secs"] for r in mine]
-            print(f"{variant} ({split}, {len(mine)} probes): told-fact recall {pct(told).strip()} (goal >= 90%), "
-                  f"card-fact contradictions {pct(card).strip()} (goal <= 5%), persona breaks delivered "
-                  f"{sum(r['break'] for r in ident)}/{len(ident)} identity probes (goal 0), leaks "
-                  f"{sum(r['leak'] for r in mine)}, in character {pct([r['in_char'] for r in mine]).strip()} "
-                  f"(passed guard and verifier), median reply {statistics.median(secs):.2f} s (goal <= 2 s)")
+            if any(r["variant"] == variant and (split == "all" or r["split"] == split) for r in rows):
+                print(summary(rows, variant, split))
 
 
 def main() -> None:
@@ -424,6 +529,9 @@ def main() -> None:
                     help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
                          "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads for the dialogue model (default 1, as the game's model worker; 0: "
+                         "torch's default)")
     ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
                     help="only re-check every reply a played transcript delivered (no model): counts by source")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
