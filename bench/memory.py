@@ -36,7 +36,12 @@ some with ``--only``):
   path), whose CPU is printed as its own figure; CPU ms of the model's thread (p50/p95
   over turns 2..N) and wall ms; whether the first token equals the whole prompt's; the
   whole reply's time; then (unless ``--no-int8``) the int8 model on the same prompts and
-  its greedy agreement with float32.
+  its greedy agreement with float32. Then the fast KV cache (the default before), the
+  player's turn header pre-encoded too (the default now), and (unless ``--typing 0``) the
+  line also encoded while the player types it at ``--typing`` characters a second
+  (:func:`typed_ahead`: at each word's end when the model is free by then; a reply that
+  waits for an encode still running is charged that wait). ``--paths recent`` skips the
+  three oldest paths (the whole-prompt baseline stays).
 * ``window``: the player window (``game.app.App``, SDL dummy driver, frames made on its
   worker thread from the procedural world, 60 Hz loop) while Eve answers through the real
   model worker process, her voice synthesised: frames shown per second (the world runs at
