@@ -122,7 +122,7 @@ def premise_held(store: EpisodicStore, q: np.ndarray) -> bool:
     assert index is not None
     cos = store.vectors @ q
     near, ip = index.search(q, cr.ANN_K, cr.ANN_EF)
-    far, _ = index.search(-q, cr.ANN_FAR, cr.ANN_EF)
+    far, _ = index.search(-q, cr.ANN_FAR, cr.ANN_FAR_EF)
     out = np.ones(len(cos), bool)
     out[near] = False
     return bool(cos[out].max() <= ip[-1] + index.code_error(q) and cos[far].min() <= cos.min() + 1e-6)
