@@ -10,21 +10,12 @@ vectors, its vectors stored as 8-bit scalar codes (one byte a dimension, ranges 
 on the vectors it is built from): the index is a candidate generator only, every cosine
 the store uses is recomputed from its own float32 vectors.
 
-The codes' error is bounded two ways, and :meth:`CosineIndex.code_error` takes the smaller:
-
-- per component: faiss's 8-bit codec maps component ``x_j`` in ``[vmin_j, vmin_j + vdiff_j]``
-  to one of 255 steps and decodes it at the step's middle, so ``|x_j - x^_j| <= vdiff_j / 510``
-  (plus how far a later vector fell outside the trained range, tracked as vectors are added);
-  by the triangle inequality ``|q . x - q . x^| <= sum_j |q_j| err_j``;
-- per vector (Cauchy-Schwarz): ``|q . (x - x^)| <= |q| |x - x^|``, with ``|x - x^|`` the
-  largest residual norm of any vector added (each vector is encoded and decoded as it is
-  added, and the residual measured). This one is about 30 times tighter on MiniLM vectors:
-  the first bound sums every component's worst case, and one vector outside the trained range
-  raised it for every query (0.36 at 33,000 memories, against 0.01 for the second).
-
-A memory the index ranks below the inner product ``d`` has a cosine of at most ``d`` plus that.
-The code ranges are trained on every vector the index is built from (an evenly spaced sample
-above :data:`TRAIN_ROWS_MAX`), so none of them is clipped.
+The codes' error is bounded: faiss's 8-bit codec maps component ``x_j`` in ``[vmin_j,
+vmin_j + vdiff_j]`` to one of 255 steps and decodes it at the step's middle, so
+``|x_j - x^_j| <= vdiff_j / 510`` (plus how far a later vector fell outside the trained
+range, tracked as vectors are added). Hence, by the triangle inequality, for a query ``q``
+``|q . x - q . x^| <= sum_j |q_j| err_j`` (:meth:`CosineIndex.code_error`): a memory
+the index ranks below the inner product ``d`` has a cosine of at most ``d`` plus that.
 
 faiss comes from the ``ann`` extra (``pip install faiss-cpu``); without it
 :func:`available` is false and the store keeps the exact scan.
@@ -47,8 +38,6 @@ import numpy as np
 LINKS = 32
 #: faiss ``efConstruction``: the candidate list while inserting.
 EF_CONSTRUCTION = 64
-#: At most this many vectors fit the codes' ranges (all of them below it).
-TRAIN_ROWS_MAX = 200_000
 
 
 def available() -> bool:
@@ -84,9 +73,6 @@ class CosineIndex:
         self._vmin, self._vdiff = trained[:dim], trained[dim:]
         #: per dimension, the most a decoded component can be off: half a step, plus any clipping seen
         self.error = self._vdiff / 510.0 * (1.0 + 1e-6)
-        #: the largest ``|x - x^|`` (float64) of the vectors added: each is encoded and decoded once, as it is added
-        self.residual = 0.0
-        self._codec: Any = fa.downcast_index(self._index.storage)
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -101,18 +87,14 @@ class CosineIndex:
         if len(vectors):
             x = np.ascontiguousarray(vectors, np.float32)
             over = np.maximum((x.max(axis=0) - self._vmin - self._vdiff), (self._vmin - x.min(axis=0)))
-            decoded = self._codec.sa_decode(self._codec.sa_encode(x)).astype(np.float64)
-            residual = float(np.sqrt(((x.astype(np.float64) - decoded) ** 2).sum(axis=1)).max())
             with self._lock:
                 self.error = np.maximum(self.error, self._vdiff / 510.0 * (1.0 + 1e-6) + np.maximum(over, 0.0))
-                self.residual = max(self.residual, residual * (1.0 + 1e-6))
                 self._index.add(x)
 
     def code_error(self, query: np.ndarray) -> float:
-        """The most the index's inner product with ``query`` ``(dim,)`` can differ from the true one: the smaller
-        of the two bounds of the module docstring, plus float32 rounding (1e-6)."""
-        q = np.asarray(query, np.float64)
-        return min(float(np.abs(q) @ self.error), float(np.linalg.norm(q)) * self.residual) + 1e-6
+        """The most the index's inner product with ``query`` ``(dim,)`` can differ from the true one (see the
+        module docstring), plus float32 rounding."""
+        return float(np.abs(np.asarray(query, np.float64)) @ self.error) + 1e-6
 
     def search(self, query: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows of about the ``k`` largest inner products with ``query`` ``(dim,)``, best first, and those inner
@@ -128,4 +110,4 @@ class CosineIndex:
         return ids[0][keep], dist[0][keep]
 
 
-__all__ = ["EF_CONSTRUCTION", "LINKS", "TRAIN_ROWS_MAX", "CosineIndex", "available"]
+__all__ = ["EF_CONSTRUCTION", "LINKS", "CosineIndex", "available"]

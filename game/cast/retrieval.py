@@ -44,39 +44,23 @@ plain Python, for the tests.
 
 From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default, when faiss,
 the ``ann`` extra, is installed), :meth:`EpisodicStore.top` ranks the same score without
-computing it for every memory: a threshold-algorithm bound (Fagin, Lotem, Naor, "Optimal
-aggregation algorithms for middleware", J. Comput. Syst. Sci. 66(4), 2003, section 4: TA) over
-sorted lists, each read only as far as the bound needs:
+computing every cosine: a threshold-algorithm bound (Fagin, Lotem, Naor, "Optimal
+aggregation algorithms for middleware", J. Comput. Syst. Sci. 66(4), 2003, section 4:
+TA) over two sorted lists, the memories by cosine (an HNSW index, :mod:`game.cast.ann`)
+and the memories by the rest of the score (recency, importance and BM25, exact for every
+memory: a few vector passes and the query's BM25 postings). With ``other_j`` the rest of
+memory ``j``'s score, ``alpha`` the weight of its scaled cosine, ``lo`` the cosine's
+minimum and ``floor`` the smallest cosine the index returned::
 
-- by cosine: an HNSW index (:mod:`game.cast.ann`), its nearest memories of the query (the
-  cosine's max) and of the negated query (its min);
-- by recency and importance (:class:`game.cast.by_importance.ByImportance`): the memories of
-  each importance value in turn order. Recency never falls as the turn grows, and the min-max
-  ranges of both come from the turns' and importances' extremes, so "every memory whose
-  recency and importance reach ``t``" is a suffix of each group, found by binary search;
-- by BM25 (:meth:`LexicalIndex.query_terms`): the postings of the query's rarest terms read in
-  full (:data:`LEXICAL_POSTINGS` at first), the other terms (common words, long postings) only
-  by random access (a binary search per memory scored) and a bound on what they can add to
-  any document (:meth:`LexicalIndex.upper`). BM25's max is settled when the best document
-  found by the rare terms beats every bound; its min is 0 once a document holding no term of
-  the query is seen (else every BM25 is computed, as the scan does).
+    score_j  =  other_j + alpha * (cos_j - lo)
+    j outside both lists  =>  score_j  <=  other_j + alpha * (floor - lo)
 
-With ``rest_j`` the score of memory ``j`` less its cosine part, ``alpha`` the weight of its
-scaled cosine, ``lo`` the cosine's minimum and ``floor`` the index's last inner product plus
-the codes' proven error::
-
-    score_j  =  rest_j + alpha * (cos_j - lo)
-    j outside the index's list  =>  score_j  <=  rest_j + alpha * (floor - lo)
-
-The index's lists, a few memories best by the rest, and then every memory whose rest (or its
-bound, for BM25 by the rare terms plus the common terms' bound) could still reach
-``kth - alpha * (floor - lo)`` (``kth``: the ``k``-th best exact score so far, rising as they
-are scored best first) are scored exactly; no other memory can reach ``kth``. The work is
-the lists read, not the number of memories. The answer equals the exact scan's whenever the
-index's lists are right (its nearest of the query, and the nearest of the negated query,
-which give the cosine's range and the floor): that cannot be checked without the scan, so
-``bench/memory.py`` measures how often it holds and the recall on every query. Without faiss,
-or below :data:`FAST_MIN`, the exact scan answers.
+so every memory with ``other_j < kth - alpha * (floor - lo)`` (``kth``: the ``k``-th best
+exact score seen, a lower bound of the true one) is left out safely, and those above are
+scored exactly. The answer equals the exact scan's whenever the index's lists are right
+(its ``M`` nearest of the query, and the nearest of the negated query, which gives the
+cosine's minimum); ``bench/memory.py`` measures how often that holds. Without faiss, or
+below :data:`FAST_MIN`, the exact scan answers.
 """
 
 from __future__ import annotations
@@ -93,7 +77,6 @@ from typing import Protocol
 import numpy as np
 
 from game.cast import ann
-from game.cast.by_importance import ByImportance
 
 #: Recency decay per game turn (Park et al. 2023 use 0.995 per game hour).
 DEFAULT_DECAY = 0.995
@@ -108,8 +91,9 @@ FAST_MIN = 20_000
 ANN_K = 64
 ANN_EF = 128
 #: Nearest memories of the negated query asked (the smallest of their cosines is the cosine's minimum), and the
-#: faiss ``efSearch`` for them (the negated query lies far from every memory, where HNSW's greedy search needs a
-#: longer list to find the true farthest: with 128, the minimum was wrong for 22 of 40 real queries at 33,000).
+#: faiss ``efSearch`` for them: the negated query lies far from every memory, where HNSW's greedy search needs a
+#: longer list to reach the true farthest (at 33,000 real memories and 40 real queries the minimum was right for 19
+#: with 8 at 128, for 25 with 16 at 256, at about the same CPU).
 ANN_FAR = 16
 ANN_FAR_EF = 256
 #: The index's list grows this many times over when the bound leaves too many memories to score, up to ANN_K_MAX.
@@ -120,6 +104,8 @@ FAST_MAX_SHARE = 0.125
 #: The index lags the store by at most this many memories before a thread catches it up (the scan answers
 #: meanwhile); fewer are added at once, in the query.
 ANN_CATCH_UP = 2048
+#: Rows the index's 8-bit code ranges are trained on (evenly spaced over the memories).
+ANN_TRAIN_ROWS = 8192
 #: Slack on the bound for rounding: a float32 cosine computed in a product over some rows can differ in its last
 #: bit (about 1e-7) from the same one over all rows; scaled and weighted, that is under 1e-6 of a score.
 BOUND_SLACK = 1e-6
@@ -237,10 +223,7 @@ class LexicalIndex:
         self._ones: dict[str, array[int]] = {}  # documents where the term occurs once
         self._many: dict[str, array[int]] = {}  # documents where it occurs more than once
         self._many_tf: dict[str, array[int]] = {}  # and how often
-        self._tf_max: dict[str, int] = {}  # the most times a term occurs in one document
         self._lengths: array[float] = array("f")
-        self._length_sum = 0.0
-        self._length_min = math.inf
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -262,11 +245,7 @@ class LexicalIndex:
                     self._many[t], self._many_tf[t] = array("i"), array("i")
                 self._many[t].append(doc)
                 self._many_tf[t].append(c)
-                self._tf_max[t] = max(self._tf_max.get(t, 0), c)
-        length = float(sum(counts.values()))
-        self._lengths.append(length)
-        self._length_sum += length
-        self._length_min = min(self._length_min, length)
+        self._lengths.append(float(sum(counts.values())))
         return doc
 
     def df(self, term: str) -> int:
@@ -309,93 +288,6 @@ class LexicalIndex:
         if more:
             out += np.bincount(np.concatenate(more), np.concatenate(weights), total)
         return out[:n]
-
-
-    # -- sorted and random access for the fast path (see EpisodicStore.top) ----------------------------
-    def query_terms(self, query: str, n: int) -> list[QueryTerm]:
-        """The distinct terms of ``query`` that occur, each with its idf and its postings among the first ``n``
-        documents, fewest postings first. Document frequencies count every document (as :meth:`scores`)."""
-        total = len(self._lengths)
-        out = []
-        for t in sorted(set(terms(query))):
-            df = self.df(t)
-            if df == 0:
-                continue
-            ones = np.frombuffer(self._ones[t], np.int32) if t in self._ones else np.zeros(0, np.int32)
-            many = np.frombuffer(self._many[t], np.int32) if t in self._many else np.zeros(0, np.int32)
-            tf = np.frombuffer(self._many_tf[t], np.int32) if t in self._many else np.zeros(0, np.int32)
-            cut_ones, cut_many = int(np.searchsorted(ones, n)), int(np.searchsorted(many, n))
-            out.append(QueryTerm(t, math.log(1.0 + (total - df + 0.5) / (df + 0.5)), ones[:cut_ones],
-                                 many[:cut_many], tf[:cut_many], self._tf_max.get(t, 1)))
-        return sorted(out, key=lambda q: (q.postings, q.term))
-
-    def norms(self, docs: np.ndarray) -> np.ndarray:
-        """``k1 * (1 - b + b * length / avgdl)`` of ``docs`` ``(m,)``: ``(m,)`` float64 (avgdl over every document)."""
-        lengths = np.frombuffer(self._lengths, np.float32)[docs].astype(np.float64)
-        out: np.ndarray = self.K1 * (1.0 - self.B + self.B * lengths / self.avgdl())
-        return out
-
-    def avgdl(self) -> float:
-        """The mean document length (in terms), over every document."""
-        return max(self._length_sum / max(len(self._lengths), 1), 1e-9)
-
-    def upper(self, term: QueryTerm) -> float:
-        """The most ``term`` adds to any document's score: its idf times ``(k1 + 1) tf / (tf + norm)`` at the
-        shortest document length and the term's largest count (a bound: both maximise the fraction)."""
-        low = self.K1 * (1.0 - self.B + self.B * max(self._length_min, 0.0) / self.avgdl())
-        tf = max(1, term.tf_max) if len(term.many) else 1
-        return term.idf * (self.K1 + 1.0) * tf / (tf + low) * (1.0 + 1e-9)
-
-    def of(self, query: list[QueryTerm], docs: np.ndarray) -> np.ndarray:
-        """BM25 scores ``(m,)`` float64 of ``docs`` (sorted, distinct ids) for the terms ``query``: random access, a
-        binary search of each term's postings per document (the formula of :meth:`scores`)."""
-        docs = np.asarray(docs, np.int64)
-        if not len(docs) or not query:
-            return np.zeros(len(docs), np.float64)
-        norm = self.norms(docs)
-        once = np.zeros(len(docs), np.float64)
-        out = np.zeros(len(docs), np.float64)
-        for q in query:
-            if len(q.ones):
-                hit, _ = _member(q.ones, docs)
-                once += hit * q.idf
-            if len(q.many):
-                hit, at = _member(q.many, docs)
-                tf = q.many_tf[at[hit]].astype(np.float64)
-                out[hit] += q.idf * tf * (self.K1 + 1.0) / (tf + norm[hit])
-        return once * ((self.K1 + 1.0) / (1.0 + norm)) + out
-
-    def of_postings(self, query: list[QueryTerm]) -> tuple[np.ndarray, np.ndarray]:
-        """Every document holding a term of ``query`` and its score from those terms alone: ``(docs (m,) int64
-        sorted, scores (m,) float64)``; cost: the postings of ``query``."""
-        if not query:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        docs = np.unique(np.concatenate([np.concatenate([q.ones, q.many]) for q in query]).astype(np.int64))
-        return docs, self.of(query, docs)
-
-
-@dataclass(frozen=True)
-class QueryTerm:
-    """One term of a query (:meth:`LexicalIndex.query_terms`): its idf and postings (document ids, sorted)."""
-
-    term: str
-    idf: float
-    ones: np.ndarray  # documents where it occurs once
-    many: np.ndarray  # more than once
-    many_tf: np.ndarray  # and how often
-    tf_max: int
-
-    @property
-    def postings(self) -> int:
-        return len(self.ones) + len(self.many)
-
-
-def _member(sorted_ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which of ``docs`` are in ``sorted_ids`` (bool ``(m,)``) and where (positions, valid where true)."""
-    if not len(sorted_ids):
-        return np.zeros(len(docs), bool), np.zeros(len(docs), np.int64)
-    at = np.minimum(np.searchsorted(sorted_ids, docs), len(sorted_ids) - 1)
-    return sorted_ids[at] == docs, at
 
 
 @dataclass(frozen=True)
@@ -445,8 +337,6 @@ class EpisodicStore:
         self._vectors = np.zeros((self.chunk, dim), np.float32)
         self._embedded = 0  # rows [0, _embedded) have vectors
         self.lexical = LexicalIndex()
-        #: the memory ids by importance, in turn order (sorted access to recency + importance for the fast path)
-        self.by_importance = ByImportance()
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -498,7 +388,6 @@ class EpisodicStore:
         self._turns[i] = turn
         self._importance[i] = importance
         self.lexical.add(text)
-        self.by_importance.add(np.array([i]), self._turns[i:i + 1], self._importance[i:i + 1])
         return i
 
     def extend(self, texts: Sequence[str], kinds: Sequence[str], turns: Sequence[int] | np.ndarray,
@@ -521,8 +410,6 @@ class EpisodicStore:
             self.lexical.add(text)
         self._turns[start:start + n] = np.asarray(turns, np.int64)
         self._importance[start:start + n] = np.asarray(importance, np.float32)
-        self.by_importance.add(np.arange(start, start + n), self._turns[start:start + n],
-                               self._importance[start:start + n])
         if vectors is not None:
             self._vectors[start:start + n] = vectors
             self._embedded = start + n
@@ -563,7 +450,7 @@ class EpisodicStore:
         """Build the index of ``vectors`` (the first rows of the store), or add the rows past its end."""
         index = self.index
         if index is None:
-            step = max(1, -(-len(vectors) // ann.TRAIN_ROWS_MAX))
+            step = max(1, len(vectors) // ANN_TRAIN_ROWS)
             index = ann.CosineIndex(self.dim, vectors[::step])
         index.add(vectors[len(index):])
         self.index = index
@@ -628,16 +515,14 @@ class EpisodicStore:
         From :data:`FAST_MIN` memories on (a ``fast`` store with faiss, no ``mask``, ``exact`` false, ``k`` under
         :data:`ANN_K`) the same score is ranked by the threshold bound of the module docstring:
 
-        1. the rest of the score (recency, importance, BM25) set up for sorted and random access (:class:`_Rest`):
-           the ranges of recency and importance, BM25's range from the rare terms' postings and the common terms'
-           bounds;
-        2. the index's :data:`ANN_K` nearest memories of the query and :data:`ANN_FAR` of the negated query, the
-           newest memories of each importance and the best by BM25, scored exactly: the cosine's max and min come
-           from the first two, the ``k``-th best score ``kth`` from all;
-        3. every memory whose rest reaches ``kth - alpha * (floor - lo)`` (found by sorted access, best first, the
-           threshold rising as ``kth`` does) is scored too, and the best ``k`` of all scored are the answer. When
-           more than :data:`FAST_MAX_SHARE` of the memories would be scored beside the index's lists, the list grows
-           :data:`ANN_GROW`-fold (a smaller ``floor``), up to :data:`ANN_K_MAX`; then the exact scan answers.
+        1. ``other`` (recency, importance and BM25, scaled and weighted as in :meth:`scores`) for every memory;
+        2. the index's :data:`ANN_K` nearest memories of the query and :data:`ANN_FAR` of the negated query, and
+           the ``k`` best by ``other``, scored exactly: the cosine's max and min come from the first two, the
+           ``k``-th best score ``kth`` from all;
+        3. every memory whose ``other`` reaches ``kth - alpha * (floor - lo)`` is scored exactly too (no other can
+           reach ``kth``), and the best ``k`` of all scored are the answer. When those are more than
+           :data:`FAST_MAX_SHARE` of the memories, the index's list grows :data:`ANN_GROW`-fold (a smaller
+           ``floor``), up to :data:`ANN_K_MAX`; then the exact scan answers.
 
         :attr:`last_path` says which path answered and how many memories it scored exactly.
         """
@@ -669,274 +554,66 @@ class EpisodicStore:
             return None
         n = self._embedded
         q = np.asarray(query, np.float32)
-        rest = _Rest.of(self, n, now, decay, weights, query_text if lexical > 0 else "", lexical)
-        if rest is None:
-            return None
-        w_cos = weights.relevance * (1.0 - rest.share)
+        turns = self._turns[:n]
+        # step 1: the rest of the score, exact, as scores() computes it
+        r = minmax(recency(turns, now, decay))
+        i = minmax(self._importance[:n].astype(np.float64))
+        bm = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
+        b = minmax(bm) if bm is not None else None
+        share = lexical if b is not None else 0.0
+        other = weights.recency * r + weights.importance * i
+        if b is not None:
+            other += (weights.relevance * share) * b
+        w_cos = weights.relevance * (1.0 - share)
         lacking = np.arange(len(index), n)  # rows the index lacks (none: it was caught up above) are always scored
-        seeds = np.union1d(rest.seeds(k), lacking)
+        best_other = _about_lowest(-other, k)
         want = ANN_K
         while True:
-            # the index's lists, their exact cosines: the cosine's range and the bound on what they left out
+            # step 2: the index's lists, their exact cosines: the cosine's range and the bound on what they left out
             near, near_ip = index.search(q, want, max(ANN_EF, want))
             far, _ = index.search(-q, ANN_FAR, ANN_FAR_EF)
-            cos_ends = self._vectors[np.concatenate([near, far])] @ q
+            ends = np.concatenate([near, far])
+            cos_ends = self._vectors[ends] @ q
             lo, hi = float(cos_ends.min()), float(cos_ends.max())
             # a memory the index ranked below its want-th has an inner product by the codes of at most that one's,
             # and a cosine of at most that plus the codes' error
             floor = float(near_ip[-1]) + index.code_error(q) if len(near) == want else np.inf
-            listed = np.union1d(near, far)
-            cand = np.union1d(listed, seeds)
-            limit = FAST_MAX_SHARE * n + len(listed)  # memories scored, beside the index's lists
+            cand = np.union1d(np.union1d(near, best_other), lacking)
             for _ in range(4):
-                score, cos_c, parts = self._exact_part(cand, q, rest, lo, hi)
-                if _widens(cos_c, lo, hi):  # a scored memory widens the cosine's range: rescale
+                score, rc, ic, vc, cos_c = self._exact_part(cand, q, r, i, b, share, weights, lo, hi)
+                if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
                     lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
                     continue
+                kth = float(np.partition(score, len(score) - k)[len(score) - k]) if len(score) >= k else -np.inf
                 alpha = w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0
                 gap = alpha * (min(floor, hi) - lo) if hi - lo > 1e-12 else 0.5 * w_cos
-
-                def threshold(score: np.ndarray, gap: float = gap) -> float:
-                    kth = float(np.partition(score, len(score) - k)[len(score) - k]) if len(score) >= k else -np.inf
-                    return kth - gap - BOUND_SLACK
-
-                # who outside the lists could still reach the k-th score: the rest of the score, by sorted access;
-                # scored best first, in chunks, the k-th score rising (and the threshold with it) as they are
-                found = rest.reaching(threshold(score), limit)
-                if found is None:
+                # step 3: who outside the lists could still reach the k-th score
+                reach = np.flatnonzero(other >= kth - gap - BOUND_SLACK)
+                if len(reach) + len(cand) > FAST_MAX_SHARE * n:
                     break
-                ids, values, (r_f, i_f, b_f) = found
-                order = np.argsort(-values, kind="stable")
-                order = order[~np.isin(ids[order], cand, assume_unique=True)]
-                start, widened = 0, False
-                while start < len(order) and values[order[start]] >= threshold(score):
-                    at = order[start:start + REST_CHUNK]
-                    chunk = ids[at]
-                    start += len(at)
-                    more, cos_m, parts_m = self._exact_part(chunk, q, rest, lo, hi,
-                                                            (r_f[at], i_f[at], None if b_f is None else b_f[at]))
-                    cand, score, cos_c = (np.concatenate([cand, chunk]), np.concatenate([score, more]),
-                                          np.concatenate([cos_c, cos_m]))
-                    parts = tuple(np.concatenate([a, b]) for a, b in zip(parts, parts_m, strict=True))  # type: ignore[assignment]
-                    if _widens(cos_m, lo, hi):
-                        lo, hi = min(lo, float(cos_m.min())), max(hi, float(cos_m.max()))
-                        widened = True
-                        break
-                    if len(cand) > limit:
-                        break
-                if widened:
-                    continue
-                if len(cand) > limit:
-                    break
-                self.last_path = ("fast", len(cand))
-                top = _best(score, k, self._turns[cand], cand)
-                rc, ic, vc = parts
-                return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
+                more = np.setdiff1d(reach, cand, assume_unique=True)
+                if len(more) == 0:
+                    self.last_path = ("fast", len(cand))
+                    top = _best(score, k, turns[cand], cand)
+                    return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
+                cand = np.union1d(cand, more)
             else:
                 return None  # the range kept widening: the scan answers
             if want >= ANN_K_MAX or want >= len(index):
                 return None
             want = min(ANN_K_MAX, want * ANN_GROW)
 
-    def _exact_part(self, cand: np.ndarray, q: np.ndarray, rest: _Rest, lo: float, hi: float,
-                    parts: Parts | None = None) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray,
-                                                                                       np.ndarray]]:
-        """:meth:`scores` of memories ``cand`` (the cosine scaled over ``[lo, hi]``): ``(score, cosine, (recency,
-        importance, relevance))``, each ``(len(cand),)``, as :meth:`scores` computes them; ``parts``: the rest's
-        parts of ``cand`` when known (:meth:`_Rest.parts`)."""
+    def _exact_part(self, cand: np.ndarray, q: np.ndarray, r: np.ndarray, i: np.ndarray, b: np.ndarray | None,
+                    share: float, weights: Weights, lo: float, hi: float) -> tuple[np.ndarray, ...]:
+        """:meth:`scores` of memories ``cand`` (the cosine scaled over ``[lo, hi]``): ``(score, recency, importance,
+        relevance, cosine)``, each ``(len(cand),)``."""
         cos = self._vectors[cand] @ q
-        rc, ic, b = rest.parts(cand) if parts is None else parts
         v = scaled(cos, lo, hi)
         if b is not None:
-            v = (1.0 - rest.share) * v + rest.share * b
-        w = rest.weights
-        score = w.recency * rc + w.importance * ic + w.relevance * v
-        return score, cos.astype(np.float64), (rc, ic, v)
-
-
-#: Postings of a query's rarest terms read in full by the fast path at first (the rest by random access); doubled
-#: until the BM25 maximum is settled.
-LEXICAL_POSTINGS = 4096
-#: Memories the fast path scores at once, best by the rest of the score first, between raising the threshold.
-REST_CHUNK = 256
-#: Documents whose BM25 the fast path reads to find one with no term of the query (BM25's minimum is then 0).
-LEXICAL_WITNESSES = 256
-
-
-#: Scaled recency, importance and BM25 (``None``: no BM25 share) of some memories, each ``(m,)`` float64.
-Parts = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
-
-
-@dataclass
-class _Rest:
-    """The rest of a memory's score, beside its cosine: ``w_r * mm(recency) + w_i * mm(importance) + w_v * L *
-    mm(bm25)``, exact, without computing it for every memory.
-
-    - recency and importance: their min-max ranges from the turns' and importances' extremes (recency never falls as
-      the turn grows), one memory's part in O(1); sorted access through :class:`ByImportance`;
-    - BM25 (``terms`` set): its maximum over all memories, settled by the postings of the rarest terms read in full
-      (``docs``, ``partial``: their score from those terms alone) and a bound on what the other terms can add
-      (``spare``: the sum of :meth:`LexicalIndex.upper`); its minimum is 0, shown by a document with no term of the
-      query; one memory's BM25 by random access (:meth:`LexicalIndex.of`).
-    """
-
-    store: EpisodicStore
-    n: int
-    now: int
-    decay: float
-    weights: Weights
-    share: float  # the BM25 share of relevance (0: none)
-    rec_range: tuple[float, float]
-    imp_range: tuple[float, float]
-    terms: list[QueryTerm]
-    docs: np.ndarray  # the documents of the terms read in full
-    partial: np.ndarray  # their BM25 from those terms
-    spare: float  # the most the other terms add to any document
-    bm_max: float  # BM25's maximum; 0: no document holds a term (every BM25 scaled is 0.5)
-    bm_min: float = 0.0  # and its minimum
-
-    @classmethod
-    def of(cls, store: EpisodicStore, n: int, now: int, decay: float, weights: Weights, text: str,
-           lexical: float) -> _Rest | None:
-        """The rest for the first ``n`` memories; ``None`` where BM25's range cannot be settled cheaply."""
-        turns, imp = store._turns[:n], store._importance[:n]
-        rec = recency(np.array([turns.min(), turns.max()]), now, decay)
-        lex = store.lexical
-        qts = lex.query_terms(text, n) if text else []
-        empty = np.zeros(0, np.int64), np.zeros(0, np.float64)
-        rest = cls(store, n, now, decay, weights, lexical if text else 0.0, (float(rec[0]), float(rec[1])),
-                   (float(imp.min()), float(imp.max())), qts, *empty, 0.0, 0.0)
-        if not qts or not sum(t.postings for t in qts):
-            return rest  # BM25 0 everywhere: 0.5 scaled
-        # BM25's minimum is 0 if some document has no term of the query; else every BM25 is computed (as the scan)
-        if sum(t.postings for t in qts) >= n:
-            witnesses = np.unique(np.linspace(0, n - 1, min(n, LEXICAL_WITNESSES)).astype(np.int64))
-            if np.all(lex.of(qts, witnesses) > 0):
-                bm = lex.scores(text, n)
-                rest.docs, rest.partial = np.arange(n), bm
-                rest.bm_min, rest.bm_max = float(bm.min()), float(bm.max())
-                return rest
-        budget = LEXICAL_POSTINGS
-        while True:
-            full, used = [], 0
-            for t in qts:  # rarest first
-                if used + t.postings > budget:
-                    break
-                full.append(t)
-                used += t.postings
-            others = qts[len(full):]
-            docs, partial = lex.of_postings(full)
-            spare = sum(lex.upper(t) for t in others)
-            order = np.argsort(-partial, kind="stable")
-            m = 64
-            while True:
-                top = np.sort(docs[order[:m]])
-                best = float((lex.of(qts, top)).max()) if len(top) else 0.0
-                bound = max(spare, float(partial[order[m]]) + spare if m < len(order) else 0.0)
-                if best >= bound or m >= len(order):
-                    break
-                m *= 8
-            if best >= bound:
-                rest.docs, rest.partial, rest.spare, rest.bm_max = docs, partial, spare, best
-                return rest
-            if not others:  # cannot happen: with every term read in full nothing is spare
-                return None
-            budget *= 4
-
-    def parts(self, ids: np.ndarray) -> Parts:
-        """Scaled recency, importance and BM25 (``None``: no BM25 share) of memories ``ids``, each ``(m,)`` float64."""
-        r = scaled(recency(self.store._turns[ids], self.now, self.decay), *self.rec_range)
-        i = scaled(self.store._importance[ids].astype(np.float64), *self.imp_range)
-        if not self.share:
-            return r, i, None
-        if self.bm_max - self.bm_min <= 1e-12:
-            return r, i, np.full(len(ids), 0.5)
-        return r, i, scaled(self.store.lexical.of(self.terms, ids), self.bm_min, self.bm_max)
-
-    def seeds(self, k: int) -> np.ndarray:
-        """A few memories likely to score well: the ``k`` newest of each importance and the ``k`` best by BM25."""
-        found = [self.store.by_importance.newest(v, k) for v in self.store.by_importance.values()]
-        if len(self.docs):
-            found.append(self.docs[np.argsort(-self.partial, kind="stable")[:k]])
-            upper = self.value_without_bm25(self.docs) + self.partial * (self.weights.relevance * self.share
-                                                                         / max(self.bm_max, 1e-12))
-            found.append(self.docs[np.argsort(-upper, kind="stable")[:k]])
-        ids = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-        return ids[ids < self.n]
-
-    def reaching(self, threshold: float, limit: float) -> tuple[np.ndarray, np.ndarray, Parts] | None:
-        """Every memory whose rest of the score reaches ``threshold``: ``(ids, their rest, their parts)`` (ids sorted,
-        parts as :meth:`parts`); ``None`` where sorted access finds more than ``4 * limit`` that might (the caller
-        gives up)."""
-        w = self.weights
-        w_b = w.relevance * self.share
-        if not self.share:
-            b_out = 0.0
-        elif self.bm_max - self.bm_min <= 1e-12:
-            b_out = 0.5
-        else:
-            b_out = min(1.0, max(0.0, self.spare - self.bm_min) / (self.bm_max - self.bm_min))
-        # memories holding a rare term: their BM25 is at most what those terms give plus the spare
-        pool = []
-        if len(self.docs):
-            b_in = (np.minimum(1.0, (self.partial + self.spare - self.bm_min) / (self.bm_max - self.bm_min))
-                    if self.bm_max - self.bm_min > 1e-12 else 0.5)
-            upper = self.value_without_bm25(self.docs) + w_b * b_in
-            pool.append(self.docs[upper >= threshold])
-        # the others: BM25 at most the spare, so recency and importance must reach the rest
-        pool.append(self._by_rec_imp(threshold - w_b * b_out))
-        ids = np.unique(np.concatenate(pool))
-        ids = ids[ids < self.n]
-        if len(ids) > 4 * limit:
-            return None
-        r, i, b = self.parts(ids)
-        values = w.recency * r + w.importance * i
-        if b is not None:
-            values = values + w_b * b
-        keep = values >= threshold
-        return ids[keep], values[keep], (r[keep], i[keep], None if b is None else b[keep])
-
-    def value_without_bm25(self, ids: np.ndarray) -> np.ndarray:
-        r = scaled(recency(self.store._turns[ids], self.now, self.decay), *self.rec_range)
-        i = scaled(self.store._importance[ids].astype(np.float64), *self.imp_range)
-        return self.weights.recency * r + self.weights.importance * i
-
-    def _by_rec_imp(self, threshold: float) -> np.ndarray:
-        """Ids of about the memories with ``w_r * mm(recency) + w_i * mm(importance) >= threshold`` (a superset: a
-        turn of margin), by sorted access."""
-        w = self.weights
-        r_lo, r_hi = self.rec_range
-        i_lo, i_hi = self.imp_range
-        flat_r = r_hi - r_lo <= 1e-12
-        found = []
-        by = self.store.by_importance
-        for value in by.values():
-            iv = 0.5 if i_hi - i_lo <= 1e-12 else (value - i_lo) / (i_hi - i_lo)
-            need = threshold - w.importance * iv - 1e-9
-            if flat_r or w.recency <= 0:
-                r_const = 0.5 if flat_r else 0.0
-                if w.recency * r_const >= need:
-                    found.append(by.since(value, np.iinfo(np.int64).min))
-                continue
-            y = need / w.recency  # scaled recency must reach y
-            if y <= 0:
-                found.append(by.since(value, np.iinfo(np.int64).min))
-                continue
-            if y > 1.0 + 1e-9:
-                continue
-            level = r_lo + min(y, 1.0) * (r_hi - r_lo)  # recency must reach this
-            if level <= 0:
-                found.append(by.since(value, np.iinfo(np.int64).min))
-                continue
-            age = math.log(level) / math.log(self.decay) if self.decay < 1.0 else 0.0
-            found.append(by.since(value, self.now - int(math.floor(age + 1e-6)) - 1))
-        return np.concatenate(found) if found else np.zeros(0, np.int64)
-
-
-def _widens(cos: np.ndarray, lo: float, hi: float) -> bool:
-    """Whether cosines ``cos`` fall outside ``[lo, hi]`` by more than float32 rounding (a cosine computed in a product
-    over some rows can differ in its last bit from the same one over other rows: :data:`BOUND_SLACK`)."""
-    return bool(cos.min() < lo - 1e-6 or cos.max() > hi + 1e-6)
+            v = (1.0 - share) * v + share * b[cand]
+        rc, ic = r[cand], i[cand]
+        score = weights.recency * rc + weights.importance * ic + weights.relevance * v
+        return score, rc, ic, v, cos.astype(np.float64)
 
 
 def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -1022,6 +699,7 @@ __all__ = [
     "ANN_GROW",
     "ANN_K",
     "ANN_K_MAX",
+    "ANN_TRAIN_ROWS",
     "BOUND_SLACK",
     "DEFAULT_DECAY",
     "DEFAULT_LEXICAL",
@@ -1032,11 +710,7 @@ __all__ = [
     "PAPER_WEIGHTS",
     "EpisodicStore",
     "HashEmbedder",
-    "LEXICAL_POSTINGS",
-    "REST_CHUNK",
-    "LEXICAL_WITNESSES",
     "LexicalIndex",
-    "QueryTerm",
     "Scored",
     "TextEncoder",
     "Weights",

@@ -93,7 +93,7 @@ def index_is_right(store: EpisodicStore, q: np.ndarray) -> bool:
     assert store.index is not None
     cos = store.vectors @ q
     near, ip = store.index.search(q, retrieval.ANN_K, retrieval.ANN_EF)
-    far, _ = store.index.search(-q, retrieval.ANN_FAR, retrieval.ANN_EF)
+    far, _ = store.index.search(-q, retrieval.ANN_FAR, retrieval.ANN_FAR_EF)
     out = np.setdiff1d(np.arange(len(cos)), near)
     return bool(cos[out].max() <= ip[-1] + store.index.code_error(q) and cos[far].min() <= cos.min() + 1e-6)
 
