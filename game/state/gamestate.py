@@ -106,16 +106,15 @@ class GameState(BaseModel):
         no validation, no default resolved: :func:`~game.state.trusted.trusted`). A value
         nested deeper than that is copied with ``deepcopy``.
         """
-        values: dict[str, Any] = {}
-        flat = _FLAT_FIELDS
-        for k, v in self.__dict__.items():
-            if k in flat:
-                v = v.copy()  # a dict or list of scalars (declared so): a shallow copy is a deep one
-            elif isinstance(v, dict):
-                v = {a: (_copy_leaf(b) if isinstance(b, dict | list) else b) for a, b in v.items()}
+        values = self.__dict__.copy()  # scalars as they are
+        for k in _FLAT_FIELDS:
+            values[k] = values[k].copy()  # a dict or list of scalars (declared so): a shallow copy is a deep one
+        for k in _NESTED_FIELDS:
+            v = values[k]
+            if isinstance(v, dict):
+                values[k] = {a: (_copy_leaf(b) if isinstance(b, dict | list) else b) for a, b in v.items()} if v else {}
             elif isinstance(v, list):
-                v = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
-            values[k] = v
+                values[k] = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
         return trusted(GameState, values, set(self.__pydantic_fields_set__))
 
     def to_json(self) -> dict[str, Any]:
@@ -154,3 +153,6 @@ def _flat_fields() -> frozenset[str]:
 
 #: Fields ``copy_state`` copies with one shallow copy (their values are scalars by declaration).
 _FLAT_FIELDS = _flat_fields()
+#: The other dict and list fields (``relationships``, ``objects``...): ``copy_state`` copies them two levels down.
+_NESTED_FIELDS = frozenset(name for name, f in GameState.model_fields.items()
+                           if get_origin(f.annotation) in (dict, list) and name not in _FLAT_FIELDS)

@@ -503,6 +503,8 @@ def compile_story(doc: dict[str, Any], where: str = "") -> Container:
 
 # -- run-time state -------------------------------------------------------------------------
 _new = object.__new__
+#: No container ids (a divert with no previous position).
+_NO_IDS: frozenset[int] = frozenset()
 
 
 class Element:
@@ -1316,7 +1318,7 @@ class InkVm:
         if c is None or i < 0:
             return
         pc = thread.prev_container
-        prev: frozenset[int] = frozenset()
+        prev = _NO_IDS
         if pc is not None:
             pi = thread.prev_index
             pobj = pc.content[pi] if 0 <= pi < len(pc.content) else (pc if pi < 0 or not pc.content else None)
@@ -1730,9 +1732,12 @@ class InkVm:
             self.diverted = (fallback, 0)
             return
         ev = self.eval
-        args = [self._export(ev.pop()) for _ in range(nargs)]
-        args.reverse()
-        result = found[0](name, *args)
+        if nargs == 1:  # the scene hook and most calls
+            result = found[0](name, self._export(ev.pop()))
+        else:
+            args = [self._export(ev.pop()) for _ in range(nargs)]
+            args.reverse()
+            result = found[0](name, *args)
         if result is None:
             ev.append(VOID)
         elif isinstance(result, bool | int | str):
