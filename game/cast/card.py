@@ -183,7 +183,7 @@ REPLY_INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", 
 #: Kinds of told fact a ``replies.told`` acknowledgement may take up (the groups of
 #: :data:`game.cast.grounding.QUESTIONS`: ``relation`` is a person's or pet's name, ``count`` how many).
 TOLD_GROUPS = ("name", "full_name", "age", "home", "work", "likes", "dislikes", "gave", "favourite", "relation",
-               "count")
+               "count", "place", "carer")
 #: The only slots an acknowledgement may use: ``{value}`` (the player's words) and ``{thing}`` (the
 #: relation or counted noun).
 REPLY_SLOTS = frozenset({"value", "thing"})

@@ -55,7 +55,16 @@ import numpy as np
 from game.cast.appraisal import Appraiser
 from game.cast.coherence import Coherence, card_text
 from game.cast.factsheet import FactSheet
-from game.cast.grounding import Grounding, Hint, fact_note, says_value
+from game.cast.grounding import (
+    TOPIC_NEAR,
+    TOPIC_THRESHOLD,
+    Grounded,
+    Grounding,
+    Hint,
+    fact_note,
+    says_value,
+    told_by_player,
+)
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
 from game.cast.prompt import typing_turn
 from game.cast.replies import ReplyPicker
@@ -513,13 +522,31 @@ class DialoguePipeline:
             self.guard.facts = self.facts(check.text)
         grounded = (self.grounding.match(check.text, self.guard.facts.beliefs)
                     if self.grounding is not None and check.text else None)
+        topic = grounded is None and self.grounding is not None and bool(check.text)
+        if topic:
+            # a question about her own life that her card answers, found by meaning (Grounding.topic)
+            grounded = self._guarded(self.grounding.topic(check.text))  # type: ignore[union-attr]
         if grounded is not None:
             sentences = split_sentences(grounded.text)
+            kind: Source = "authored" if topic and not grounded.id.startswith("card.") else "grounded"
             for i, sentence in enumerate(sentences):
                 stamp()
-                yield Sentence(sentence, i, "grounded")
-            return finish(sentences, "grounded", authored_id=grounded.id, score=grounded.score,
-                          check={"status": "authored", "fact": grounded.id, "value": grounded.value})
+                yield Sentence(sentence, i, kind)
+            return finish(sentences, kind, authored_id=grounded.id, score=grounded.score,
+                          check={"status": "authored", "fact": grounded.id, "value": grounded.value,
+                                 **({"topic": True} if topic else {})})
+        known = {e: v for e, k, v, src in self.guard.facts.beliefs
+                 if k == "name" and e.startswith("player_") and told_by_player(src)}
+        direct = (self.replies.direct(check.text, seed, allowed=self._speakable, known=known)
+                  if self.replies is not None and check.text and not check.injection else None)
+        if direct is not None:
+            # an insult, thanks, an apology... or a fact just told: her authored line for it, not the model's
+            sentences = split_sentences(direct.text)
+            for i, sentence in enumerate(sentences):
+                stamp()
+                yield Sentence(sentence, i, "authored")
+            return finish(sentences, "authored", authored_id=direct.id,
+                          check={"status": "authored", "intent": direct.intent, "pick": direct.id, "direct": True})
         self._line = check.text
         self._checked = []
         hint = (self.grounding.hint(check.text, self.guard.facts.beliefs)
@@ -584,7 +611,11 @@ class DialoguePipeline:
         incoherent = any(r.kind == "incoherent" for r in rejected)
         near = (self.grounding.match(check.text, self.guard.facts.beliefs, threshold=REPLACE_THRESHOLD)
                 if incoherent and self.grounding is not None else None)
-        if incoherent and (near is not None or hint is not None):
+        if near is None and self.grounding is not None and check.text and not check.injection:
+            # a question whose model reply was replaced: a card topic near it beats "I'd have to look
+            # in the logbook for that" (TOPIC_NEAR)
+            near = self._guarded(self.grounding.topic(check.text, threshold=TOPIC_NEAR))
+        if near is not None or (incoherent and hint is not None):
             # the model made no sense: she says the fact closest to the line instead, in her authored voice
             answer = near if near is not None else hint.answer  # type: ignore[union-attr]
             sentences = split_sentences(answer.text)
@@ -594,7 +625,7 @@ class DialoguePipeline:
             return finish(sentences, "grounded", authored_id=answer.id, score=answer.score, model=model_name,
                           attempts=attempts, rejected=tuple(rejected), error=error,
                           check={"status": "authored", "fact": answer.id, "value": answer.value,
-                                 "replaced": "incoherent"})
+                                 "replaced": "incoherent" if incoherent else "rejected"})
         # a retort ("You've a strange way of talking") answers a line that tried to pull her out of
         # character; where the model broke on an innocent line, she answers the line's intent instead
         broke = check.injection and any(r.kind in PERSONA_BREAKS for r in rejected)
@@ -614,6 +645,19 @@ class DialoguePipeline:
         return finish(sentences, source, model=model_name, attempts=attempts, rejected=tuple(rejected),
                       error=error, authored_id=chosen.get("pick", ""),
                       check={"status": "authored", **({"replaced": "incoherent"} if incoherent else {}), **chosen})
+
+    def _speakable(self, text: str) -> bool:
+        """Whether every sentence of an authored ``text`` passes the persona guard (a sentence that
+        is only a number, "1871." or "52.", is not an empty reply)."""
+        for sentence in split_sentences(text):
+            verdict = self.guard.check(sentence)
+            if not verdict.ok and verdict.kind != "empty":
+                return False
+        return True
+
+    def _guarded(self, answer: Grounded | None) -> Grounded | None:
+        """``answer`` when it is :meth:`_speakable`, else ``None``."""
+        return answer if answer is not None and self._speakable(answer.text) else None
 
     def _messages(self, check: InputCheck, hint: Hint | None = None) -> list[Message]:
         """The prompt; for flagged input the injection note goes before the player's line; a
@@ -824,7 +868,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
                  settings: DialogueSettings | None = None, embedder: Any = None,
                  mood: Callable[[], str] | None = None, names: Callable[[], dict[str, str]] | None = None,
                  home: str = "", fallbacks: Sequence[str] = (),
-                 story_names: Sequence[str] = ()) -> DialoguePipeline:
+                 story_names: Sequence[str] = (), card_first: bool = True) -> DialoguePipeline:
     """A pipeline for ``card`` whose prompt comes from ``memory`` (:class:`~game.cast.prompt.PromptBuilder`).
 
     Args:
@@ -839,6 +883,10 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
         home: her home, for the guard (see :func:`facts_from_card`).
         fallbacks: her authored fallback lines (default :data:`DEFAULT_FALLBACKS`).
         story_names: names the story uses (places, items, characters) that her replies may say.
+        card_first: answer from her card before the model is asked: a question a card topic
+            answers (:meth:`Grounding.topic`), a fact just told, a clear insult, threat, apology,
+            thanks or compliment (:meth:`ReplyPicker.direct`). Off: the model answers those
+            lines (a baseline; tests of the model path).
 
     The pipeline does not write to the memory: feed the ``say`` and ``reply`` events to
     :meth:`Memory.observe` after the turn.
@@ -860,13 +908,14 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
 
     card_fallbacks = tuple(fallbacks) or tuple(getattr(card, "fallbacks", ()) or ())
     replies = getattr(card, "replies", None)
-    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, Appraiser(enc))
+    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, Appraiser(enc), direct=card_first)
               if replies is not None and replies.authored() else None)
+    grounding = Grounding(card, enc, topic_threshold=TOPIC_THRESHOLD if card_first else None)
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
                             fallbacks=card_fallbacks or DEFAULT_FALLBACKS, settings=settings,
                             facts=lambda text: facts_from_memory(base, memory, text),
-                            verifier=Verifier(FactSheet.from_card(card), story_names), grounding=Grounding(card, enc),
+                            verifier=Verifier(FactSheet.from_card(card), story_names), grounding=grounding,
                             deflections=card.deflections or card_fallbacks, prefix=prefix,
                             coherence=Coherence(enc, own_text=card_text(card)), replies=picker)
 

@@ -587,7 +587,9 @@ class Memory:
         """
         turn = self.now if turn is None else turn
         out: list[Belief] = []
-        known = {e: d["name"].value for e, d in self._beliefs.items() if e.startswith("player_") and "name" in d}
+        named = sorted((d["name"].turn, i, e, d["name"].value) for i, (e, d) in enumerate(self._beliefs.items())
+                       if e.startswith("player_") and "name" in d)
+        known = {e: v for _, _, e, v in named}  # the pet or person she heard of last comes last
         for fact in facts_told(text, known):
             value = fact.value
             if fact.many:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -39,6 +39,20 @@ from game.cast.told import facts_told
 if TYPE_CHECKING:  # pragma: no cover
     from game.cast.appraisal import Appraiser
     from game.cast.card import Replies
+
+#: Intents whose line gets her authored reply before the model is asked (:meth:`ReplyPicker.direct`),
+#: when the appraiser is sure of it: what a line *does* there matters more than what a small model
+#: would make of its words ("You are a stupid, boring old woman." once got "...she's a stupid old woman.").
+DIRECT_INTENTS = frozenset({"insult", "threat", "apology", "thanks", "compliment"})
+#: Least appraisal score (mean top-3 MiniLM cosine, :class:`game.cast.appraisal.Appraiser`) for that.
+#: Chosen on the dev lines of ``bench/data/eve_intents.yaml`` (``python3 bench/topics.py --intents``):
+#: their true insults, threats, apologies, thanks and compliments score 0.45-0.71 as a rule; small talk
+#: read as one of those intents scored at most 0.43 ("Your gull stole my toast." as an insult).
+DIRECT_CONFIDENCE = 0.45
+#: A higher floor by intent: a greeting scores as thanks ("Good evening." 0.49; true thanks in the dev
+#: lines 0.52-0.61, "Thanks for the blanket." 0.48 is left to the model), and "You're welcome" to a
+#: greeting is wrong.
+DIRECT_FLOOR = {"thanks": 0.5}
 
 #: A line said in her last this-many replies is not chosen again while another line is left
 #: (Eve's card has 3-4 lines per intent plus 4 fallbacks, so 7 or more candidates for any line).
@@ -85,11 +99,14 @@ class ReplyPicker:
         fallbacks: her general fallback lines (at least one).
         appraiser: classifies the player's line by intent (``None``: every line is ``other``).
         recent: :data:`RECENT_LINES`.
+        direct: answer clear intents and told facts before the model (:meth:`direct`); off: only
+            replaced replies get her lines.
     """
 
     def __init__(self, replies: Replies, fallbacks: Sequence[str], appraiser: Appraiser | None = None,
-                 recent: int = RECENT_LINES) -> None:
+                 recent: int = RECENT_LINES, direct: bool = True) -> None:
         self.replies = replies
+        self.direct_on = direct
         self.fallbacks = tuple(f for f in fallbacks if f.strip())
         self.appraiser = appraiser
         self._recent: deque[str] = deque(maxlen=max(1, recent))
@@ -119,12 +136,44 @@ class ReplyPicker:
                 return lid, line
         return None
 
-    def _acknowledge(self, line: str) -> tuple[str, str] | None:
-        for told in facts_told(line):
+    def _acknowledge(self, line: str, known: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+        for told in facts_told(line, known):
             group = told_group(told.entity, told.key)
             value = slot_value(told.value)
             if group in self.replies.told and value and _ENTITY_OK.fullmatch(told.entity):
                 return f"replies.told.{group}", told_text(self.replies.told, told.entity, told.key, value)
+        return None
+
+    def direct(self, line: str, seed: int, allowed: Callable[[str], bool] = lambda _: True,
+               confidence: float = DIRECT_CONFIDENCE, known: Mapping[str, str] | None = None) -> Pick | None:
+        """Her authored reply to ``line`` before any model is asked, or ``None`` (the model answers).
+
+        - A line that tells her a fact and asks nothing (no ``?``): the card's acknowledgement of it
+          (``replies.told``, step 1 of :meth:`pick`): "I keep forty hives." -> "40 hives. I'll write
+          the number in the log.";
+        - a line whose intent is one of :data:`DIRECT_INTENTS`, appraised at ``confidence`` or more
+          and not by VADER's tie-break (thanks at :data:`DIRECT_FLOOR` or more): a line of the card
+          for that intent.
+
+        Lines rotate and are not repeated as in :meth:`pick`; each must pass ``allowed``. ``known``:
+        the names of the player's pets and people she holds (:func:`~game.cast.told.facts_told`), so
+        a bare "He's staying with my sister" is taken up too.
+        """
+        if not line.strip() or not self.direct_on:
+            return None
+        told = None if "?" in line else self._acknowledge(line, known)
+        if told is not None and not self.recently_said(told[1]) and allowed(told[1]):
+            intent = self.appraiser.appraise(line).intent if self.appraiser is not None else "other"
+            return Pick(told[1], "authored", intent, told[0])
+        if self.appraiser is None:
+            return None
+        a = self.appraiser.appraise(line)
+        need = max(confidence, DIRECT_FLOOR.get(a.intent, confidence))
+        if a.intent in DIRECT_INTENTS and a.score >= need and not a.tie_broken:
+            own = [(f"replies.{a.intent}.{i}", x) for i, x in enumerate(self.replies.lines(a.intent))]
+            chosen = self.rotate(own, seed, allowed)
+            if chosen is not None:
+                return Pick(chosen[1], "authored", a.intent, chosen[0])
         return None
 
     def pick(self, line: str, seed: int, allowed: Callable[[str], bool] = lambda _: True) -> Pick:
@@ -145,4 +194,6 @@ class ReplyPicker:
         return Pick(oldest[1], "authored" if oldest[0].startswith("replies.") else "fallback", intent, oldest[0])
 
 
-__all__ = ["RECENT_LINES", "SLOT_MAX_CHARS", "SLOT_MAX_WORDS", "Pick", "ReplyPicker", "slot_value"]
+__all__ = ["DIRECT_CONFIDENCE", "DIRECT_FLOOR", "DIRECT_INTENTS", "RECENT_LINES", "SLOT_MAX_CHARS", "SLOT_MAX_WORDS",
+           "Pick",
+           "ReplyPicker", "slot_value"]

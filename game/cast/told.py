@@ -12,7 +12,8 @@ name          "my name is X", "call me X", "I'm X", "I am X", "I'm X,    ``playe
 age           "I'm 34", "I am thirty-four (years old)", "I turned 40",   ``player.age``
               "my age is 34"
 home          "I live in X", "I'm from X", "I come from X", "home is X",  ``player.home``
-              "I grew up in X" (X capitalised)
+              "I grew up in X", "we live in X", "I'm visiting from X",
+              "I'm a beekeeper from X" (X capitalised)
 work          "I'm a beekeeper", "I work as a nurse"                     ``player.work``
 someone       "my dog is called Biscuit", "my dog's name is Biscuit",    ``player_<relation>.name``
               "I have a dog called Biscuit", "my sister Anna",
@@ -187,7 +188,9 @@ _AGE = tuple(re.compile(rx, re.I) for rx in (
     rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this)\b",
 ))
 _HOME = re.compile(rf"(?i:\b(?:i live in|i live on|i live at|i'm from|i’m from|i am from|i come from|i grew up in|"
-                   rf"home is|my home is in|my home is|i was born in|i'm living in|i am living in))\s+(?:the\s+)?"
+                   rf"home is|my home is in|my home is|i was born in|i'm living in|i am living in|we live in|"
+                   rf"home for me is|home's|i'm visiting from|i am visiting from|i'm over from|back home in|"
+                   rf"i'm based in|i am based in|i'm a [a-z]+ from|i am a [a-z]+ from))\s+(?:the\s+)?"
                    rf"({_CAP}(?:[ -](?:{_CAP}|on|upon|de|la|le|am|an|der))*(?:\s+{_CAP})?)")
 _WORK = re.compile(r"(?i:\b(?:i'm a|i’m a|i am a|i'm an|i am an|i work as an?|i'm working as an?|by trade i'm an?|"
                    r"i do)\s+)([a-z][a-z-]+(?:\s+[a-z][a-z-]+)?)(?=\s*(?:[,.!;]|$|\s+(?:by|in|at|from|for|and)\b))")
@@ -244,7 +247,8 @@ def _tidy(value: str) -> str:
 def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told]:
     """Who has the player's pet or person ("He's staying with my sister": ``player_dog.carer =
     with your sister``): the one cared for is a relation named ("my dog"), a name told in ``found``
-    ("Biscuit") or ``known`` from earlier lines, or a pronoun for the last relation named before it."""
+    ("Biscuit") or ``known`` from earlier lines, or a pronoun for the last relation named before it
+    in the line, else (the line names none) the last of ``known``: the one she heard of last."""
     told = [*((e, n) for e, n in known.items()), *((f.entity, f.value) for f in found if f.key == "name")]
     names = [(e, n.lower(), text.lower().find(n.lower())) for e, n in told if e.startswith("player_")]
 
@@ -254,7 +258,11 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
             return "player_" + " ".join(p.split()[1:]).replace(" ", "_")
         if p in _PRONOUNS:
             before = [e for e, _, pos in names if 0 <= pos < at]
-            return before[-1] if before else ""
+            if before:
+                return before[-1]
+            # "He's staying with my sister" on its own: the pet or person she heard of last
+            earlier = [e for e in known if e.startswith("player_")]
+            return earlier[-1] if earlier and not [f for f in found if f.entity.startswith("player_")] else ""
         return next((e for e, n, _ in names if n == p), "")
 
     def carer(phrase: str) -> str:
@@ -277,7 +285,8 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
 
 def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
     """The facts the player's line ``text`` tells about themselves and their people (see the module doc);
-    ``known``: the names she already holds, ``player_<relation>`` -> name ("Biscuit" in a later line)."""
+    ``known``: the names she already holds, ``player_<relation>`` -> name ("Biscuit" in a later line), in
+    the order she heard them (the last is the one a bare "He's staying with my sister" is about)."""
     out: list[Told] = []
     if not text.strip():
         return out

@@ -70,7 +70,7 @@ def test_a_phrase_of_an_earlier_reply_is_a_repeat_unless_her_card_says_it(eve: A
 
 def _pipe(eve: Any, embedder: Any, answers: list[str]) -> Any:
     return pipeline_for(eve, Memory(eve, embedder=embedder), ScriptedDialogueModel(default=answers),
-                        embedder=embedder)
+                        embedder=embedder, card_first=False)  # the model path (card answers: test_card_topics.py)
 
 
 def test_an_incoherent_reply_is_regenerated_once_then_replaced_in_her_voice(eve: Any, embedder: Any) -> None:

@@ -722,7 +722,7 @@ def test_dialogue_hook_answers_in_a_session(mini_path: Path, tmp_path: Path, emb
     card = load_card(ROOT / "characters" / "eve.yaml")
     memory = Memory(card, embedder=embedder)
     pipe = pipeline_for(card, memory, ScriptedDialogueModel(default="The Spine opens at ten past five."),
-                        embedder=embedder)
+                        embedder=embedder, card_first=False)  # the model answers (not her card's answer)
     heard: list[str] = []
     hook = DialogueHook(pipe, memory, on_sentence=lambda s: heard.append(s.text))
     session = Session.from_path(mini_path, save_dir=tmp_path, steps=[hook])

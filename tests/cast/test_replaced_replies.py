@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from game.cast.appraisal import Appraiser
 from game.cast.card import CharacterCard, card_from_dict
 from game.cast.card_io import read_card_json, write_card_json
 from game.cast.cardcheck import check_card
@@ -20,19 +21,19 @@ from game.models.llm_scripted import ScriptedDialogueModel
 NONSENSE = "The air is filled with all kinds of things: sea glass, lemon juice and the remnants of a funeral."
 
 
-def _pipe(card: CharacterCard, embedder: Any) -> Any:
+def _pipe(card: CharacterCard, embedder: Any, card_first: bool = False) -> Any:
     return pipeline_for(card, Memory(card, embedder=embedder), ScriptedDialogueModel(default=NONSENSE),
-                        embedder=embedder)
+                        embedder=embedder, card_first=card_first)
 
 
 @pytest.mark.parametrize(("line", "intent"), [
     ("I'm so sorry, I was rude to you earlier.", "apology"),
-    ("Thank you for the tea, it warmed me right through.", "thanks"),
+    ("Thanks for the soup.", "thanks"),
     ("You have a lovely voice, and the kitchen is beautiful.", "compliment"),
     ("You are a stupid, boring old woman.", "insult"),
     ("Give me the lamp or I'll hurt you.", "threat"),
     ("Would you like this shell I found on the beach?", "gift"),
-    ("What do you think about when you count the flashes?", "question"),
+    ("Do you like football?", "question"),  # her card answers no such question (tests/cast/test_card_topics.py)
     ("The fog came in fast over the causeway this evening.", "other"),
 ])
 def test_each_intent_gets_one_of_her_lines_for_it(eve: CharacterCard, embedder: Any, line: str, intent: str) -> None:
@@ -114,3 +115,34 @@ def test_lint_names_an_intent_with_too_few_lines_to_rotate(eve: CharacterCard) -
                            "replies": {"thanks": ["Aye."]}})
     found = [p for p in check_card(thin) if p.kind == "few_replies"]
     assert found and found[0].field == "replies.thanks" and found[0].severity == "warning"
+
+
+@pytest.mark.parametrize(("line", "intent"), [
+    ("You are a stupid, boring old woman.", "insult"),
+    ("Give me the lamp or I'll hurt you.", "threat"),
+    ("I'm so sorry, I was rude to you earlier.", "apology"),
+    ("Thanks for the soup.", "thanks"),
+    ("You have a lovely voice, and the kitchen is beautiful.", "compliment"),
+])
+def test_a_clear_intent_gets_her_line_for_it_before_the_model(eve: CharacterCard, embedder: Any, line: str,
+                                                             intent: str) -> None:
+    # the model once answered the insult with "She is talking to someone... she's a stupid old woman."
+    r = _pipe(eve, embedder, card_first=True).reply(line, 3)
+    assert r.source == "authored" and r.check["direct"] is True and r.attempts == 0, (line, r.text)
+    assert r.check["intent"] == intent and r.text in eve.replies.lines(intent)
+
+
+@pytest.mark.parametrize("line", ["Your gull stole my toast.", "The lamp is very bright.", "Why are you so rude?",
+                                  "Good evening."])
+def test_small_talk_and_questions_are_not_taken_for_an_intent(eve: CharacterCard, embedder: Any, line: str) -> None:
+    pick = ReplyPicker(eve.replies, eve.fallbacks, Appraiser(embedder)).direct(line, 3)
+    assert pick is None, (line, pick)
+
+
+def test_a_fact_told_gets_her_acknowledgement_before_the_model(eve: CharacterCard, embedder: Any) -> None:
+    r = _pipe(eve, embedder, card_first=True).reply("I keep forty hives near Rotterdam.", 3)
+    assert r.source == "authored" and r.attempts == 0 and r.text.startswith("40 hives.")
+    age = _pipe(eve, embedder, card_first=True).reply("I'm fifty-two, though my knees say older.", 3)
+    assert age.text.startswith("52. Younger than the lens"), age.text  # "52." alone is no empty reply
+    asked = _pipe(eve, embedder, card_first=True).reply("I'm Tomas. What do you do all day?", 3)
+    assert not asked.check.get("pick", "").startswith("replies.told")  # a line that asks is answered, not noted

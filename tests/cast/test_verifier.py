@@ -68,7 +68,7 @@ def test_what_the_player_says_this_turn_may_be_echoed(eve: Any) -> None:
 
 def _pipe(eve: Any, embedder: Any, model: ScriptedDialogueModel) -> tuple[Any, Memory]:
     memory = Memory(eve, embedder=embedder)
-    return pipeline_for(eve, memory, model, embedder=embedder), memory
+    return pipeline_for(eve, memory, model, embedder=embedder, card_first=False), memory  # the model path
 
 
 def _tell(memory: Memory, pipe: Any, text: str, turn: int) -> Any:
