@@ -43,7 +43,7 @@ import numpy as np
 from game.cast.card import CharacterCard, Fact
 from game.cast.factsheet import quantities
 from game.cast.similarity import tokens
-from game.cast.told import GIFT_SOURCE, parse_number
+from game.cast.told import GIFT_SOURCE, RELATION_WORDS, parse_number
 
 #: MiniLM cosine at or above which a line asks for a fact (as ``AUTHORED_THRESHOLD``: paraphrases
 #: of these short questions score 0.55-0.9; an unrelated question of the same person at most ~0.5).
@@ -140,9 +140,23 @@ _FIRST = frozenset("i me my mine myself i'm i've i'd".split())
 _SECOND = frozenset("you your yours yourself you're you've".split())
 
 
+#: Frames round a question that name the asker or the one asked but not whose fact it is: "May I ask
+#: how old you are?" asks her age; "Do you remember how old I am?" asks the player's.
+_FRAME = re.compile(r"(?i)^\s*(?:(?:may|can|could|might) i (?:ask|know)(?: you)?|i(?:'d| would) like to know|"
+                    r"i wonder(?:ed)?|let me ask(?: you)?|tell me|do you (?:remember|recall|know)|"
+                    r"can you (?:remember|recall|tell me)|would you tell me)\b[\s,]*")
+
+
 def _person(text: str) -> tuple[bool, bool]:
-    toks = set(tokens(text))
+    """Whether ``text`` asks of the player (first person) and of her (second person), once a frame
+    that names only the asker or the one asked (:data:`_FRAME`) is taken off."""
+    toks = set(tokens(_FRAME.sub("", text, count=1)))
     return bool(toks & _FIRST), bool(toks & _SECOND)
+
+
+#: Things of the player's own that a question may name without a told relation ("my name", "my age").
+_OWN = frozenset("name surname age home job work trade living birthday name's".split())
+_MY_THING = re.compile(r"(?i)\bmy\s+(?:[a-z]+\s+)?([a-z]+)")
 
 
 _WH_KIND = {"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where", "why": "why"}
@@ -381,6 +395,11 @@ class Grounding:
                  if any(w in words or w + "s" in words or w.removesuffix("s") in words
                         for w in (t, *THING_WORDS.get(thing, ())))
                  or (thing in pet_names and set(tokens(pet_names[thing])) <= words)}
+        told_things = {w for fid, _, _, fact in rows if fact is None
+                       for thing in [_key_group(*fid.split(".")[1:3])[1]]
+                       for t in tokens(thing) for w in (t, t.removesuffix("s"), *THING_WORDS.get(thing, ()))}
+        unknown_thing = any(m.group(1).lower() not in _OWN and m.group(1).lower().removesuffix("s") not in told_things
+                            and m.group(1).lower() in RELATION_WORDS for m in _MY_THING.finditer(text))
         q = self._vecs([text])[0]
         sims = self._vecs([r[1] for r in rows]) @ q
         for i in np.argsort(-sims):
@@ -397,8 +416,8 @@ class Grounding:
                 group, thing = _key_group(entity, key)
                 if thing and not (set(tokens(thing)) & named):
                     continue
-                if not thing and named:
-                    continue
+                if not thing and (named or unknown_thing):
+                    continue  # "what my cat is called" with no cat told is not the player's name
                 said = told_text(self.templates, entity, key, value)
             else:
                 said = fact.say or f"{value}."

@@ -13,18 +13,23 @@ age           "I'm 34", "I am thirty-four (years old)", "I turned 40",   ``playe
               "my age is 34"
 home          "I live in X", "I'm from X", "I come from X", "home is X",  ``player.home``
               "I grew up in X", "we live in X", "I'm visiting from X",
-              "I'm a beekeeper from X" (X capitalised)
-work          "I'm a beekeeper", "I work as a nurse"                     ``player.work``
+              "I'm a beekeeper from X", "I came up on the train from X" (X
+              capitalised)
+work          "I'm a beekeeper", "I work as a nurse", "I mend clocks     ``player.work``
+              for a living" ("clock mender")
 someone       "my dog is called Biscuit", "my dog's name is Biscuit",    ``player_<relation>.name``
               "I have a dog called Biscuit", "my sister Anna",
-              "Biscuit, my dog"
+              "Biscuit, my dog", "there's a grey cat at home, Pepper"
 count         "I keep forty hives", "I have 3 kids", "there are 12       ``player_<noun>.count``
               sheep on my farm"
 place         "I keep forty hives near Rotterdam" (a capitalised place    ``player_<noun>.place``
               after near/in/at/outside/by/on)                            ("near Rotterdam")
 carer         "My dog is called Biscuit. He's staying with my sister",    ``player_<relation>.carer``
-              "my sister is looking after him/Biscuit/my dog"            ("with your sister")
-likes         "I love X", "I like X", "I enjoy X", "X is my favourite"   ``player.likes`` (a list)
+              "my sister is looking after him/Biscuit/my dog", "my       ("with your sister")
+              neighbour, Mrs Duncan, is feeding her" (a pronoun with
+              nothing before it in the line: the last one told of)
+likes         "I love X", "I like X", "I enjoy X", "X is my favourite",  ``player.likes`` (a list)
+              "nothing beats X", "I'm fond of X"
 dislikes      "I hate X", "I can't stand X", "I don't like X"            ``player.dislikes``
 favourite     "my favourite colour is green"                             ``player.favourite colour``
 gift          "I brought you X", "I made you X", "here's X for you"      ``player.gave`` (a list)
@@ -104,6 +109,8 @@ _RELATIONS = (
     "girlfriend|grandmother|grandma|granny|gran|grandfather|grandpa|grandad|aunt|uncle|cousin|niece|nephew|"
     "neighbour|neighbor|boss|teacher|baby|boat|dinghy|car|van|farm|bees|queen bee"
 )
+#: The relations and pets a player may name ("my dog", "my sister"), one word or two.
+RELATION_WORDS = frozenset(_RELATIONS.split("|"))
 _PETS = frozenset("dog puppy cat kitten horse pony parrot budgie rabbit hamster goat cow pig donkey tortoise snake "
                   "ferret boat dinghy car van farm bees queen bee".split())
 _ASKING = re.compile(r"\?\s*$|^\s*(?:is|are|was|were|do|does|did|can|could|would|will|what|who|where|when|why|how)\b",
@@ -177,6 +184,10 @@ def told_name(text: str) -> tuple[str, str]:
             if len(rest) == 2 and not _is_name(rest[1], need_cap=True):
                 rest = rest[:1]
             full = " ".join(_cap(w.strip("'-")) for w in rest)
+            if full == first:  # "The name's Ingrid. Ingrid Halvorsen.": the surname said after
+                again = re.search(rf"\b{re.escape(first)}\s+({_CAP})\b", text[m.end():])
+                if again and _is_name(again.group(1), need_cap=True):
+                    full = f"{first} {_cap(again.group(1))}"
             return first, full
     return "", ""
 
@@ -228,9 +239,24 @@ _CARER = tuple(re.compile(rx, re.I) for rx in (
     rf"\b(he|she|it|they|my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are|'re|’re)\s+(?:now\s+)?"
     rf"{_STAYING}\s+(?:with|by|at)\s+(my\s+(?:{_RELATIONS})|{_NAME_WORD})",
     # "my sister is looking after him", "Anna's minding Biscuit"
-    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
+    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*(?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP},)?"
+    rf"\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
     rf"caring for|keeping|feeding|watching)\s+(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
 ))
+#: "I came up on the train from Aberdeen", "we drove over from Galway": where the player travelled from
+#: is taken for home (a later "I live in X" replaces it).
+_CAME_FROM = re.compile(rf"(?i:\b(?:i|we)\s+(?:came|come|travelled|traveled|drove|flew|sailed|walked|cycled|"
+                        rf"have come|'ve come|’ve come)(?:\s+(?:up|down|over|across|out|all the way))?"
+                        rf"(?:\s+(?:on|by|in)\s+(?:the\s+|a\s+)?[a-z]+)?\s+from)\s+(?:the\s+)?({_CAP}(?:[ -]{_CAP})*)")
+#: "I mend clocks for a living": the trade as an agent noun ("clock mender").
+_TRADE = re.compile(r"(?i:\b(?:i|i've|i have)\s+(?:always\s+)?)([a-z]+)\s+([a-z]+?)s?\s+for a (?:living|trade)\b")
+#: "There's a grey cat waiting at home, Pepper.", "I've got an old dog at home, Rufus.": a pet or person
+#: named after the sentence that brings it in.
+_NAMED_AFTER = re.compile(rf"(?i:\b(?:there's|there’s|there is|i've got|i’ve got|i have|i've|i keep|we have|we've got)"
+                          rf"\s+an?\s+(?:[a-z]+\s+){{0,2}}?)({_RELATIONS})\b[^.!?;,]{{0,40}},\s*({_CAP})\s*(?:[.!]|$)")
+#: "Nothing (in the world) beats X", "I'm (very) fond of X": a thing the player likes.
+_FOND = re.compile(r"(?i:\b(?:nothing(?: in the world| on earth)? beats|there's nothing like|i'm (?:very |so |awfully |"
+                   r"really )?fond of|i am (?:very |so )?fond of))\s+([^.!?;,]{2,60})")
 _PRONOUNS = frozenset("he she it they him her them".split())
 _NOT_COUNTED = frozenset("years months weeks days hours minutes seconds times ways things people ones reasons "
                          "questions words".split())
@@ -305,13 +331,23 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
             if n is not None and 3 <= n <= 120:
                 out.append(Told("player", "age", str(n), "person"))
                 break
-    m = _HOME.search(text)
-    if m and not _DENIAL.search(text[:m.start()][-12:]):
+    m = _HOME.search(text) or _CAME_FROM.search(text)
+    if m and not _DENIAL.search(text[:m.start()][-12:]) and m.group(1).lower() not in NOT_NAMES:
         out.append(Told("player", "home", _tidy(m.group(1)), "person"))
     m = _WORK.search(text)
     if m and _WORK_NOUNS.search(m.group(1).split()[-1].lower()) and m.group(1).lower() not in NOT_NAMES:
         out.append(Told("player", "work", m.group(1).lower(), "person"))
+    m = _TRADE.search(text)
+    if m and not any(f.key == "work" for f in out) and not _DENIAL.search(m.group(0)):
+        verb, thing = m.group(1).lower(), m.group(2).lower()
+        out.append(Told("player", "work", f"{thing} {verb + 'r' if verb.endswith('e') else verb + 'er'}", "person"))
     named: set[str] = set()
+    for m in _NAMED_AFTER.finditer(text):
+        rel = m.group(1).lower()
+        if rel not in named and _is_name(m.group(2), need_cap=True):
+            named.add(rel)
+            out.append(Told("player_" + rel.replace(" ", "_"), "name", _cap(m.group(2)),
+                            "thing" if rel in _PETS else "person"))
     for i, rx in enumerate(_SOMEONE):
         for m in rx.finditer(text):
             rel, name = (m.group(2), m.group(1)) if i == 2 else (m.group(1), m.group(2))
@@ -343,6 +379,11 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
         negative = verb in ("hate", "dislike", "loathe", "detest") or "n't" in verb or "not" in verb \
             or "stand" in verb
         out.append(Told("player", "dislikes" if negative else "likes", what, "person", many=True))
+    for m in _FOND.finditer(text):
+        what = _tidy(m.group(1))
+        if what and what.lower().split()[0] not in ("me", "you", "him", "her", "us", "them", "it", "that", "this") \
+                and not _DENIAL.search(text[:m.start()][-12:]):
+            out.append(Told("player", "likes", what, "person", many=True))
     m = _FAVOURITE.search(text)
     if m:
         out.append(Told("player", f"favourite {m.group(1).lower()}", _tidy(m.group(2)), "person"))
@@ -354,5 +395,5 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
     return out
 
 
-__all__ = ["FOREIGN_NAME_FORMS", "GIFT_SOURCE", "NOT_NAMES", "NUMBER_WORD", "TOLD_SOURCE", "Told",
+__all__ = ["FOREIGN_NAME_FORMS", "GIFT_SOURCE", "NOT_NAMES", "NUMBER_WORD", "RELATION_WORDS", "TOLD_SOURCE", "Told",
            "facts_told", "parse_number", "told_name"]
