@@ -19,6 +19,7 @@ could not apply (every such line is named, ``file:line``, and the rest of the sc
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -201,6 +202,10 @@ def _load_and_warn(path: str) -> Story:
     if errors:
         console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {path} for details",
                       markup=False, highlight=False)
+    # The story lives as long as the game and holds no reference cycles: moved out of the cyclic
+    # collector's generations (``gc.freeze``, Python's gc docs) until play ends (``main`` unfreezes),
+    # it is not rescanned while the game is built and played (~0.5 s of CPU of a 5,000-scene start).
+    gc.freeze()
     return story
 
 
@@ -322,6 +327,7 @@ def cmd_strings(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``worldloom`` console script; returns the exit code."""
+    called = argv is not None  # from Python (tests, a launcher), not the console script
     argv = sys.argv[1:] if argv is None else list(argv)
     command = command_of(argv)
     args = build_parser(command if command in PLUGGED or command in BUILT_IN else None).parse_args(argv)
@@ -347,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        if called:  # what play froze is the collector's again: a Python caller keeps no frozen heap
+            gc.unfreeze()  # (the console script's process just ends: no collection of it all at exit)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,3 +66,24 @@ def test_every_command_is_still_listed_and_parsed(tmp_path: Path) -> None:
         assert name in text
     args = build_parser("map").parse_args(["map", "stories/zero_mark", "-o", str(tmp_path / "m.dot")])
     assert args.command == "map" and callable(args.func)
+
+
+def test_play_keeps_the_story_from_the_collector_and_gives_it_back_to_a_python_caller(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from game import cli
+
+    frozen: list[int] = []
+    real = gc.freeze
+
+    def freeze() -> None:
+        real()
+        frozen.append(gc.get_freeze_count())
+
+    monkeypatch.setattr(cli.gc, "freeze", freeze)
+    monkeypatch.setenv("WORLDLOOM_CACHE", str(tmp_path / "cache"))
+    assert cli.main(["play", str(_story(tmp_path)), "--headless", "--backend", "null", "--no-errorbank",
+                     "--no-voice", "--dialogue", "none"]) == 0
+    assert frozen and frozen[0] > 0  # the loaded story (and what came before it) left the generations
+    assert gc.get_freeze_count() == 0  # and main() gave it back: a test or a launcher keeps no frozen heap
