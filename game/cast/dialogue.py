@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from game.cast.appraisal import Appraiser
-from game.cast.coherence import Coherence, card_text
+from game.cast.coherence import Coherence
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import Grounding, Hint, fact_note, says_value
 from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, Verdict, only_filler
@@ -848,7 +848,8 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
 
     card_fallbacks = tuple(fallbacks) or tuple(getattr(card, "fallbacks", ()) or ())
     replies = getattr(card, "replies", None)
-    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, Appraiser(enc))
+    appraiser = Appraiser(enc)  # one reading of the player's intent, for her replaced replies and the coherence check
+    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, appraiser)
               if replies is not None and replies.authored() else None)
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
@@ -856,7 +857,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
                             facts=lambda text: facts_from_memory(base, memory, text),
                             verifier=Verifier(FactSheet.from_card(card), story_names), grounding=Grounding(card, enc),
                             deflections=card.deflections or card_fallbacks, prefix=prefix,
-                            coherence=Coherence(enc, own_text=card_text(card)), replies=picker)
+                            coherence=Coherence.from_card(card, enc, appraiser), replies=picker)
 
 
 def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0, scene: str = "",
