@@ -246,7 +246,7 @@ def judge_coherence(card: Any, embedder: Any, show: bool = False, replacements: 
     facts = facts_from_card(card, card.home)
     guard = PersonaGuard(facts, never_say=tuple(card.never_say))
     verifier = Verifier(FactSheet.from_card(card))
-    coherence = Coherence(embedder, own_text=card_text(card))
+    coherence = Coherence.from_card(card, embedder)
     base: tuple[Any, Any] | None = None
     if against:
         then_verifier, then_coherence = checks_at(against)

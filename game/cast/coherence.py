@@ -19,7 +19,7 @@ accepted in this reply. A failure is kind ``incoherent``; the reason names the s
    glass, lemon juice and the remnants of a funeral") whose cosine to the player's line is
    below :data:`LIST_RELEVANCE`.
 3. **turned back**: she apologises for herself ("I'm sorry, I was a little bit cruel",
-   "I'm sorry, I was just looking at the lemon") when the player apologised, thanked her,
+   "I'm sorry, I was just looking at the lemon") when the player apologised or thanked her (intents),
    or reproached her with nothing (no "you" in the line), or she takes the blame word the
    player used of themself or of her ("cruel", "rude") as hers ("I was ... cruel").
 4. **repeated phrases**: a three-word phrase said twice in the reply ("The sea is the sea.
@@ -39,6 +39,28 @@ accepted in this reply. A failure is kind ``incoherent``; the reason names the s
    topic, her beliefs of what the player told her).
 8. **the player described out of nowhere**: "you're a/an <two or more content words>" none of
    which the player said ("You're a half-member of the young ones who live on the board").
+9. **her authored line for another intent**: a sentence of one of her card's ``replies`` lines
+   (:func:`authored_lines`, :data:`COPIED_WORDS` words or more) said to a player's line of another
+   intent ("Do you have any bees on the island?" -> "The sea's said worse to me.", her line for an
+   apology).
+
+10. **a bare fragment**: an opening of at most :data:`FRAGMENT_WORDS` words, no verb or pronoun,
+    not an interjection ("Aye.", "Forgiven."), sharing no word with the player's line, the topic
+    or what they told her, to a line that asks nothing ("I keep forty hives near Rotterdam." ->
+    "Aulis."; "What do you grow?" -> "Tomatoes." and "Do you ever sleep?" -> "In pieces." answer).
+11. **narration**: "she"/"her" when neither the player's line (but what they call her: "you're
+    a stupid old woman"), the topic, her earlier sentences nor the sentence itself name anyone she
+    could be (a woman, kin, a name not hers, a ship or the lamp): "She is talking to someone. She
+    looks at you." ("I start Old Meg and sit up with her" names Old Meg.)
+12. **a yes/no against her card**: a bare yes or no (the opening, nothing else said) to a
+    yes/no question about what her card holds to (:attr:`Coherence.dear`: its tags and home),
+    "no" where the question asks whether it is needed, liked or worth it ("Do you think ships
+    still need lighthouses?" -> "No, I don't."), "yes" where it asks whether it is obsolete, to
+    be left or automated.
+
+What the player's line does (apology, thanks, question...) is the
+:class:`~game.cast.appraisal.Appraiser`'s intent, as for her mood and her replaced replies (one
+source of truth; a greeting, which it has no intent for, is read by its opening words).
 
 The thresholds were tuned on the dev part of ``bench/data/coherence_replies.yaml`` and
 scored on its held-out part (``PYTHONPATH=. python3 bench/character.py --coherence``).
@@ -54,8 +76,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from game.cast.appraisal import INTENTS, Appraiser
+from game.cast.factsheet import singular
 from game.cast.guard import Verdict
-from game.cast.similarity import tokens
+from game.cast.similarity import normalise, tokens
+from game.models.llm import split_sentences
 
 if TYPE_CHECKING:  # pragma: no cover
     from game.cast.card import CharacterCard
@@ -72,13 +97,13 @@ RELEVANCE_WORDS = 5
 #: A listing sentence below this cosine to the player's line is a list for an answer (dev: the bad
 #: lists 0.19 and 0.23; no good reply of the dev set lists).
 LIST_RELEVANCE = 0.35
+#: Sentences of her authored lines with fewer words are not matched as copied ("Forgiven." fits many lines).
+COPIED_WORDS = 4
 #: Her last this-many model replies are kept for the repeated-phrase check.
 RECENT = 12
 #: Words in a row that, said in two of her replies, are a repeated phrase.
 PHRASE_WORDS = 5
 
-_APOLOGY = re.compile(r"(?i)\b(?:sorry|apologi[sz]e|apologies|forgive me|pardon me|my bad|didn'?t mean to)\b")
-_THANKS = re.compile(r"(?i)\b(?:thank|thanks|thx|cheers|grateful|appreciate)\b")
 _GREETING = re.compile(r"(?i)^\W*(?:good (?:evening|morning|afternoon|night)|hello|hi|hey|evening|morning|"
                        r"goodbye|bye|farewell|night)\b")
 #: "I'm sorry, I...", "I'm sorry I...", "I'm sorry for ...", "Sorry, I ...": she apologises for herself
@@ -102,6 +127,35 @@ _STOP = frozenset("a an the and or but of to in on at for with by from as is are
                   "all some any one up out if then than too also about into over s".split()) | _PRONOUNS
 _EXPAND = {"you'll": ("you", "will"), "you're": ("you", "are"), "you've": ("you", "have"), "you'd": ("you", "would"),
            "i'll": ("i", "will"), "i'm": ("i", "am"), "i've": ("i", "have"), "i'd": ("i", "would")}
+#: A reply of at most this many words with no verb or pronoun is a fragment (rule 10).
+FRAGMENT_WORDS = 3
+_NOT_FRAGMENT = frozenset("i me you he him she her it we us they them is are was were am be been do does did have has "
+                          "had will would can could shall should may might must come go sit drink eat look listen mind "
+                          "wait see keep let tell say ask stay rest sleep hush hold take get give bring try put leave "
+                          "watch mark".split())
+_INTERJECTIONS = frozenset("aye yes yeah no nope mm mmm hm hmm well indeed welcome goodnight night morning evening "
+                           "tea thanks thank sorry forgiven fine good right quite never always sometimes perhaps maybe "
+                           "certainly gladly course not yet really often rarely enough true so oh ah then again now "
+                           "later soon tonight tomorrow dear lord heavens careful easy gently slowly done agreed "
+                           "exactly sure".split())
+#: A wh-question, which a bare noun answers ("What do you grow?" -> "Tomatoes.").
+_WH_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+)\W*(?:what|who|whom|whose|where|when|which|how)\b[^.!?]*\?")
+#: Words for someone she could call "she" (rule 11): women, kin, and what sailors call "she".
+_SHE = frozenset("she her herself hers grandmother mother mum mom sister gran granny grandma aunt daughter wife girl "
+                 "lady niece queen widow lass woman women bride ship ships boat boats lamp light lens steamer "
+                 "vessel".split())
+#: A yes/no question (rule 12) and a bare yes or no to it.
+_POLAR_Q = re.compile(r"(?i)^\W*(?:do|does|did|is|are|was|were|can|could|will|would|should|have|has)\b[^?]*\?\s*$")
+_BARE_POLAR = re.compile(r"(?i)^\W*(?:(?P<no>no|nope|nah|not really|not at all|not anymore|not any more)|"
+                         r"(?P<yes>yes|yeah|aye|of course|certainly|sure))\b[\s,.!]*"
+                         r"(?:(?:i|it|they|we|do|don't|does|doesn't|did|didn't|is|isn't|are|aren't|am|not|really|think|"
+                         r"so|at|all|suppose|guess|would|wouldn't|will|won't|can|can't|anymore)\b[\s,.!']*)*$")
+_FOR = frozenset("need needs needed matter matters worth like love enjoy miss important useful proud happy good value "
+                 "care belong".split())
+_AGAINST = frozenset("automate automated obsolete useless hate hated bored boring pointless dying dead leave leaving "
+                     "quit sell close closed replace replaced outdated unnecessary abandon give".split())
+_A = {"apology": "an apology", "thanks": "thanks", "compliment": "a compliment", "insult": "an insult",
+      "threat": "a threat", "gift": "a gift", "question": "a question", "other": "small talk"}
 _NOT_THINGS = frozenset("name own way mind heart life word god dear goodness".split())
 
 
@@ -128,6 +182,15 @@ def card_text(card: CharacterCard) -> str:
     return "\n".join(t for t in texts if t)
 
 
+def authored_lines(card: CharacterCard) -> dict[str, tuple[str, ...]]:
+    """Her card's authored replies by the intent they answer (``replies.apology``...; no ``told``
+    templates): what a model reply must not copy to a line of another intent."""
+    replies = getattr(card, "replies", None)
+    if replies is None:
+        return {}
+    return {k: tuple(getattr(replies, k)) for k in INTENTS if getattr(replies, k, ())}
+
+
 @dataclass
 class Coherence:
     """Judges whether a model sentence answers the player coherently (see the module doc).
@@ -137,10 +200,25 @@ class Coherence:
             :class:`~game.cast.retrieval.HashEmbedder` fallback (no meaning): the relevance
             signals are not checked, the others are.
         own_text: her card's text (phrases it uses are not counted as repeats).
+        lines: her authored replies by intent (:func:`authored_lines`): a sentence of one, said to a
+            line of another intent, is a line copied to the wrong moment.
+        names: her own names (lower case): not someone else she could call "she".
+        dear: what her card has her keep and hold to (its tags and home, lower case: "lighthouse",
+            "island", "skerrow"), for the yes/no stance check.
+        appraiser: reads the player's line's intent (:class:`~game.cast.appraisal.Appraiser`; the one
+            source of what a line does). ``None``: one on ``embedder``; no embedder either: the signals
+            that need the intent (an apology turned back, the social exemption, copied lines) are not
+            checked.
     """
 
     embedder: Any = None
     own_text: str = ""
+    lines: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    appraiser: Any = None
+    names: tuple[str, ...] = ()
+    dear: frozenset[str] = frozenset()
+    _said: dict[str, str] = field(default_factory=dict)  # normalised sentence of an authored line -> its intent
+    _intents: dict[str, str] = field(default_factory=dict)
     _recent: deque[tuple[str, ...]] = field(default_factory=lambda: deque(maxlen=RECENT))
     _own: set[tuple[str, ...]] = field(default_factory=set)
     _cache: dict[str, np.ndarray] = field(default_factory=dict)
@@ -149,6 +227,32 @@ class Coherence:
         if str(getattr(self.embedder, "model_id", "")).startswith("hash-"):
             self.embedder = None  # a bag-of-words hash (no model extras) has no meaning to judge relevance by
         self._own = set(_grams(_words(self.own_text), PHRASE_WORDS))
+        if self.appraiser is None and self.embedder is not None:
+            self.appraiser = Appraiser(self.embedder)
+        for intent, texts in self.lines.items():
+            for text in texts:
+                for sentence in split_sentences(text):
+                    if len(tokens(sentence)) >= COPIED_WORDS:
+                        self._said.setdefault(normalise(sentence), intent)
+
+    @classmethod
+    def from_card(cls, card: CharacterCard, embedder: Any = None, appraiser: Any = None) -> Coherence:
+        """The check for ``card``: its text (:func:`card_text`) and authored lines (:func:`authored_lines`)."""
+        names = tuple(w.lower() for n in (card.name, card.nickname) for w in re.findall(r"[\w'-]+", n or ""))
+        dear = frozenset(singular(w.lower()) for t in (*getattr(card, "tags", ()), card.home or "")
+                         for w in re.findall(r"[A-Za-z]+", t) if len(w) > 3)
+        return cls(embedder, own_text=card_text(card), lines=authored_lines(card), appraiser=appraiser,
+                   names=names, dear=dear)
+
+    def intent(self, line: str) -> str:
+        """What the player's ``line`` does (``apology``, ``thanks``... by the appraiser), ``""`` when unknown."""
+        if self.appraiser is None or not line.strip():
+            return ""
+        if line not in self._intents:
+            if len(self._intents) > 256:
+                self._intents.clear()
+            self._intents[line] = str(self.appraiser.appraise(line).intent)
+        return self._intents[line]
 
     def remember(self, reply: str) -> None:
         """Note a model reply of hers that reached the player (for the repeated-phrase check)."""
@@ -183,20 +287,69 @@ class Coherence:
         why = self._why(sentence, player_line, topic, list(earlier), list(told))
         return Verdict(False, "incoherent", (why,), sentence) if why else Verdict(True)
 
+    def _stance(self, sentence: str, line: str) -> str:
+        """Why a bare yes/no ``sentence`` to the player's yes/no question ``line`` says against what her
+        card holds to (:attr:`dear`): "no" to whether her things are needed, liked, worth it ("Do you
+        think ships still need lighthouses?" -> "No, I don't."), "yes" to whether they are obsolete,
+        to be left, automated. ``""``: not such a pair (a negated question is not judged)."""
+        if not self.dear or not _POLAR_Q.match(line) or re.search(r"(?i)n't\b|\bnot\b|\bnever\b", line):
+            return ""
+        m = _BARE_POLAR.match(sentence)
+        if m is None:
+            return ""
+        asked = [singular(w) for w in _words(line.split("?")[0])]
+        hers = [w for w in asked if w in self.dear or any(len(w) >= 4 and (d.startswith(w) or w.startswith(d))
+                                                          for d in self.dear)]
+        if not hers:
+            return ""
+        against = bool(set(asked) & _AGAINST)
+        if (m.group("no") and not against and set(asked) & _FOR) or (m.group("yes") and against):
+            return (f"says {'no' if m.group('no') else 'yes'} to {line.strip()!r}, against what her card holds to "
+                    f"({hers[0]})")
+        return ""
+
     def _why(self, sentence: str, line: str, topic: str, earlier: list[str], told: list[str]) -> str:
         words = _words(sentence)
         said = _words(line)
         opening = not earlier
+        intent = self.intent(line)
+        # 9. her authored line for another intent ("The sea's said worse to me." to a question about bees)
+        copied = self._said.get(normalise(sentence))
+        if copied and intent and copied != intent:
+            return f"says her line for {_A[copied]} to {_A.get(intent, 'a line')} (a line copied to the wrong moment)"
+        # 10. a bare fragment that answers nothing the player said ("Aulis." to "I keep forty hives near Rotterdam.")
+        bare = tokens(sentence)
+        if opening and 0 < len(bare) <= FRAGMENT_WORDS and "?" not in sentence + line \
+                and not set(bare) & _NOT_FRAGMENT and not set(bare) <= _INTERJECTIONS \
+                and not any("'" in w for w in bare):  # "It's only water." has its verb
+            bits = _content(sentence) - _INTERJECTIONS
+            if bits and not bits & (_content(line) | _content(topic) | _content(" ".join(told))) \
+                    and not any(normalise(sentence) == normalise(x) for x in split_sentences(self.own_text)):
+                return f"a bare fragment ({sentence.strip()!r}) that answers nothing the player said"
+        # 11. narration: "she"/"her" with nobody she could be ("She is talking to someone. She looks at you.")
+        if set(words) & {"she", "her", "herself"}:
+            said_to = re.sub(r"(?i)\byou(?:'re|’re| are)\b[^.!?;]*", " ", line)  # "you're an old woman" is her
+            near = _words(" ".join([said_to, topic, *earlier]))
+            named = re.findall(r"(?<=\w)\s+([A-Z][a-z'-]+)", sentence)  # "I start Old Meg and sit up with her"
+            others = {w.lower() for t in (said_to, topic, *earlier) for w in re.findall(r"\b[A-Z][a-z'-]+", t)
+                      if w.lower() not in set(self.names) | _STOP} | {w.lower() for w in named
+                                                                      if w.lower() not in self.names}
+            if not (set(near) & _SHE) and not others:
+                return "speaks of 'she' when nobody she could be was named (narrates herself in the third person)"
+        # 12. a bare yes or no that goes against what her card holds to
+        stance = self._stance(sentence, line) if opening else ""
+        if stance:
+            return stance
         # 3. turned back: an apology of her own where none is owed, or the player's blame word taken as hers
         if opening and _SELF_SORRY.match(sentence):
-            if _APOLOGY.search(line):
+            if intent == "apology":
                 return "apologises back to the player's apology (turns it on herself)"
-            if _THANKS.search(line):
+            if intent == "thanks":
                 return "apologises to the player's thanks"
             if "you" not in said and "your" not in said:
                 return "apologises for something nobody reproached her for"
         blame = _content(line) - _content(" ".join(told))
-        if _APOLOGY.search(line) or re.search(r"(?i)\byou(?:'re| are)\b", line):
+        if intent == "apology" or re.search(r"(?i)\byou(?:'re| are)\b", line):
             mine = [w for w in words if w in blame]
             if mine and re.search(r"(?i)\bi(?:'m| am| was)\b[^.!?]*\b" + re.escape(mine[0]) + r"\b", sentence):
                 return f"takes the player's word {mine[0]!r} as hers"
@@ -247,7 +400,7 @@ class Coherence:
             return f"answers with a list unrelated to the player's line (cosine {float(cos[0]):.2f})"
         best = float(cos.max())
         if opening:
-            social = bool(_GREETING.match(line) or _THANKS.search(line) or _APOLOGY.search(line))
+            social = bool(_GREETING.match(line)) or intent in ("thanks", "apology")
             if best < MIN_RELEVANCE and not social:
                 return f"unrelated to the player's line and the topic (cosine {best:.2f})"
         elif best < MIN_LATER_RELEVANCE:
@@ -255,5 +408,5 @@ class Coherence:
         return ""
 
 
-__all__ = ["LIST_RELEVANCE", "MIN_LATER_RELEVANCE", "MIN_RELEVANCE", "PHRASE_WORDS", "RECENT", "RELEVANCE_WORDS",
-           "Coherence", "card_text"]
+__all__ = ["COPIED_WORDS", "FRAGMENT_WORDS", "LIST_RELEVANCE", "MIN_LATER_RELEVANCE", "MIN_RELEVANCE", "PHRASE_WORDS",
+           "RECENT", "RELEVANCE_WORDS", "Coherence", "authored_lines", "card_text"]

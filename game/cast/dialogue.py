@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from game.cast.appraisal import Appraiser
-from game.cast.coherence import Coherence, card_text
+from game.cast.coherence import Coherence
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import (
     TOPIC_NEAR,
@@ -908,7 +908,8 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
 
     card_fallbacks = tuple(fallbacks) or tuple(getattr(card, "fallbacks", ()) or ())
     replies = getattr(card, "replies", None)
-    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, Appraiser(enc), direct=card_first)
+    appraiser = Appraiser(enc)  # one reading of the player's intent, for her replaced replies and the coherence check
+    picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, appraiser, direct=card_first)
               if replies is not None and replies.authored() else None)
     grounding = Grounding(card, enc, topic_threshold=TOPIC_THRESHOLD if card_first else None)
     return DialoguePipeline(card.id, model, prompt, guard,
@@ -917,7 +918,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
                             facts=lambda text: facts_from_memory(base, memory, text),
                             verifier=Verifier(FactSheet.from_card(card), story_names), grounding=grounding,
                             deflections=card.deflections or card_fallbacks, prefix=prefix,
-                            coherence=Coherence(enc, own_text=card_text(card)), replies=picker)
+                            coherence=Coherence.from_card(card, enc, appraiser), replies=picker)
 
 
 def converse(pipeline: DialoguePipeline, text: str, *, turn: int, frame: int = 0, scene: str = "",
