@@ -59,7 +59,7 @@ def test_the_pipeline_reads_the_intent_once_for_replies_and_coherence(eve: Any, 
     pipe = pipeline_for(eve, Memory(eve, embedder=embedder), model, embedder=embedder)
     assert pipe.coherence is not None and pipe.replies is not None
     assert pipe.coherence.appraiser is pipe.replies.appraiser
-    r = pipe.reply("Do you have any bees on the island?", 3)
+    r = pipe.reply("What colour is the ferryman's jumper?", 3)  # (her card answers the bees question now)
     assert r.rejected and r.rejected[0].kind == "incoherent" and r.text != "The sea's said worse to me."
 
 
