@@ -112,6 +112,71 @@ def tell(memory: Memory, text: str, turn: int, reply: str = "I'll remember that.
     memory.observe(Event(kind="reply", turn=turn, speaker="eve", text=reply))
 
 
+def talk(card: Any, model: Any, enc: Any, told: list[str], small_talk: list[str],
+         settings: DialogueSettings) -> tuple[Memory, DialoguePipeline]:
+    """Her memory after the player's ``told`` lines then ``small_talk`` (each answered with a fixed
+    reply), and her pipeline on it with ``model`` and ``settings``."""
+    memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
+    turn = 0
+    for t in told:
+        turn += 1
+        tell(memory, t, turn)
+    for line in small_talk:
+        turn += 1
+        tell(memory, line, turn, "Mm.")
+    pipe = pipeline_for(card, memory, model, settings=settings, embedder=enc, home=card.home)
+    pipe.knowledge = PlayerKnowledge(card, lambda: memory.player_name, enc)
+    return memory, pipe
+
+
+#: The generation settings before the reply budget (96 tokens an attempt, three sentences, two
+#: regenerations of a whole 96 tokens each), for ``--budget-ab``.
+OLD_BUDGET = DialogueSettings(seed=0, max_new_tokens=96, max_sentences=3, reply_tokens=3 * 96)
+
+
+def budget_ab(data: dict[str, Any], card: Any, dialogue: str, n: int) -> None:
+    """Print the reply latency of the same pipeline with the old generation settings and today's
+    (:data:`OLD_BUDGET` vs :class:`DialogueSettings` defaults) on ``n`` small-talk probes (both splits:
+    what the model answers; a card question mostly gets its grounded answer), alternating which goes
+    first so neither always finds the other's prompt cached: CPU seconds of the bench process, wall
+    seconds, tokens the model wrote, attempts, and how many replies came from the model and were in
+    character."""
+    enc = get_embedder()
+    model = build_model(dialogue_spec(dialogue, ROOT / "stories" / "eve"))
+    probes = [p for p in data["probes"] if p["category"] == "smalltalk"]  # what grounding leaves to the model
+    probes = probes[::max(1, len(probes) // max(1, n))][:n]
+    base = facts_from_card(card, card.home)
+    coherence = Coherence(enc, own_text=card_text(card))
+    arms = {"old budget": talk(card, model, enc, [], [], OLD_BUDGET),
+            "reply budget (now)": talk(card, model, enc, [], [], DialogueSettings(seed=0))}
+    got: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    load = os.getloadavg()
+    print(f"--budget-ab: {len(probes)} probes, model {model.name}, load average {load[0]:.1f}")
+    for i, p in enumerate(probes):
+        names = list(arms) if i % 2 == 0 else list(arms)[::-1]
+        for name in names:
+            memory, pipe = arms[name]
+            t, c = time.perf_counter(), time.process_time()
+            reply = pipe.reply(p["ask"], memory.now + 1)
+            row = {"secs": time.perf_counter() - t, "cpu": time.process_time() - c, "source": reply.source,
+                   "attempts": reply.attempts, "tokens": reply.timings.get("model_tokens", 0.0),
+                   **judge(reply.text, p, pipe.guard, pipe.verifier, facts_from_memory(base, memory),
+                           coherence if reply.source == "model" else None)}
+            got[name].append(row)
+            print(f"  [{p['id']}] {name}: {row['cpu']:.1f} s CPU, {row['tokens']:.0f} tokens, {reply.attempts} "
+                  f"attempts, {reply.source}: {reply.text[:80]!r}", flush=True)
+    load = os.getloadavg()
+    print(f"\nload average at the end {load[0]:.1f}\n{'settings':<20} {'n':>3} {'cpu p50':>7} {'p95':>6} "
+          f"{'wall p50':>8} {'p95':>6} {'tokens p50':>10} {'p95':>5} {'attempts':>8} {'model':>5} {'in char':>7}")
+    for name, rows in got.items():
+        asked = [r for r in rows if r["attempts"]]
+        tq = quantiles([r["tokens"] for r in asked]) or (0.0, 0.0)
+        print(f"{name:<20} {len(rows):>3} {seconds(cpu_of(asked))}   {seconds([r['secs'] for r in asked])} "
+              f"{tq[0]:10.0f} {tq[1]:5.0f} {sum(r['attempts'] for r in asked) / max(1, len(asked)):8.2f} "
+              f"{sum(r['source'] == 'model' for r in rows):>5} {pct([r['in_char'] for r in rows]):>7}")
+    print("(latency over the replies the model was asked for; in character over all)")
+
+
 def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
     """The model's own reply to the same prompt: no guard, no verifier, no grounding (3 sentences at most).
 
@@ -282,6 +347,13 @@ def run(args: argparse.Namespace) -> None:
     if args.coherence:
         judge_coherence(card, get_embedder(), args.show)
         return
+    if args.budget_ab:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        budget_ab(data, card, args.dialogue, args.budget_ab)
+        return
     judge_replies(data, card, args.show)
     if args.replies:
         return
@@ -321,17 +393,7 @@ def run(args: argparse.Namespace) -> None:
     judge_coherence_check = Coherence(enc, own_text=card_text(card))
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
-        memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
-        turn = 0
-        for t in told:
-            turn += 1
-            tell(memory, t, turn)
-        for k in range(after):
-            turn += 1
-            tell(memory, filler[k % len(filler)], turn, "Mm.")
-        pipe = pipeline_for(card, memory, model, settings=settings, embedder=enc, home=card.home)
-        pipe.knowledge = PlayerKnowledge(card, lambda: memory.player_name, enc)
-        return memory, pipe
+        return talk(card, model, enc, told, [filler[k % len(filler)] for k in range(after)], settings)
 
     # one memory per distance: every told fact, then the small talk, then the questions
     told_lines = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
@@ -497,6 +559,9 @@ def main() -> None:
                     help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
                          "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--budget-ab", type=int, default=0, metavar="N",
+                    help="only time N model-answered probes with the old generation settings and today's "
+                         "(CPU, wall, tokens, attempts), alternating")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads for the dialogue model (default 1, as the game's model worker; 0: "
                          "torch's default)")
