@@ -152,6 +152,8 @@ def budget_ab(data: dict[str, Any], card: Any, dialogue: str, n: int) -> None:
     got: dict[str, list[dict[str, Any]]] = defaultdict(list)
     load = os.getloadavg()
     print(f"--budget-ab: {len(probes)} probes, model {model.name}, load average {load[0]:.1f}")
+    for memory, pipe in arms.values():  # untimed: the first reply of a talk encodes her whole prompt
+        pipe.reply("Good evening, Eve.", memory.now + 1)
     for i, p in enumerate(probes):
         names = list(arms) if i % 2 == 0 else list(arms)[::-1]
         for name in names:
@@ -199,6 +201,15 @@ def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
         if close is not None:
             close()
     return " ".join(done[:pipe.settings.max_sentences]).strip()
+
+
+def first_sentence(into: list[float], start_cpu: float) -> Any:
+    """An ``on_sentence`` callback that appends the process CPU seconds since ``start_cpu`` at the
+    first sentence to ``into``."""
+    def note(_sentence: Any) -> None:
+        if not into:
+            into.append(time.process_time() - start_cpu)
+    return note
 
 
 def earlier_baselines(path: str) -> dict[str, dict[str, Any]]:
@@ -368,6 +379,9 @@ def run(args: argparse.Namespace) -> None:
         by[p["category"]].append(p)
     if args.quick:
         probes = [p for group in by.values() for i, p in enumerate(group) if i % 8 in (0, 5)]  # both splits
+    if args.ids_from:  # the probes an earlier --out run answered (a before/after on the same probes)
+        ids = {json.loads(line)["id"] for line in Path(args.ids_from).read_text(encoding="utf-8").splitlines()}
+        probes = [p for p in probes if p["id"] in ids]
     if args.per_category:
         probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
                   [:args.per_category]]
@@ -406,7 +420,8 @@ def run(args: argparse.Namespace) -> None:
         memory, pipe = pipes[key]
         turn = memory.now + 1
         t, c = time.perf_counter(), time.process_time()
-        reply = pipe.reply(p["ask"], turn)
+        first: list[float] = []  # CPU seconds to her first sentence (what the voice starts on)
+        reply = pipe.reply(p["ask"], turn, first_sentence(first, c))
         grounded_s, grounded_cpu = time.perf_counter() - t, time.process_time() - c
         earlier = reuse.get(p["id"])
         base_text: str | None
@@ -426,6 +441,8 @@ def run(args: argparse.Namespace) -> None:
             row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "cpu": cpu,
                    "text": text, "source": reply.source if variant == "grounded" else "model",
                    "attempts": reply.attempts if variant == "grounded" else 1,
+                   "first_cpu": (first[0] if first else None) if variant == "grounded" else None,
+                   "tokens": reply.timings.get("model_tokens") if variant == "grounded" else None,
                    **judge(text, p, pipe.guard, pipe.verifier, facts,
                            judge_coherence_check if variant == "baseline" or reply.source == "model" else None)}
             if p["category"] == "mood":
@@ -529,14 +546,18 @@ def report(rows: list[dict[str, Any]]) -> None:
     print("\nrecall: the expected value said AND the reply in character (mood: the intent read right); said: "
           "the value is in the reply, whatever else it says")
     print(f"\nlatency by reply source ('+model': the model was tried first)\n{'variant':<9} {'source':<18} {'n':>3} "
-          f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8}")
+          f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8} {'tokens':>6} "
+          f"{'1st sentence cpu p50':>20} {'p95':>6}")
     by_source: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_source[(r["variant"], kind_of(r))].append(r)
     for (variant, source), g in sorted(by_source.items()):
         attempts = sum(r.get("attempts", 0) for r in g) / len(g)
+        tokens = [float(r["tokens"]) for r in g if r.get("tokens") is not None]
+        firsts = [float(r["first_cpu"]) for r in g if r.get("first_cpu") is not None]
         print(f"{variant:<9} {source:<18} {len(g):>3}   {seconds([r['secs'] for r in g])}  "
-              f"{seconds(cpu_of(g))} {attempts:8.2f}")
+              f"{seconds(cpu_of(g))} {attempts:8.2f} {statistics.median(tokens) if tokens else 0:6.0f} "
+              f"{'':>14}{seconds(firsts)}")
     print()
     for variant in ("grounded", "baseline"):
         for split in ("dev", "heldout", "all"):
@@ -559,6 +580,8 @@ def main() -> None:
                     help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
                          "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--ids-from", default="", metavar="X.jsonl",
+                    help="only the probes an earlier --out run wrote (compare before and after on the same probes)")
     ap.add_argument("--budget-ab", type=int, default=0, metavar="N",
                     help="only time N model-answered probes with the old generation settings and today's "
                          "(CPU, wall, tokens, attempts), alternating")
