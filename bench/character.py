@@ -116,6 +116,73 @@ def tell(memory: Memory, text: str, turn: int, reply: str = "I'll remember that.
     memory.observe(Event(kind="reply", turn=turn, speaker="eve", text=reply))
 
 
+def talk(card: Any, model: Any, enc: Any, told: list[str], small_talk: list[str],
+         settings: DialogueSettings) -> tuple[Memory, DialoguePipeline]:
+    """Her memory after the player's ``told`` lines then ``small_talk`` (each answered with a fixed
+    reply), and her pipeline on it with ``model`` and ``settings``."""
+    memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
+    turn = 0
+    for t in told:
+        turn += 1
+        tell(memory, t, turn)
+    for line in small_talk:
+        turn += 1
+        tell(memory, line, turn, "Mm.")
+    pipe = pipeline_for(card, memory, model, settings=settings, embedder=enc, home=card.home)
+    pipe.knowledge = PlayerKnowledge(card, lambda: memory.player_name, enc)
+    return memory, pipe
+
+
+#: The generation settings before the reply budget (96 tokens an attempt, three sentences, two
+#: regenerations of a whole 96 tokens each), for ``--budget-ab``.
+OLD_BUDGET = DialogueSettings(seed=0, max_new_tokens=96, max_sentences=3, reply_tokens=3 * 96)
+
+
+def budget_ab(data: dict[str, Any], card: Any, dialogue: str, n: int) -> None:
+    """Print the reply latency of the same pipeline with the old generation settings and today's
+    (:data:`OLD_BUDGET` vs :class:`DialogueSettings` defaults) on ``n`` small-talk probes (both splits:
+    what the model answers; a card question mostly gets its grounded answer), alternating which goes
+    first so neither always finds the other's prompt cached: CPU seconds of the bench process, wall
+    seconds, tokens the model wrote, attempts, and how many replies came from the model and were in
+    character."""
+    enc = get_embedder()
+    model = build_model(dialogue_spec(dialogue, ROOT / "stories" / "eve"))
+    probes = [p for p in data["probes"] if p["category"] == "smalltalk"]  # what grounding leaves to the model
+    probes = probes[::max(1, len(probes) // max(1, n))][:n]
+    base = facts_from_card(card, card.home)
+    coherence = Coherence(enc, own_text=card_text(card))
+    arms = {"old budget": talk(card, model, enc, [], [], OLD_BUDGET),
+            "reply budget (now)": talk(card, model, enc, [], [], DialogueSettings(seed=0))}
+    got: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    load = os.getloadavg()
+    print(f"--budget-ab: {len(probes)} probes, model {model.name}, load average {load[0]:.1f}")
+    for memory, pipe in arms.values():  # untimed: the first reply of a talk encodes her whole prompt
+        pipe.reply("Good evening, Eve.", memory.now + 1)
+    for i, p in enumerate(probes):
+        names = list(arms) if i % 2 == 0 else list(arms)[::-1]
+        for name in names:
+            memory, pipe = arms[name]
+            t, c = time.perf_counter(), time.process_time()
+            reply = pipe.reply(p["ask"], memory.now + 1)
+            row = {"secs": time.perf_counter() - t, "cpu": time.process_time() - c, "source": reply.source,
+                   "attempts": reply.attempts, "tokens": reply.timings.get("model_tokens", 0.0),
+                   **judge(reply.text, p, pipe.guard, pipe.verifier, facts_from_memory(base, memory),
+                           coherence if reply.source == "model" else None)}
+            got[name].append(row)
+            print(f"  [{p['id']}] {name}: {row['cpu']:.1f} s CPU, {row['tokens']:.0f} tokens, {reply.attempts} "
+                  f"attempts, {reply.source}: {reply.text[:80]!r}", flush=True)
+    load = os.getloadavg()
+    print(f"\nload average at the end {load[0]:.1f}\n{'settings':<20} {'n':>3} {'cpu p50':>7} {'p95':>6} "
+          f"{'wall p50':>8} {'p95':>6} {'tokens p50':>10} {'p95':>5} {'attempts':>8} {'model':>5} {'in char':>7}")
+    for name, rows in got.items():
+        asked = [r for r in rows if r["attempts"]]
+        tq = quantiles([r["tokens"] for r in asked]) or (0.0, 0.0)
+        print(f"{name:<20} {len(rows):>3} {seconds(cpu_of(asked))}   {seconds([r['secs'] for r in asked])} "
+              f"{tq[0]:10.0f} {tq[1]:5.0f} {sum(r['attempts'] for r in asked) / max(1, len(asked)):8.2f} "
+              f"{sum(r['source'] == 'model' for r in rows):>5} {pct([r['in_char'] for r in rows]):>7}")
+    print("(latency over the replies the model was asked for; in character over all)")
+
+
 def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
     """The model's own reply to the same prompt: no guard, no verifier, no grounding (3 sentences at most).
 
@@ -138,6 +205,15 @@ def baseline_reply(pipe: DialoguePipeline, text: str, seed: int) -> str:
         if close is not None:
             close()
     return " ".join(done[:pipe.settings.max_sentences]).strip()
+
+
+def first_sentence(into: list[float], start_cpu: float) -> Any:
+    """An ``on_sentence`` callback that appends the process CPU seconds since ``start_cpu`` at the
+    first sentence to ``into``."""
+    def note(_sentence: Any) -> None:
+        if not into:
+            into.append(time.process_time() - start_cpu)
+    return note
 
 
 def earlier_baselines(path: str) -> dict[str, dict[str, Any]]:
@@ -314,6 +390,13 @@ def run(args: argparse.Namespace) -> None:
     if args.coherence:
         judge_coherence(card, get_embedder(), args.show, against=args.against)
         return
+    if args.budget_ab:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        budget_ab(data, card, args.dialogue, args.budget_ab)
+        return
     judge_replies(data, card, args.show)
     if args.replies:
         return
@@ -328,6 +411,9 @@ def run(args: argparse.Namespace) -> None:
         by[p["category"]].append(p)
     if args.quick:
         probes = [p for group in by.values() for i, p in enumerate(group) if i % 8 in (0, 5)]  # both splits
+    if args.ids_from:  # the probes an earlier --out run answered (a before/after on the same probes)
+        ids = {json.loads(line)["id"] for line in Path(args.ids_from).read_text(encoding="utf-8").splitlines()}
+        probes = [p for p in probes if p["id"] in ids]
     if args.per_category:
         probes = [p for group in by.values() for p in group[::max(1, len(group) // args.per_category)]
                   [:args.per_category]]
@@ -353,17 +439,7 @@ def run(args: argparse.Namespace) -> None:
     judge_coherence_check = Coherence(enc, own_text=card_text(card))
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
-        memory = Memory(card, MemoryConfig(context_tokens=min(model.context_size, 4096)), embedder=enc)
-        turn = 0
-        for t in told:
-            turn += 1
-            tell(memory, t, turn)
-        for k in range(after):
-            turn += 1
-            tell(memory, filler[k % len(filler)], turn, "Mm.")
-        pipe = pipeline_for(card, memory, model, settings=settings, embedder=enc, home=card.home)
-        pipe.knowledge = PlayerKnowledge(card, lambda: memory.player_name, enc)
-        return memory, pipe
+        return talk(card, model, enc, told, [filler[k % len(filler)] for k in range(after)], settings)
 
     # one memory per distance: every told fact, then the small talk, then the questions
     told_lines = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
@@ -376,7 +452,8 @@ def run(args: argparse.Namespace) -> None:
         memory, pipe = pipes[key]
         turn = memory.now + 1
         t, c = time.perf_counter(), time.process_time()
-        reply = pipe.reply(p["ask"], turn)
+        first: list[float] = []  # CPU seconds to her first sentence (what the voice starts on)
+        reply = pipe.reply(p["ask"], turn, first_sentence(first, c))
         grounded_s, grounded_cpu = time.perf_counter() - t, time.process_time() - c
         earlier = reuse.get(p["id"])
         base_text: str | None
@@ -396,6 +473,8 @@ def run(args: argparse.Namespace) -> None:
             row = {"variant": variant, "category": p["category"], "split": p["split"], "secs": secs, "cpu": cpu,
                    "text": text, "source": reply.source if variant == "grounded" else "model",
                    "attempts": reply.attempts if variant == "grounded" else 1,
+                   "first_cpu": (first[0] if first else None) if variant == "grounded" else None,
+                   "tokens": reply.timings.get("model_tokens") if variant == "grounded" else None,
                    **judge(text, p, pipe.guard, pipe.verifier, facts,
                            judge_coherence_check if variant == "baseline" or reply.source == "model" else None)}
             if p["category"] == "mood":
@@ -499,14 +578,18 @@ def report(rows: list[dict[str, Any]]) -> None:
     print("\nrecall: the expected value said AND the reply in character (mood: the intent read right); said: "
           "the value is in the reply, whatever else it says")
     print(f"\nlatency by reply source ('+model': the model was tried first)\n{'variant':<9} {'source':<18} {'n':>3} "
-          f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8}")
+          f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8} {'tokens':>6} "
+          f"{'1st sentence cpu p50':>20} {'p95':>6}")
     by_source: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_source[(r["variant"], kind_of(r))].append(r)
     for (variant, source), g in sorted(by_source.items()):
         attempts = sum(r.get("attempts", 0) for r in g) / len(g)
+        tokens = [float(r["tokens"]) for r in g if r.get("tokens") is not None]
+        firsts = [float(r["first_cpu"]) for r in g if r.get("first_cpu") is not None]
         print(f"{variant:<9} {source:<18} {len(g):>3}   {seconds([r['secs'] for r in g])}  "
-              f"{seconds(cpu_of(g))} {attempts:8.2f}")
+              f"{seconds(cpu_of(g))} {attempts:8.2f} {statistics.median(tokens) if tokens else 0:6.0f} "
+              f"{'':>14}{seconds(firsts)}")
     print()
     for variant in ("grounded", "baseline"):
         for split in ("dev", "heldout", "all"):
@@ -529,6 +612,11 @@ def main() -> None:
                     help="with --baseline-from: no baseline for a probe that file lacks (it is left out of the "
                          "baseline rows) instead of generating one")
     ap.add_argument("--show", action="store_true", help="print each probe's two replies")
+    ap.add_argument("--ids-from", default="", metavar="X.jsonl",
+                    help="only the probes an earlier --out run wrote (compare before and after on the same probes)")
+    ap.add_argument("--budget-ab", type=int, default=0, metavar="N",
+                    help="only time N model-answered probes with the old generation settings and today's "
+                         "(CPU, wall, tokens, attempts), alternating")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads for the dialogue model (default 1, as the game's model worker; 0: "
                          "torch's default)")

@@ -220,11 +220,22 @@ class DialogueSettings:
     """How replies are generated.
 
     Attributes:
-        max_new_tokens: most tokens per attempt.
+        max_new_tokens: most tokens per attempt (64: two sentences of hers are 20-50 tokens; a
+            fragment the limit cuts off is dropped when the reply already has a sentence).
+        reply_tokens: most tokens the model may write for one reply, all its attempts together
+            (the generation budget: a regeneration gets what the earlier attempts left, at most
+            ``max_new_tokens``); counted as the text pieces the model streams (one per token for the
+            embedded model). Decoding costs 100-190 ms of CPU per token for SmolLM2-135M on a
+            loaded 2-core machine (``bench/character.py``), so this bounds her slowest replies.
+        min_attempt_tokens: a regeneration starts only when at least this many tokens of the budget
+            are left (fewer would be cut off before a sentence ends); otherwise she says her
+            authored line at once.
         temperature: sampling temperature of the first attempt (0: greedy; 0.3 keeps a small
             model such as SmolLM2-135M close to its prompt, whose card recommends 0.2).
         retry_temperature: temperature of regenerations (at least this, so a new seed differs).
-        max_sentences: a reply stops after this many sentences.
+        max_sentences: a reply stops after this many sentences (2: in two Eve talks of 60
+            exchanges, 35 of 58 model replies were one sentence and 11 were three, the longest and
+            slowest ones).
         max_regenerations: attempts after the first when the guard rejects the reply.
         seed: base seed; each turn's seed is derived from it and the turn.
         model_on_injection: let the model answer a line the guard flagged as an injection
@@ -232,13 +243,15 @@ class DialogueSettings:
             authored line, and the model never sees the attempt.
     """
 
-    max_new_tokens: int = 96
+    max_new_tokens: int = 64
     temperature: float = 0.3
     retry_temperature: float = 0.8
-    max_sentences: int = 3
+    max_sentences: int = 2
     max_regenerations: int = 2
     seed: int = 0
     model_on_injection: bool = False
+    reply_tokens: int = 80
+    min_attempt_tokens: int = 16
 
 
 @dataclass(frozen=True)
@@ -283,7 +296,8 @@ class Reply:
             every sentence of which passed the persona guard and the verifier; ``authored``:
             written by the author: an answer, a grounded fact, a fallback or a deflection),
             ``names`` and ``numbers`` the verifier checked, ``fact`` (a grounded answer's fact id).
-        timings: wall-clock seconds (``first_sentence_s``, ``total_s``); not in the event.
+        timings: wall-clock seconds (``first_sentence_s``, ``total_s``) and ``model_tokens`` (what the
+            model wrote for it, all attempts together); not in the event.
     """
 
     character: str
@@ -496,8 +510,11 @@ class DialoguePipeline:
         def stamp() -> None:
             timings.setdefault("first_sentence_s", time.perf_counter() - t0)
 
+        spent = [0]  # tokens the model wrote for this reply, all attempts together (the budget)
+
         def finish(sentences: Sequence[str], source: Source, **more: Any) -> Reply:
             timings["total_s"] = time.perf_counter() - t0
+            timings["model_tokens"] = float(spent[0])
             if self.replies is not None:
                 self.replies.heard(" ".join(sentences))
             return Reply(character=self.character, text=" ".join(sentences), sentences=tuple(sentences),
@@ -567,12 +584,17 @@ class DialoguePipeline:
             for attempt in range(1 + s.max_regenerations if messages else 0):
                 if attempt >= limit:
                     break
+                left = max(0, s.reply_tokens - spent[0])
+                if attempt and left < s.min_attempt_tokens:
+                    break  # the budget is spent: her authored line now, not another slow attempt
                 attempts += 1
                 temperature = s.temperature if attempt == 0 else max(s.temperature, s.retry_temperature)
                 try:
                     outcome = yield from self._attempt(messages, seed + attempt, temperature, emitted, stamp,
                                                        hold=check.injection or bool(hint and hint.enforce),
-                                                       expect=hint.answer.value if hint and hint.enforce else "")
+                                                       expect=hint.answer.value if hint and hint.enforce else "",
+                                                       max_new_tokens=max(1, min(s.max_new_tokens, left)),
+                                                       spent=spent)
                 except ModelError as exc:
                     error = exc.why
                     break
@@ -672,15 +694,21 @@ class DialoguePipeline:
         return messages
 
     def _attempt(self, messages: list[Message], seed: int, temperature: float, emitted: list[str],
-                 stamp: Callable[[], None], hold: bool,
-                 expect: str = "") -> Generator[Sentence, None, Rejection | None]:
+                 stamp: Callable[[], None], hold: bool, expect: str = "", max_new_tokens: int = 0,
+                 spent: list[int] | None = None) -> Generator[Sentence, None, Rejection | None]:
         """One model attempt; yields accepted sentences (appending them to ``emitted``).
 
         With ``hold``, nothing is yielded until the whole attempt has passed the guard
         (used for flagged input, where even a harmless first sentence such as "Sure!"
         may be the start of giving in, and for a question about a told fact). With
         ``expect``, a whole reply that does not say that value (:func:`says_value`) is
-        rejected as ``unanswered``.
+        rejected as ``unanswered``. ``max_new_tokens``: this attempt's share of the budget (0:
+        ``settings.max_new_tokens``); ``spent[0]`` grows by each text piece the model streams.
+
+        The attempt ends as soon as its fate is known, so the rest is not decoded: at the first
+        sentence a check rejects, after ``max_sentences`` sentences, and as soon as the sentence being
+        written opens with another speaker's label ("Tomas: ..."), before the rest of it is decoded
+        (the label decides at its colon what the whole sentence will be judged: someone else's turn).
 
         Returns (as the generator's value) ``None`` when the reply is done and clean,
         else the :class:`Rejection` that stopped it.
@@ -688,7 +716,8 @@ class DialoguePipeline:
         assert self.model is not None
         s = self.settings
         splitter = SentenceSplitter()
-        stream = self.model.stream(messages, max_new_tokens=s.max_new_tokens, temperature=temperature, seed=seed)
+        stream = self.model.stream(messages, max_new_tokens=max_new_tokens or s.max_new_tokens,
+                                   temperature=temperature, seed=seed)
         seen = {normalise(e) for e in emitted}
         held: list[str] = []
         raw: list[str] = []
@@ -703,6 +732,8 @@ class DialoguePipeline:
             finished = False
             for delta in stream:
                 raw.append(delta)
+                if spent is not None:
+                    spent[0] += 1
                 for piece in splitter.feed(delta):
                     sentence = self._clean(piece)
                     if sentence is None:
@@ -727,6 +758,9 @@ class DialoguePipeline:
                         finished = True
                         break
                 if finished:
+                    break
+                if self._clean(splitter.pending) is None:
+                    finished = True  # the sentence being written is someone else's turn: end here
                     break
             if not finished:
                 rest = splitter.flush()
