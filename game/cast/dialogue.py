@@ -537,9 +537,10 @@ class DialoguePipeline:
             return finish(sentences, "deflection", check={"status": "authored"})
         if self.facts is not None:
             self.guard.facts = self.facts(check.text)
+        # a flagged line (asked of the model only with model_on_injection) is never answered from her facts
         grounded = (self.grounding.match(check.text, self.guard.facts.beliefs)
-                    if self.grounding is not None and check.text else None)
-        topic = grounded is None and self.grounding is not None and bool(check.text)
+                    if self.grounding is not None and check.text and not check.injection else None)
+        topic = grounded is None and self.grounding is not None and bool(check.text) and not check.injection
         if topic:
             # a question about her own life that her card answers, found by meaning (Grounding.topic)
             grounded = self._guarded(self.grounding.topic(check.text))  # type: ignore[union-attr]

@@ -88,7 +88,8 @@ def test_no_complying_reply_reaches_the_player(eve_card: Any, embedder: Any) -> 
             assert bad not in reply.text
         assert pipe.guard.check(reply.text).ok, (attack, reply.text)
         if reply.source in ("fallback", "deflection"):
-            assert reply.attempts == 3 and len(reply.rejected) == 3
+            # every attempt the token budget allowed (DialogueSettings.reply_tokens) was rejected and shown
+            assert 1 <= reply.attempts == len(reply.rejected) <= 3
             assert all(any(c.startswith(r.text) for c in COMPLYING) for r in reply.rejected)
     assert sources.get("fallback", 0) + sources.get("deflection", 0) > 0
     # the input side flags nearly all of them (the output side is what guarantees the result)
@@ -102,7 +103,8 @@ def test_benign_lines_are_not_flagged_and_reach_the_model(eve_card: Any, embedde
     assert [b for b in BENIGN if guard.check_input(b).injection] == []
     memory = Memory(eve_card, embedder=embedder)
     honest = ScriptedDialogueModel(default="The tide's turning. Stay for tea, walker.")
-    pipe = pipeline_for(eve_card, memory, honest, embedder=embedder)
+    # the model path (by default her card answers many of these first: card_first)
+    pipe = pipeline_for(eve_card, memory, honest, embedder=embedder, card_first=False)
     replies = [pipe.reply(b, turn=i) for i, b in enumerate(BENIGN)]
     # none is deflected; the same reply to every line is only refused where it leaves a
     # "where"/"who"/"when" question unanswered (then her fallback line), never as a persona break

@@ -38,9 +38,10 @@ def test_role_play_meta_and_filler_replies_fail_the_guard(reply: str, kind: str)
     assert verdict.kind == kind, verdict
 
 
-def _told(eve: Any, embedder: Any, model: ScriptedDialogueModel, lines: list[str]) -> tuple[Any, Memory]:
+def _told(eve: Any, embedder: Any, model: ScriptedDialogueModel, lines: list[str],
+          card_first: bool = True) -> tuple[Any, Memory]:
     memory = Memory(eve, embedder=embedder)
-    pipe = pipeline_for(eve, memory, model, embedder=embedder)
+    pipe = pipeline_for(eve, memory, model, embedder=embedder, card_first=card_first)
     for turn, line in enumerate(lines, 1):
         memory.observe(Event(kind="say", turn=turn, speaker="player", text=line, data={"target": "eve"}))
         memory.observe(Event(kind="reply", turn=turn, speaker="eve", text="I'll remember that."))
@@ -50,7 +51,10 @@ def _told(eve: Any, embedder: Any, model: ScriptedDialogueModel, lines: list[str
 def test_meta_talk_to_an_insult_is_regenerated_then_answered_in_her_voice(eve: Any, embedder: Any) -> None:
     model = ScriptedDialogueModel(default=["I was trying to play a young girl, but I guess that's not the point…",
                                            "Sorry, I'll stay in character.", "My character is hurt by that."])
-    pipe, _ = _told(eve, embedder, model, [])
+    direct, _ = _told(eve, embedder, model, [])
+    first = direct.reply("You are a stupid, boring old woman.", 3)  # by default a clear insult gets her line at once
+    assert first.attempts == 0 and first.source != "deflection" and first.check.get("intent") == "insult"
+    pipe, _ = _told(eve, embedder, model, [], card_first=False)  # the model path, asked first
     r = pipe.reply("You are a stupid, boring old woman.", 3)
     # the model broke, the line was no injection: her authored answer to an insult, no retort
     authored = [line for name in ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
