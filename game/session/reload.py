@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 #: Lint codes that mean the story would fail while played (undefined scene, item,
 #: character, variable or location, a bad expression, an effect on an undeclared
 #: variable, a file that does not load): a reload with one of these at ``error`` is refused.
-FATAL_CODES = frozenset({"WL001", "WL002", "WL003", "WL004", "WL007", "WL014", "WL016", "WL018"})
+FATAL_CODES = frozenset({"WL001", "WL002", "WL003", "WL004", "WL007", "WL014", "WL016", "WL018", "WL027"})
 CARD_SUFFIXES = (".yaml", ".yml", ".json", ".png")
 #: The file each live session's story was last loaded or reloaded from.
 

@@ -63,7 +63,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"take('ghost')\"]}\n"),
     Code("WL003", "error", "undefined character {name!r}", "declare it under cast:",
          _BASE + "scenes:\n  a: {location: here, ending: e, present: [nobody]}\n"),
-    Code("WL004", "error", "undefined variable {name!r} read in a condition", "declare it under variables:",
+    Code("WL004", "error", "the expression reads undefined variable {name!r}", "declare it under variables:",
          _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'mood > 1', goto: a}]}\n"),
     Code("WL005", "warning", "scene {name!r} is unreachable from the start", "add a goto or exit to it",
          _BASE + "scenes:\n  a: {location: here, ending: e}\n  b: {location: here, ending: f}\n"),
@@ -187,6 +187,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "variables: {who: {type: str, default: Ann}}\n"
          "scenes:\n  a: {location: here, ending: e, lines: ['Hello, {who}.']}\n",
          (("locale/fr.po", _PO + _entry("a.l0", "Hello, {who}.", "Bonjour, {qui}.")),)),
+    Code("WL027", "error", "{name!r} reads as an undeclared variable: the values are spelt True, False and None",
+         "a capital letter makes it the value",
+         "variables: {lit: {type: bool, default: false}}\n" + _BASE
+         + "scenes:\n  a: {location: here, ending: e, on_enter: ['lit = true']}\n"),
 ]}
 
 #: ``CardProblem.kind`` (:data:`game.cast.cardcheck.KINDS`) -> its lint code; ``WL060``: the card does not load.

@@ -155,14 +155,52 @@ def _names(tree: ast.AST | list[ast.AST]) -> frozenset[str]:
     return frozenset(n.id for n in nodes if isinstance(n, ast.Name) and id(n) not in called)
 
 
+#: Values written the way YAML, JSON or Ink write them -> the expression language's spelling.
+LITERALS = {"true": "True", "false": "False", "none": "None", "null": "None"}
+
+
+def capitalised(src: str) -> str:
+    """``src`` with each name of :data:`LITERALS` (any case but the right one) spelt as the language
+    writes it: ``lit = true`` -> ``lit = True`` (names inside quotes are left as they are)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return src
+    out: list[str] = []
+    last = 0
+    lines = src.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    for tok in tokens:
+        value = LITERALS.get(tok.string.lower()) if tok.type == tokenize.NAME else None
+        if value is not None and tok.string != value:
+            at = starts[tok.start[0] - 1] + tok.start[1]
+            out += [src[last:at], value]
+            last = at + len(tok.string)
+    return "".join(out) + src[last:]
+
+
 def compile_condition(src: str, where: str = "") -> Condition:
     """Parse and check a condition once.
 
     Raises:
-        ExpressionError: syntax error, a construct outside the language, or an
-            unknown function, naming ``where``.
+        ExpressionError: syntax error (``x = 1``, an assignment, is named as such with the
+            ``==`` form to write), a construct outside the language, or an unknown function,
+            naming ``where``.
     """
-    tree = _parse(src, "eval", where)
+    try:
+        tree = _parse(src, "eval", where)
+    except ExpressionError:
+        try:
+            parts = _split_assignment(src, where)
+        except ExpressionError:
+            parts = None
+        if parts is None or parts[1] != "=" or not parts[0] or not parts[2]:
+            raise
+        fixed = capitalised(f"{parts[0]} == {parts[2]}")
+        raise ExpressionError(f"{src!r} assigns (=): a condition compares with ==, as in {fixed!r}; "
+                              f"only an effect (do:, on_enter:) assigns", where=where) from None
     nodes = _nodes(tree)
     _check_ast(nodes, src, where, CONDITION_FUNCTIONS)
     return Condition(src, tree, _names(nodes), _const_calls(nodes))

@@ -25,7 +25,7 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
-from game.story.expr import EFFECT_FUNCTIONS, WORLD_KEYS, Effect, combine, constant_failure
+from game.story.expr import EFFECT_FUNCTIONS, LITERALS, WORLD_KEYS, Effect, capitalised, combine, constant_failure
 from game.story.ink import is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
@@ -136,15 +136,16 @@ class Linter:
         #: Expression source -> what fails every time it runs (WL024), checked once per text.
         self._doomed: dict[str, ExpressionError | None] = {}
 
-    def add(self, code: str, path: Path_, name: object, known: Iterable[str] = ()) -> None:
+    def add(self, code: str, path: Path_, name: object, known: Iterable[str] = (), fix: str = "") -> None:
         """Report ``code`` at ``path`` about ``name``; with ``known`` (the names it could have
-        meant), the hint starts with the nearest of them: "did you mean 'kite_flight'?"."""
+        meant), the hint starts with the nearest of them: "did you mean 'kite_flight'?"; with
+        ``fix``, with that text (the line to write instead)."""
         c = CODES[code]
         sev = self.overrides.get(code, c.severity)
         if sev == "off":
             return
         self.out.append(Diagnostic(self.story.where(path), code, sev,
-                                   c.message.format(name=name), near_hint(name, known) + c.hint))
+                                   c.message.format(name=name), fix + near_hint(name, known) + c.hint))
 
     # -- helpers -------------------------------------------------------------
     def _effects(self) -> list[tuple[Path_, str]]:
@@ -370,8 +371,7 @@ class Linter:
                 self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
                 self.add("WL014", path, eff.target.name)
-            for n in eff.names - declared:
-                self.add("WL004", path, n)
+            self._undeclared(path, src, eff.names - declared)
             self._check_calls(path, eff.calls)
             if eff.kind == "call" and eff.op == "take":
                 arg = eff.calls[0][1][0] if eff.calls and eff.calls[0][1] else None
@@ -389,8 +389,7 @@ class Linter:
             doomed = self._doomed[src]
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
-            for n in cond.names - declared:
-                self.add("WL004", path, n)
+            self._undeclared(path, src, cond.names - declared)
             self._check_calls(path, cond.calls)
             for fn, args in cond.calls:
                 if fn == "has" and args and isinstance(args[0], str) and args[0] in self.m.items \
@@ -404,6 +403,15 @@ class Linter:
                 if always_false and path[-2:-1] != ("say",):
                     choice_id = getattr(self._reaction_at(path[:-1]), "id", path[-2])
                     self.add("WL012", path, choice_id)
+
+    def _undeclared(self, path: Path_, src: str, names: Iterable[str]) -> None:
+        """WL004 for each undeclared name ``src`` reads; WL027 (with the line to write) for one that is
+        a value in another spelling (``true``, ``none``, ``null``: :data:`~game.story.expr.LITERALS`)."""
+        for n in names:
+            if n.lower() in LITERALS:
+                self.add("WL027", path, n, fix=f"write {capitalised(src)!r}; ")
+            else:
+                self.add("WL004", path, n)
 
     def _effect_failure(self, eff: Effect) -> ExpressionError | None:
         """The error an effect raises every time it runs: a constant part that fails

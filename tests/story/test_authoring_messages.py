@@ -1,0 +1,62 @@
+"""What a new author meets writing a YAML story: each mistake a newcomer made gets a message that
+says what is wrong, where, and what to write instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from game.errors import ExpressionError
+from game.story.expr import capitalised, compile_condition
+from game.story.lint import lint_story
+
+HEAD = """id: t
+title: T
+start: a
+locations: {here: {name: Here}}
+variables: {lit: {type: bool, default: false}}
+scenes:
+"""
+
+
+def _lint(tmp: Path, scenes: str) -> list[str]:
+    (tmp / "story.yaml").write_text(HEAD + scenes, encoding="utf-8")
+    return [d.format() for d in lint_story(tmp, use_cache=False)]
+
+
+def test_a_lower_case_true_in_an_effect_is_named_with_the_line_to_write(tmp_path: Path) -> None:
+    found = _lint(tmp_path, "  a: {location: here, ending: e, on_enter: ['lit = true']}\n")
+    assert len(found) == 1, found
+    (line,) = found
+    assert "story.yaml:7:" in line
+    assert "WL027 error: 'true' reads as an undeclared variable" in line
+    assert "write 'lit = True'" in line
+    assert "read in a condition" not in line and "declare it under variables" not in line
+
+
+def test_a_lower_case_literal_in_a_condition_gets_the_same_code_and_its_fix(tmp_path: Path) -> None:
+    found = _lint(tmp_path, "  a: {location: here, choices: [{id: c, text: go, if: 'lit == false or lit != none', "
+                            "goto: b}]}\n  b: {location: here, ending: e}\n")
+    assert sorted(f.split(" WL027 error: ")[1][:7] for f in found) == ["'false'", "'none' "], found
+    assert all("write 'lit == False or lit != None'" in f for f in found)
+
+
+def test_an_undeclared_variable_in_an_effect_is_not_called_a_condition(tmp_path: Path) -> None:
+    (line,) = _lint(tmp_path, "  a: {location: here, ending: e, on_enter: ['lit = mood']}\n")
+    assert "WL004 error: the expression reads undefined variable 'mood'" in line
+
+
+def test_a_condition_that_assigns_says_to_compare_with_double_equals() -> None:
+    with pytest.raises(ExpressionError) as err:
+        compile_condition("lit = true", "story.yaml:9:12")
+    text = str(err.value)
+    assert text.startswith("story.yaml:9:12: ")
+    assert "a condition compares with ==, as in 'lit == True'" in text
+    with pytest.raises(ExpressionError, match="syntax error"):  # any other syntax error is as it was
+        compile_condition("lit ==", "x")
+
+
+def test_capitalised_leaves_quoted_text_and_right_spellings() -> None:
+    assert capitalised("x == 'true' and y == TRUE or z == None") == "x == 'true' and y == True or z == None"
+    assert capitalised("lit = null") == "lit = None"
