@@ -8,6 +8,18 @@ traceback.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def near_hint(name: object, known: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` for the known name nearest ``name`` (``difflib``'s ratio of at least
+    0.6, its default cut-off), else ``""``."""
+    if not isinstance(name, str):
+        return ""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {near[0]!r}? " if near else ""
+
 
 class WorldloomError(Exception):
     """Base of every user-facing error.

@@ -6,7 +6,6 @@ Pure analysis of the validated story: it never plays it and never imports torch.
 from __future__ import annotations
 
 import ast
-import difflib
 import hashlib
 import json
 import os
@@ -22,7 +21,7 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from game.errors import ExpressionError, StoryError
+from game.errors import ExpressionError, StoryError, near_hint
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, LITERALS, WORLD_KEYS, Effect, capitalised, combine, constant_failure
@@ -112,15 +111,6 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
                 seen.add(nxt)
                 queue.append(nxt)
     return seen
-
-
-def near_hint(name: object, known: Iterable[str]) -> str:
-    """``"did you mean 'x'? "`` for the known name nearest ``name`` (``difflib``'s ratio of at least
-    0.6, its default cut-off), else ``""``."""
-    if not isinstance(name, str):
-        return ""
-    near = difflib.get_close_matches(name, list(known), n=1)
-    return f"did you mean {near[0]!r}? " if near else ""
 
 
 class Linter:

@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from game import limits
-from game.errors import StoryError
+from game.errors import StoryError, near_hint
 from game.story.ink import is_ink_path, load_ink
-from game.story.schema import StoryModel
+from game.story.schema import StoryModel, keys_at
 from game.story.story import Story
 from game.story.yamlio import Marked, compose_marked, gc_paused, read_text
 
@@ -152,8 +152,7 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not _union_tag(p))
             where = marked.where(loc)
-            field = ".".join(str(p) for p in loc)
-            problems.append((where, f"{field}: {err['msg']}"))
+            problems.append((where, _why(err["type"], loc, err["msg"])))
         merged: dict[str, list[str]] = {}  # a union's branches fail at one place: one problem there
         for where, why in problems:
             if why not in merged.setdefault(where, []):
@@ -163,6 +162,20 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
         more = f"{len(problems) - 1} more problem(s), each on its own line below" if len(problems) > 1 else ""
         raise StoryError(why, where=where, hint=more, problems=tuple(problems)) from exc
     return Story(model, folder, digest, marked, compile_now)
+
+
+def _why(kind: str, loc: tuple[Any, ...], msg: str) -> str:
+    """One validation problem as the author reads it: ``scenes.a: unknown key 'choises': did you mean
+    'choices'?`` for a key the schema does not have (the nearest of :func:`~game.story.schema.keys_at`,
+    or every key the place takes when none is near), else ``field: pydantic's message``."""
+    if kind != "extra_forbidden" or not loc:
+        return f"{'.'.join(str(p) for p in loc)}: {msg}"
+    keys = keys_at(loc[:-1])
+    place = ".".join(str(p) for p in loc[:-1]) or "the top level"
+    near = near_hint(str(loc[-1]), keys).strip()
+    if near or not keys:
+        return f"{place}: unknown key {loc[-1]!r}" + (f": {near}" if near else "")
+    return f"{place}: unknown key {loc[-1]!r} (the keys it takes: {', '.join(keys)})"
 
 
 def _union_tag(part: object) -> bool:

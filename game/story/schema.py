@@ -8,7 +8,8 @@ Everything here is read-only data after loading; what changes lives in
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -488,3 +489,44 @@ class StoryModel(_Model):
             if not ID_RE.match(str(key)):
                 raise ValueError(f"{key!r} is not a valid id (letters, digits, '_'; not starting with a digit)")
         return v
+
+
+def _step(kind: Any, part: str | int) -> Any:
+    """The type found at key or index ``part`` of a value of type ``kind`` (``None``: nothing there)."""
+    origin = get_origin(kind)
+    if origin is Annotated:
+        return _step(get_args(kind)[0], part)
+    if origin is Union or origin is types.UnionType:
+        return next((t for t in (_step(k, part) for k in get_args(kind)) if t is not None), None)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        field = next((f for n, f in kind.model_fields.items() if part in (n, f.alias)), None)
+        return None if field is None else field.annotation
+    if origin is dict:
+        return get_args(kind)[1]
+    if origin in (tuple, list) and isinstance(part, int):
+        return get_args(kind)[0]
+    return None
+
+
+def _model_in(kind: Any) -> type[BaseModel] | None:
+    """The model ``kind`` is, or the first model of its union, or ``None``."""
+    origin = get_origin(kind)
+    if origin is Annotated:
+        return _model_in(get_args(kind)[0])
+    if origin is Union or origin is types.UnionType:
+        return next((m for m in map(_model_in, get_args(kind)) if m is not None), None)
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def keys_at(loc: tuple[str | int, ...]) -> tuple[str, ...]:
+    """The keys a story file may write in the mapping at ``loc`` (a path of keys and list indexes
+    from the top of the file, as pydantic's error ``loc``, union tags left out): ``("scenes", "a")``
+    -> a scene's keys (``title``, ``location``, ... ``choices``), each as the file spells it (``if``,
+    not ``if_``); ``()`` when ``loc`` does not lead to a model of this module."""
+    kind: Any = StoryModel
+    for part in loc:
+        kind = _step(kind, part)
+        if kind is None:
+            return ()
+    model = _model_in(kind)
+    return () if model is None else tuple(f.alias or n for n, f in model.model_fields.items())

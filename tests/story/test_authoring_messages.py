@@ -60,3 +60,39 @@ def test_a_condition_that_assigns_says_to_compare_with_double_equals() -> None:
 def test_capitalised_leaves_quoted_text_and_right_spellings() -> None:
     assert capitalised("x == 'true' and y == TRUE or z == None") == "x == 'true' and y == True or z == None"
     assert capitalised("lit = null") == "lit = None"
+
+
+def _load_error(tmp: Path, text: str) -> str:
+    from game.errors import StoryError
+    from game.story.loader import load_story
+
+    (tmp / "story.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(StoryError) as err:
+        load_story(tmp, use_cache=False)
+    return str(err.value)
+
+
+SCENE = "  a:\n    location: here\n    {key}:\n      - {{id: c, {text}: go, goto: b}}\n" \
+    "  b: {{location: here, ending: e}}\n"
+
+
+def test_a_misspelt_scene_key_names_its_line_and_the_key_meant(tmp_path: Path) -> None:
+    text = _load_error(tmp_path, HEAD + SCENE.format(key="choises", text="text"))
+    assert text == f"{tmp_path / 'story.yaml'}:9:5: scenes.a: unknown key 'choises': did you mean 'choices'?"
+
+
+def test_a_misspelt_key_deeper_down_is_matched_against_that_place_s_keys(tmp_path: Path) -> None:
+    text = _load_error(tmp_path, HEAD + SCENE.format(key="choices", text="txt"))
+    assert f"{tmp_path / 'story.yaml'}:10:17: scenes.a.choices.0: unknown key 'txt': did you mean 'text'?" in text
+
+
+def test_a_key_near_none_lists_the_keys_the_place_takes(tmp_path: Path) -> None:
+    text = _load_error(tmp_path, HEAD + SCENE.format(key="zorbs", text="text"))
+    assert "scenes.a: unknown key 'zorbs' (the keys it takes: title, location," in text
+    assert "choices" in text and "Extra inputs" not in text
+
+
+def test_lint_shows_the_suggestion_at_the_key(tmp_path: Path) -> None:
+    (line,) = _lint(tmp_path, SCENE.format(key="choises", text="text"))
+    assert line.startswith(f"{tmp_path / 'story.yaml'}:9:5: WL018 error: ")
+    assert "did you mean 'choices'?" in line
