@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from game.errors import WorldloomError
+from game.words import counted
 
 if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
     from game.story.story import Story
@@ -106,7 +107,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--inputs", help="playthrough script (one input a line)")
     play.add_argument("--record", help="write every frame and the audio to this .mp4")
     play.add_argument("--transcript", help="write the JSON-lines transcript here")
-    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--seed", type=int, default=0,
+                      help="seed of every random draw: the world, the story's random(), characters' picks "
+                           "(default 0; the same seed and inputs play the same game)")
     play.add_argument("--save-dir", help="where saves go")
     play.add_argument("--backend", default="procedural",
                       help="world backend: procedural (default), null, diffusion, causal, action, remote, "
@@ -133,22 +136,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                       help="window: reload the story when its files change on disk (F6 reloads by hand)")
 
     rep = sub.add_parser("replay", help="replay a transcript without re-running models")
-    rep.add_argument("transcript")
+    rep.add_argument("transcript", help="the .jsonl a play wrote with --transcript")
     rep.add_argument("--story", help="story to use instead of the one the transcript names")
-    rep.add_argument("--quiet", action="store_true")
+    rep.add_argument("--quiet", action="store_true", help="print only whether the replay matches, not the story")
     rep.add_argument("--save-dir", help="where the replay's save/load inputs go (the play's own --save-dir, "
                                         "to load saves an earlier run made; default: a fresh temporary folder)")
 
     strings = sub.add_parser("strings", help="the story's player-visible strings: write gettext catalogues")
     strings_sub = strings.add_subparsers(dest="strings_command", required=True, metavar="{extract}")
     extract = strings_sub.add_parser("extract", help="write or update a PO catalogue (locale/LANG.po by default)")
-    extract.add_argument("story")
+    extract.add_argument("story", help="story folder or story.yaml")
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
     extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
     lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors")
-    lint.add_argument("story")
-    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument("story", help="story folder or story.yaml")
+    lint.add_argument("--format", choices=("text", "json"), default="text",
+                      help="text: one finding a line (default); json: a list for tools")
 
     for name, add in PLUGGED.items():
         if only is None or only == name:
@@ -256,7 +260,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
             for line in format_summary(runner.summary):
                 console.print(line, markup=False)
-        console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
+        console.print(f"played {counted(len(commands), 'input')}: {counted(s.state.frame, 'frame')} "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
         if s.notice:
@@ -267,7 +271,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         if args.transcript:
             console.print(f"transcript: {args.transcript}")
         if runner.errors:
-            console.print(f"{len(runner.errors)} script line(s) could not apply (each named above, "
+            console.print(f"{counted(len(runner.errors), 'script line')} could not apply (each named above, "
                           f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played",
                           markup=False, highlight=False)
             return 1
@@ -308,7 +312,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         for d in diags:
             print(d.format())
         errors = sum(d.severity == "error" for d in diags)
-        console.print(f"{errors} error(s), {len(diags) - errors} other finding(s)")
+        console.print(f"{counted(errors, 'error')}, {counted(len(diags) - errors, 'other finding')}")
     return 1 if any(d.severity == "error" for d in diags) else 0
 
 
@@ -320,7 +324,7 @@ def cmd_strings(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else (catalogue_path(story, args.lang) if args.lang
                                            else story.folder / "locale" / "story.pot")
     total, kept, stale = write_catalogue(story, out, args.lang)
-    console.print(f"{out}: {total} string(s), {kept} translated, {stale} stale (fuzzy), "
+    console.print(f"{out}: {counted(total, 'string')}, {kept} translated, {stale} stale (fuzzy), "
                   f"{total - kept - stale} to translate")
     return 0
 

@@ -200,7 +200,8 @@ def check_repeat(length: int, times: int, where: str, error: _Error) -> None:
         error: ``length * times`` is over the limit.
     """
     if times > 0 and length * times > MAX_TEXT_CHARS:
-        raise error(f"text of {length:,} character(s) repeated {times:,} times is over the "
+        raise error(f"text of {length:,} {'character' if length == 1 else 'characters'} repeated {times:,} "
+                    f"{'time' if times == 1 else 'times'} is over the "
                     f"{MAX_TEXT_CHARS:,}-character limit", where=where)
 
 

@@ -32,6 +32,7 @@ from game.cast.cardcheck import CardProblem, check_card
 from game.cast.memory import MemoryConfig
 from game.cast.worldinfo import read_world_info, with_lorebook
 from game.errors import CardError
+from game.words import counted
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -41,17 +42,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser("card", help="character cards: import, export, validate")
     sub = p.add_subparsers(dest="card_command", required=True)
     val = sub.add_parser("validate", help="check a card (and World Info) against a context budget")
-    val.add_argument("card")
+    val.add_argument("card", help="a card: characters/<id>.yaml, or SillyTavern PNG/JSON")
     val.add_argument("--lore", action="append", default=[], help="a World Info JSON file to add (repeatable)")
     val.add_argument("--context", type=int, default=4096, help="the model's context, tokens (default 4096)")
     imp = sub.add_parser("import", help="a SillyTavern card (PNG/JSON) as characters/<id>.yaml")
-    imp.add_argument("card")
+    imp.add_argument("card", help="the SillyTavern card, PNG or JSON")
     imp.add_argument("--lore", action="append", default=[], help="a World Info JSON file to add (repeatable)")
     imp.add_argument("-o", "--out", help="the YAML to write (default characters/<id>.yaml)")
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     imp.add_argument("--context", type=int, default=4096, help="the model's context, tokens (default 4096)")
     exp = sub.add_parser("export", help="a card as SillyTavern V2/V3 JSON or PNG")
-    exp.add_argument("card")
+    exp.add_argument("card", help="the card to export (characters/<id>.yaml)")
     exp.add_argument("-o", "--out", required=True, help="OUT.json or OUT.png")
     exp.add_argument("--spec", type=int, choices=(2, 3), default=2, help="JSON: V2 (default) or V3")
     p.set_defaults(func=run)
@@ -104,12 +105,13 @@ def run(args: argparse.Namespace) -> int:
     _show(problems)
     errors = [p for p in problems if p.severity == "error"]
     if args.card_command == "validate":
-        console.print(f"{args.card}: {card.name}: {len(errors)} error(s), {len(problems) - len(errors)} warning(s) "
-                      f"for a {args.context}-token context; {len(card.greetings)} greeting(s), "
-                      f"{len(card.lorebook.entries)} lore entries")
+        console.print(f"{args.card}: {card.name}: {counted(len(errors), 'error')}, "
+                      f"{counted(len(problems) - len(errors), 'warning')} for a {args.context}-token context; "
+                      f"{counted(len(card.greetings), 'greeting')}, "
+                      f"{counted(len(card.lorebook.entries), 'lore entry')}")
         return 1 if errors else 0
     if errors:
-        console.print(f"{args.card}: not imported ({len(errors)} error(s))")
+        console.print(f"{args.card}: not imported ({counted(len(errors), 'error')})")
         return 1
     out = Path(args.out) if args.out else Path("characters") / f"{card.id}.yaml"
     if out.exists() and not args.force:
@@ -117,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(card_yaml(card, out), encoding="utf-8")
     load_card(out)  # what was written reads back
-    console.print(f"{out}: {card.name}, {len(card.greetings)} greeting(s), {len(card.lorebook.entries)} lore entries")
+    console.print(f"{out}: {card.name}, {counted(len(card.greetings), 'greeting')}, "
+                  f"{counted(len(card.lorebook.entries), 'lore entry')}")
     return 0
 
 

@@ -40,6 +40,7 @@ from game.cast.macros import unknown_macros
 from game.cast.memory import DEFAULT_POST_HISTORY, MemoryConfig, TokenCounter, approx_tokens, examples_text, sink_parts
 from game.cast.prompt import MESSAGE_OVERHEAD, Shares
 from game.cast.replies import RECENT_LINES
+from game.words import counted
 
 #: The fields of the size findings (shown when a game opens: a player would lose that text).
 BUDGET_FIELDS = frozenset({"examples", "lorebook", "card+lorebook"})
@@ -152,7 +153,8 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
         lines = card.replies.lines(intent)
         if lines and len(lines) + len(card.fallbacks) <= RECENT_LINES:
             out.append(CardProblem("few_replies", "warning", f"replies.{intent}",
-                                   f"{len(lines)} line(s) and {len(card.fallbacks)} fallback(s): a run of "
+                                   f"{counted(len(lines), 'line')} and {counted(len(card.fallbacks), 'fallback')}: "
+                                   f"a run of "
                                    f"{intent} lines repeats one of her last {RECENT_LINES} replies (add lines)"))
     return out
 

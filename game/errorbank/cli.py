@@ -23,6 +23,7 @@ from rich.table import Table
 
 from game.errorbank.errors import ErrorBankError
 from game.errorbank.store import ErrorStore
+from game.words import counted
 
 #: Default database: ``$WORLDLOOM_ERRORBANK`` or ``~/.local/share/worldloom/errorbank.db``.
 ENV_DB = "WORLDLOOM_ERRORBANK"
@@ -52,19 +53,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="write a dataset (prompt / chosen / rejected pairs)")
     db(ex)
     ex.add_argument("--out", type=Path, required=True, help="output file")
-    ex.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
-    ex.add_argument("--layout", choices=("pairs", "cases"), default="pairs")
-    ex.add_argument("--images", choices=("base64", "files"), default="base64")
+    ex.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl", help="file format (default jsonl)")
+    ex.add_argument("--layout", choices=("pairs", "cases"), default="pairs",
+                    help="pairs: prompt / chosen / rejected of corrected cases (default); cases: every case, flat")
+    ex.add_argument("--images", choices=("base64", "files"), default="base64",
+                    help="pairs' images inline as base64 (default), or as files beside the dataset")
 
     ca = sub.add_parser("calibrate", help="re-derive thresholds from labelled cases")
     db(ca)
-    ca.add_argument("--min-cases", type=int, default=3)
+    ca.add_argument("--min-cases", type=int, default=3,
+                    help="labelled cases a key needs before its threshold moves (default 3)")
     ca.add_argument("--dry-run", action="store_true", help="print, do not write the thresholds file")
 
     la = sub.add_parser("label", help="label a case good (false alarm) or bad (true fault)")
     db(la)
-    la.add_argument("case_id", type=int)
-    la.add_argument("label", choices=("good", "bad", "none"))
+    la.add_argument("case_id", type=int, help="the case's id (errorbank stats lists them)")
+    la.add_argument("label", choices=("good", "bad", "none"), help="good, bad, or none to clear it")
     return p
 
 
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace, console: Console | None = None) -> int:
             from game.errorbank.export import export
 
             path, n = export(store, args.out, args.format, args.layout, args.images)
-            out.print(f"wrote {n} row(s) to {path}")
+            out.print(f"wrote {counted(n, 'row')} to {path}")
             return 0
         if cmd == "calibrate":
             from game.errorbank.calibrate import calibrate
@@ -120,8 +124,8 @@ def _stats(store: ErrorStore, args: argparse.Namespace, out: Console) -> int:
         table.add_row(kind, str(c["cases"]), str(c["corrected"]), str(c["worked"]), str(c["good"]), str(c["bad"]))
     out.print(table)
     s = summary(store)
-    out.print(f"{s['cases']} case(s), {s['labelled']} labelled, {s['sessions']} session(s), "
-              f"{s['samples']} drift sample(s)")
+    out.print(f"{counted(s['cases'], 'case')}, {s['labelled']} labelled, {counted(s['sessions'], 'session')}, "
+              f"{counted(s['samples'], 'drift sample')}")
     png = args.png or store.path.with_name(store.path.stem + ".drift.png")
     written = drift_plot(store, png, args.session)
     out.print(f"drift plot: {written}" if written else "no drift samples to plot")

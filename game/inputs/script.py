@@ -71,7 +71,7 @@ def parse_line(text: str, where: str) -> Command | None:
     lo, hi = COMMANDS[verb]
     if len(args) < lo or (hi is not None and len(args) > hi):
         want = str(lo) if hi == lo else f"{lo}..{hi if hi is not None else 'n'}"
-        raise InputError(f"{verb} takes {want} argument(s)", where=where)
+        raise InputError(f"{verb} takes {want} {'argument' if want == '1' else 'arguments'}", where=where)
     if verb == "load" and len(args) == 2 and args[1] != "previous":
         raise InputError(f"load takes a slot and optionally 'previous', not {args[1]!r}", where=where)
     if verb in ("rollback", "rollforward") and args and not (args[0].isascii() and args[0].isdigit()

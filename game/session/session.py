@@ -45,6 +45,7 @@ from game.story.ink_runtime import runtime_for
 from game.story.loader import load_story
 from game.story.runtime import StoryRuntime
 from game.story.story import Story
+from game.words import counted
 from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, Director
@@ -472,7 +473,7 @@ class Session:
         """
         with self._lock:
             if n < 1 or n > len(self.checkpoints):
-                raise InputError(f"cannot roll back {n}: {len(self.checkpoints)} checkpoint(s)")
+                raise InputError(f"cannot roll back {n}: {counted(len(self.checkpoints), 'checkpoint')}")
             cp = self.checkpoints[-n]
             commits = self._restore_extras(cp.extras, f"checkpoints.{len(self.checkpoints) - n}.extra", "")
             left = Checkpoint(LEFT, self.state, self._extras())
@@ -505,7 +506,7 @@ class Session:
         """
         with self._lock:
             if n < 1 or n > len(self.forward):
-                raise InputError(f"cannot roll forward {n}: {len(self.forward)} step(s) ahead",
+                raise InputError(f"cannot roll forward {n}: {counted(len(self.forward), 'step')} ahead",
                                  hint="roll forward goes back along a path a rollback undid")
             commits = self._restore_extras(self.forward.steps[n].extras, f"forward.steps.{n}.extra", "")
             back, target, events = self.forward.step(n)

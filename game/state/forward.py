@@ -28,6 +28,7 @@ from typing import Any
 from game.state.events import Event
 from game.state.gamestate import GameState
 from game.state.saves import Checkpoint
+from game.words import counted
 
 #: The label of the last step: the state a rollback left.
 LEFT = "rolled back from here"
@@ -90,7 +91,7 @@ class Forward:
             ValueError: ``n`` is not 1..``len(self)`` (the caller checks first).
         """
         if not 1 <= n <= len(self):
-            raise ValueError(f"cannot roll forward {n}: {len(self)} step(s)")
+            raise ValueError(f"cannot roll forward {n}: {counted(len(self), 'step')}")
         back, target = self.steps[:n], self.steps[n]
         base = self.steps[0].state.log_offset
         cut = target.state.log_offset - base

@@ -78,6 +78,7 @@ from game.story.runtime import StoryRuntime
 from game.story.schema import Reaction
 from game.story.story import Story
 from game.story.yamlio import Path_
+from game.words import counted
 
 #: Default bound on distinct states for the breadth-first pass.
 DEFAULT_MAX_STATES = 50_000
@@ -1733,9 +1734,10 @@ class Report:
         lines = []
         bound = (f"hit the bound of {self.max_states} states (raise --max-states); dead ends and loops "
                  "are only those within it") if self.bound_hit else f"complete (bound {self.max_states})"
-        lines.append(f"explored {self.states} states, {self.transitions} moves: {bound}")
-        lines.append(f"merged {self.merged} state(s) that cannot differ in future into explored ones")
-        lines.append(f"random playthroughs: {self.playthroughs} ({self.random_steps} moves, seed {self.seed})")
+        lines.append(f"explored {counted(self.states, 'state')}, {counted(self.transitions, 'move')}: {bound}")
+        lines.append(f"merged {counted(self.merged, 'state')} that cannot differ in future into explored ones")
+        lines.append(f"random playthroughs: {self.playthroughs} ({counted(self.random_steps, 'move')}, "
+                     f"seed {self.seed})")
         lines.append(f"endings: {len(self.endings)} ({', '.join(sorted(self.endings)) or 'none'})")
         missing = sorted(set(self.all_endings) - set(self.endings))
         if missing:
@@ -1750,16 +1752,16 @@ class Report:
             lines.append(f"  ... and {len(self.unreached) - 20} more")
         lines.append(f"dead ends: {len(self.dead_ends)}")
         for n, d in enumerate(self.dead_ends, 1):
-            lines.append(f"  {d.where}: scene {d.scene!r} has no move ({d.states} state(s)); "
+            lines.append(f"  {d.where}: scene {d.scene!r} has no move ({counted(d.states, 'state')}); "
                          f"{self._script(f'dead_end_{n}_{d.scene}', d.path)}")
         lines.append(f"loops without exit: {len(self.loops)}")
         for n, lp in enumerate(self.loops, 1):
             lines.append(f"  {lp.where}: scenes {', '.join(lp.scenes)} loop with no way to an ending "
-                         f"({lp.states} state(s)); {self._script(f'loop_{n}_{lp.scenes[0]}', lp.path)}")
+                         f"({counted(lp.states, 'state')}); {self._script(f'loop_{n}_{lp.scenes[0]}', lp.path)}")
         lines.append(f"runtime errors: {len(self.failures)}")
         for n, f in enumerate(self.failures, 1):
             lines.append(f"  {f.kind}: {f.message}")
-            lines.append(f"    after {len(f.path)} input(s), found by {f.found_by}; "
+            lines.append(f"    after {counted(len(f.path), 'input')}, found by {f.found_by}; "
                          f"{self._script(f'error_{n}', f.path)}")
         for note in self.notes:
             lines.append(f"note: {note}")
@@ -2041,7 +2043,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the state and the random playthroughs")
     p.add_argument("--jobs", type=_positive, default=1, help="processes for the random playthroughs")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for reproducing scripts (default ./{DEFAULT_OUT})")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: the report (default); json: the same, for tools")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

@@ -49,6 +49,7 @@ from simpleeval import DEFAULT_OPERATORS, SimpleEval
 
 from game import limits
 from game.errors import ExpressionError
+from game.words import counted
 
 #: Functions conditions may call, with their arity.
 CONDITION_FUNCTIONS: dict[str, int] = {
@@ -114,7 +115,7 @@ def _check_ast(tree: ast.AST | list[ast.AST], src: str, where: str, functions: d
                     hint="known: " + ", ".join(sorted(functions)))
             if node.keywords or len(node.args) != functions[node.func.id]:
                 raise ExpressionError(
-                    f"{node.func.id}() takes {functions[node.func.id]} argument(s) in {src!r}",
+                    f"{node.func.id}() takes {counted(functions[node.func.id], 'argument')} in {src!r}",
                     where=where)
 
 
@@ -310,7 +311,7 @@ def compile_effect(src: str, where: str = "") -> Effect:
                                   hint="effects: " + ", ".join(sorted(EFFECT_FUNCTIONS)))
         if call.keywords or len(call.args) != EFFECT_FUNCTIONS[call.func.id]:
             raise ExpressionError(
-                f"{call.func.id}() takes {EFFECT_FUNCTIONS[call.func.id]} argument(s) in {src!r}",
+                f"{call.func.id}() takes {counted(EFFECT_FUNCTIONS[call.func.id], 'argument')} in {src!r}",
                 where=where)
         for arg in call.args:
             _check_ast(ast.Expression(arg), src, where, CONDITION_FUNCTIONS)

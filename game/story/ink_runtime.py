@@ -69,6 +69,7 @@ from game.story.ink_vm import InkVm
 from game.story.runtime import _EVENT_FIELDS, DEFAULT_GIVE_LINE, StoryRuntime
 from game.story.schema import Choice
 from game.story.story import Story
+from game.words import counted
 
 #: ``GameState.world`` key holding bink's ``save_state`` JSON.
 INK_STATE = "ink"
@@ -603,7 +604,8 @@ class InkRuntime(StoryRuntime):
         if self._errors:
             self._synced = None
             name, error = self._errors[0]
-            more = f"{len(self._errors) - 1} more error(s) in external functions" if len(self._errors) > 1 else ""
+            more = (f"{counted(len(self._errors) - 1, 'more error')} in external functions"
+                    if len(self._errors) > 1 else "")
             raise StoryRuntimeError(f"external function {name!r} raised {type(error).__name__}: {error}",
                                     where=self._where(state), hint=more) from error
         if self._ink_errors:

@@ -25,6 +25,7 @@ from game.story.ink import is_ink_path, load_ink
 from game.story.schema import StoryModel, keys_at
 from game.story.story import Story
 from game.story.yamlio import Marked, compose_marked, gc_paused, read_text
+from game.words import counted
 
 MERGEABLE = ("scenes", "items", "cast", "locations", "variables", "on_give")
 #: Most include files one story may pull in (a guard against include loops; see :mod:`game.limits`).
@@ -159,7 +160,7 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
                 merged[where].append(why)
         problems = sorted(((w, "; or ".join(ys)) for w, ys in merged.items()), key=lambda p: _position(p[0]))
         where, why = problems[0]
-        more = f"{len(problems) - 1} more problem(s), each on its own line below" if len(problems) > 1 else ""
+        more = f"{counted(len(problems) - 1, 'more problem')}, each on its own line below" if len(problems) > 1 else ""
         raise StoryError(why, where=where, hint=more, problems=tuple(problems)) from exc
     return Story(model, folder, digest, marked, compile_now)
 

@@ -40,6 +40,7 @@ from game.story.lint import reachable
 from game.story.loader import load_story
 from game.story.story import Story
 from game.story.yamlio import Path_
+from game.words import agree, counted
 
 EdgeKind = Literal["choice", "exit", "action", "gift"]
 Engine = Literal["auto", "dot", "builtin"]
@@ -191,11 +192,12 @@ def build_map(story: Story, coverage: Any | None = None) -> StoryMap:
         if e.dst not in m.scenes:
             smap.missing_at.setdefault(e.dst, []).append(story.where((*e.path, "goto")))
     n_end = sum(1 for n in nodes if n.ending)
-    smap.caption = (f"{m.title} ({m.id}): {len(m.scenes)} scenes, {len(edges)} edges, {n_end} endings. "
+    smap.caption = (f"{m.title} ({m.id}): {counted(len(m.scenes), 'scene')}, {counted(len(edges), 'edge')}, "
+                    f"{counted(n_end, 'ending')}. "
                     "Double border: ending. Red dashed: unreachable.")
     if missing:
-        smap.caption += (f" Pink note \"missing: …\": {len(missing)} goto target(s) that are not scenes "
-                         "(lint's WL001).")
+        smap.caption += (f" Pink note \"missing: …\": {counted(len(missing), 'goto target')} that "
+                         f"{agree(len(missing), 'is')} not a scene (lint's WL001).")
     if coverage is not None:
         n_reached = sum(1 for n in nodes if n.reached)
         e_reached = sum(1 for e in edges if e.reached)
@@ -780,7 +782,7 @@ def add_parser(subparsers: Any) -> None:
                    help="graphviz dot, the built-in layout, or dot when installed (default)")
     p.add_argument("--max-states", type=int, default=None, help="explorer bound with --coverage")
     p.add_argument("--random", type=int, default=None, metavar="N", help="random playthroughs with --coverage")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random playthroughs with --coverage")
     p.set_defaults(func=run)
 
 
@@ -798,14 +800,14 @@ def run(args: argparse.Namespace) -> int:
     if args.coverage:
         extra = (f"; reached {sum(1 for n in smap.nodes if n.reached)}/{sum(1 for n in smap.nodes if not n.missing)}"
                  f" scenes, {sum(1 for e in smap.edges if e.reached)}/{len(smap.edges)} edges")
-    print(f"wrote {args.output} ({how}): {sum(1 for n in smap.nodes if not n.missing)} scenes, "
-          f"{len(smap.edges)} edges{extra}")
+    print(f"wrote {args.output} ({how}): {counted(sum(1 for n in smap.nodes if not n.missing), 'scene')}, "
+          f"{counted(len(smap.edges), 'edge')}{extra}")
     for target, places in smap.missing_at.items():
         for where in places:
             print(f"error: {where}: goto {target!r} names no scene (drawn as a missing note; "
                   "worldloom lint reports it as WL001)", file=sys.stderr)
     if smap.missing_at:
-        print(f"{len(smap.missing_at)} missing scene(s): the map is drawn, but the story has errors",
+        print(f"{counted(len(smap.missing_at), 'missing scene')}: the map is drawn, but the story has errors",
               file=sys.stderr)
         return 1
     return 0

@@ -743,12 +743,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--backend-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="extra backend option (JSON value or text), e.g. steps=8; repeatable")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     p.add_argument("--tls-cert", help="TLS certificate (PEM); required off loopback")
     p.add_argument("--tls-key", help="TLS private key (PEM)")
     p.add_argument("--allow-insecure-remote", action="store_true",
                    help="serve off loopback without TLS (token and frames travel in clear)")
-    p.add_argument("--max-sessions", type=int, default=4)
+    p.add_argument("--max-sessions", type=int, default=4, help="sessions alive at once (default 4)")
     p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
     p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
     p.add_argument("--encoding", choices=("h264", "jpeg", "webp", "png"), default="h264",

@@ -185,7 +185,7 @@ def test_cli_stats_export_calibrate_label(tmp_path: Path) -> None:
     text = cli("stats", "--png", str(tmp_path / "d.png"))
     assert "drift" in text and "reply.persona" in text
     assert Image.open(tmp_path / "d.png").size == (960, 480)
-    assert "wrote 2 row(s)" in cli("export", "--out", str(tmp_path / "x.jsonl"))
+    assert "wrote 2 rows" in cli("export", "--out", str(tmp_path / "x.jsonl"))
     cli("label", "1", "bad")
     assert "thresholds" in cli("calibrate", "--dry-run")
     with pytest.raises(ErrorBankError, match="no error bank"):

@@ -112,7 +112,7 @@ def test_cli_reports_an_unavailable_choice_with_the_options(mini_path: Path, tmp
     assert main(["play", str(mini_path), "--headless", "--inputs", str(script), "--backend", "null",
                  "--save-dir", str(tmp_path)]) == 1  # played to the end; a line could not apply
     err = capsys.readouterr().err
-    assert "play.txt:2" in err and "finish_bad" in err and "1 script line(s) could not apply" in err
+    assert "play.txt:2" in err and "finish_bad" in err and "1 script line could not apply" in err
 
 
 def test_bad_output_paths_are_clear_errors(mini_path: Path, tmp_path: Path,

@@ -56,7 +56,7 @@ def test_the_cli_plays_on_names_the_lines_and_exits_1(tmp_path: Path, capsys: py
     assert code == 1
     for n in (2, 3, 4, 5, 6, 7):
         assert f"play.txt:{n}: `" in err
-    assert "6 script line(s) could not apply" in err and "played 8 input(s)" in err
+    assert "6 script lines could not apply" in err and "played 8 inputs" in err
     good = tmp_path / "good.txt"
     good.write_text("choose offer_kite\nchoose 1\n", encoding="utf-8")
     assert main(["play", STORY, "--headless", "--inputs", str(good), "--backend", "null", "--no-errorbank",

@@ -40,7 +40,7 @@ def test_play_warns_each_lint_error_and_plays_on(tmp_path: Path, capsys: pytest.
     assert "story.yaml:12:" in warnings[0] and "nowhere" in warnings[0]
     assert "story.yaml:13:" in warnings[1] and "elsewhere" in warnings[1]
     assert "2 lint error(s)" in warnings[2] and "worldloom lint" in warnings[2]
-    assert "played 0 input(s)" in out
+    assert "played 0 inputs" in out
 
 
 def test_play_of_a_clean_story_warns_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,7 +48,7 @@ def test_play_of_a_clean_story_warns_nothing(tmp_path: Path, capsys: pytest.Capt
                                                                                           "goto: b"), encoding="utf-8")
     assert main(["play", str(tmp_path), *PLAY]) == 0
     out = capsys.readouterr().err  # the console writes to stderr
-    assert "warning:" not in out and "played 0 input(s)" in out
+    assert "warning:" not in out and "played 0 inputs" in out
 
 
 def test_play_loads_the_story_once_for_its_lint_and_for_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -29,7 +29,7 @@ def test_every_schema_problem_is_named_with_its_line(tmp_path: Path) -> None:
     assert [w.rsplit(":", 2)[1] for w in wheres] == ["8", "11", "14"], err.value.problems
     text = str(err.value)
     assert all(w in text for w in wheres), text
-    assert "more problem(s)" in text and text.count("\n") == 2
+    assert "2 more problems" in text and text.count("\n") == 2
     diags = lint_story(folder, use_cache=False)
     assert [(d.code, d.where) for d in diags] == [("WL018", w) for w in wheres]
     assert "mood" in diags[0].message and "choices" in diags[1].message and "chunk" in diags[2].message

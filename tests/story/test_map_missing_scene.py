@@ -25,7 +25,7 @@ def test_map_of_a_missing_target_names_the_goto_and_exits_1(tmp_path: Path,
 
 def test_the_legend_calls_the_missing_box_missing_not_unreachable() -> None:
     smap = build_map(load_story(BROKEN, use_cache=False))
-    assert "missing" in smap.caption and "1 goto target(s) that are not scenes" in smap.caption
+    assert "missing" in smap.caption and "1 goto target that is not a scene" in smap.caption
     note = next(line for line in to_dot(smap).splitlines() if line.startswith('  "s_cellar_missing"'))
     assert 'shape="note"' in note and f'fillcolor="{COLOURS["missing"]}"' in note
     assert "dashed" not in note  # "red dashed" is the legend's unreachable scene

@@ -60,6 +60,7 @@ import torch
 from game.errors import BackendError, WorldloomError
 from game.models.causal_loader import load_causal_model
 from game.models.causal_model import CausalWan, CrossContext, FrameTier, KVCache
+from game.words import counted
 from game.world.backends.causal_sampler import Abandoned, AddonFactory, Schedule, recache, sample_block
 from game.world.backends.causal_vae import DecoderState, WanStream
 from game.world.backends.diffusion import block_seed
@@ -272,14 +273,16 @@ class CausalBackend:
                 return MemoryResult(ok=True, note="session started over")
             if op.op == "reset_history":
                 sess.cache = sess.cache.without("rolling")
-                return MemoryResult(ok=True, note=f"rolling window dropped; {sess.cache.frames} sink frame(s) kept")
+                return MemoryResult(ok=True,
+                                    note=f"rolling window dropped; {counted(sess.cache.frames, 'sink frame')} kept")
             if op.op == "reanchor":
                 return self._reanchor(sess, op.anchors)
             return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
     def _reanchor(self, sess: CausalState, anchors: tuple[Anchor, ...]) -> MemoryResult:
         sess.anchors_current = tuple(anchors)
-        return MemoryResult(ok=True, note=f"current sink: {len(anchors)} anchor(s); their text joins the prompt")
+        return MemoryResult(ok=True,
+                            note=f"current sink: {counted(len(anchors), 'anchor')}; their text joins the prompt")
 
     def close(self) -> None:
         """Drop every session and snapshot; later calls raise :class:`BackendError`."""

@@ -64,6 +64,7 @@ import numpy as np
 
 from game.errors import BackendError, WorldloomError
 from game.models.diffusion_loader import load_diffusion_pipeline
+from game.words import counted
 from game.world.backends.diffusion_embed import PromptEncoder, TextEncoderFn
 from game.world.backends.diffusion_timing import StageClock
 from game.world.backends.sessions import Interrupts, SessionTable, check_start_size
@@ -363,7 +364,8 @@ class DiffusionBackend:
                     sess.cut = True
                     sess.renoise = False
                     return MemoryResult(ok=True, note=f"current sink {images[-1].id}: the next block starts from it")
-                return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} text anchor(s) join the prompt")
+                return MemoryResult(ok=True,
+                                    note=f"current sink: {counted(len(op.anchors), 'text anchor')}; in the prompt")
             return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
     def close(self) -> None:

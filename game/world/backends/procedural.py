@@ -22,6 +22,7 @@ import numpy as np
 
 from game.audio.synth import REACTIONS, ambience, ambience_for, mix, reaction
 from game.errors import BackendError
+from game.words import counted
 from game.world.backends.cache import ObjectCache
 from game.world.backends.landscape import LOOK_MAX
 from game.world.backends.layout import Layout
@@ -400,7 +401,7 @@ class ProceduralBackend:
             return MemoryResult(ok=True, note="rolling window emptied; sinks kept")
         if op.op == "reanchor":
             sess.anchors_current = tuple(op.anchors)
-            return MemoryResult(ok=True, note=f"current sink: {len(op.anchors)} anchors")
+            return MemoryResult(ok=True, note=f"current sink: {counted(len(op.anchors), 'anchor')}")
         return MemoryResult(ok=False, note=f"unknown memory op {op.op!r}")
 
     def prepare(self, scenes: tuple[Scene, ...], seed: int) -> None:
