@@ -107,6 +107,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--inputs", help="playthrough script (one input a line)")
     play.add_argument("--record", help="write every frame and the audio to this .mp4")
     play.add_argument("--transcript", help="write the JSON-lines transcript here")
+    play.add_argument("--quiet", action="store_true",
+                      help="headless: print none of the story (its lines, choices and ending go to stdout "
+                           "otherwise); the summary, warnings and --transcript stay")
     play.add_argument("--seed", type=int, default=0,
                       help="seed of every random draw: the world, the story's random(), characters' picks "
                            "(default 0; the same seed and inputs play the same game)")
@@ -228,6 +231,11 @@ def _warn_translation(story: str, lang: str) -> None:
         console.print(f"warning: {text}", markup=False, highlight=False)
 
 
+def _story_text(line: str) -> None:
+    """One line of the story as the player reads it, to stdout (the tool's own lines go to stderr)."""
+    print(line, flush=True)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from game.errors import InputError
     from game.story.strings import LANG_ENV
@@ -253,7 +261,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
                                dialogue=_dialogue(args), voice=not args.no_voice,
-                               on_warning=lambda text: console.print(f"warning: {text}", markup=False))
+                               on_warning=lambda text: console.print(f"warning: {text}", markup=False),
+                               on_text=None if args.quiet else _story_text)
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary

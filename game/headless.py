@@ -20,6 +20,7 @@ from game.inputs.address import parse_address
 from game.inputs.channels import Channels
 from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
+from game.readable import Reader
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
@@ -72,6 +73,9 @@ class HeadlessRunner:
         on_chunk: called with each chunk (tests, benchmarks).
         on_error: told (one line naming the script line) of a command that could not apply and
             left the game as it was, the run going on (see :meth:`run`).
+        on_text: told each line the player reads, as it happens (:class:`game.readable.Reader`:
+            scene titles, lines by speaker name, the choice taken, the game's answer to words it
+            did not take, the ending's name), and the choices on offer whenever they change.
 
     Attributes:
         errors: those lines, in order.
@@ -80,9 +84,13 @@ class HeadlessRunner:
     def __init__(self, session: Session, transcript: IO[str] | None = None,
                  recorder: Recorder | None = None,
                  on_chunk: Callable[[FrameChunk], None] | None = None,
-                 on_error: Callable[[str], None] | None = None) -> None:
+                 on_error: Callable[[str], None] | None = None,
+                 on_text: Callable[[str], None] | None = None) -> None:
         self.session = session
         self.on_error = on_error
+        self.on_text = on_text
+        self._reader = Reader(session.story, session.speaker_name)
+        self._menu: list[str] = []
         self.errors: list[str] = []
         self.transcript = Transcript(transcript, session.caps.fps)
         self.recorder = recorder
@@ -115,6 +123,8 @@ class HeadlessRunner:
             return
         if self.recorder is not None and reply.line:  # the game's answer to words it did not take
             self.recorder.caption(reply.line)
+        if self.on_text is not None and reply.line:
+            self.on_text(reply.line)
         row = {"frame": s.state.frame, "type": "not_understood", "text": reply.line, "input": reply.text,
                "reason": getattr(reply.outcome, "reason", ""), "time": round(s.state.frame / s.caps.fps, 4)}
         if isinstance(reply.outcome, Clarify):
@@ -141,6 +151,9 @@ class HeadlessRunner:
     def _events(self, events: list[Event]) -> None:
         for e in events:
             self.transcript.event(e)
+            shown = self._reader.line(e.kind, e.speaker, e.text, e.scene) if self.on_text is not None else None
+            if shown is not None and self.on_text is not None:
+                self.on_text(shown)
             if self.recorder is not None and e.kind in SUBTITLED and e.text:  # the recording's subtitles
                 self.recorder.caption(e.text, self.session.speaker_name(e.speaker))
 
@@ -169,9 +182,20 @@ class HeadlessRunner:
                                "request": request.summary(), "frames": frames,
                                "sha256": h.hexdigest(), "ignored": list(ignored)})
 
+    def _show_menu(self) -> None:
+        """Tell ``on_text`` the choices on offer, when they are not those it was last told."""
+        if self.on_text is None:
+            return
+        menu = self._reader.menu(self.session.choices())
+        if menu != self._menu:
+            self._menu = menu
+            for line in menu:
+                self.on_text(line)
+
     def start(self) -> None:
         self._events(self.session.start().events)
         self._play()
+        self._show_menu()
 
     def run(self, cmd: Command) -> None:
         """Run one command. A line that cannot apply in the game as it is (no such choice,
@@ -192,6 +216,7 @@ class HeadlessRunner:
                                "type": "input", "input": text, "where": cmd.where})
         try:
             self._run(cmd)
+            self._show_menu()
         except (InputError, SaveError) as exc:
             if isinstance(exc, SaveError) and cmd.verb == "save":  # the save folder is unusable: not this line
                 raise type(exc)(exc.why, exc.where or cmd.where, exc.hint) from None
@@ -309,7 +334,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   errorbank: str | Path | None = None, dialogue: Any = "transformers",
                   voice: bool = True, cast_options: dict[str, Any] | None = None,
                   on_warning: Callable[[str], None] | None = None, clock: Clock | None = None,
-                  story: Story | None = None) -> HeadlessRunner:
+                  story: Story | None = None, on_text: Callable[[str], None] | None = None) -> HeadlessRunner:
     """Play ``commands`` on the story at ``story_path`` with no window.
 
     The game is built by :func:`game.session.open_game` (as in the window):
@@ -328,7 +353,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     and one in this process on the default :class:`~game.errorbank.clock.WorkClock` (its
     own CPU progress, which load does not stop, and which still catches a stuck call).
     ``story`` is the story at ``story_path`` already loaded (``worldloom play`` loads it once,
-    for its start lint and for play).
+    for its start lint and for play). ``on_text`` is told each line the player reads, as the
+    window shows it (see :class:`HeadlessRunner`).
 
     Returns:
         The runner (its ``frame_hash`` digests every frame shown).
@@ -356,7 +382,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     try:
         rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
         out = _open_output(transcript) if transcript else None
-        runner = HeadlessRunner(session, out, rec, on_error=on_warning)
+        runner = HeadlessRunner(session, out, rec, on_error=on_warning, on_text=on_text)
         runner.header(str(story_path))
         runner.start()
         for cmd in commands:

@@ -27,6 +27,7 @@ from game.cast.agentmind import RecordedAgentPolicy
 from game.cast.castroom import RecordedReplies
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
+from game.readable import Reader
 from game.session import open_game
 from game.world.backends.null import NullBackend
 
@@ -58,7 +59,8 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         path: transcript (``.jsonl``).
         story_path: story to use (default: the one the header names).
         save_dir: where ``save``/``load`` inputs go (default: a fresh temporary folder).
-        echo: called with each line of text as it replays.
+        echo: called with each line the player read, as it replays (:class:`game.readable.Reader`:
+            speakers and endings by name, as the window shows them), after its time.
 
     Raises:
         game.errors.WorldloomError: unreadable transcript or story.
@@ -71,6 +73,7 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
                      dialogue=None, voice=False, recorded=RecordedReplies(rows),
                      cast_options={"show_progress": False}, agents=RecordedAgentPolicy(rows))
     session = game.session
+    reader = Reader(session.story, session.speaker_name)  # names as the window shows them
     try:
         out = io.StringIO()
         runner = HeadlessRunner(session, out)
@@ -93,9 +96,10 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         got = mine[i] if i < len(mine) else None
         if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
             result.matched += 1
-            if rec.get("text") and rec["type"] in ("line", "say", "reply", "choice", "ending", "warning"):
-                who = rec.get("speaker") or ""
-                line = f"[{rec['time']:7.2f}s] {who + ': ' if who and who != 'narrator' else ''}{rec['text']}"
+            shown = reader.line(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
+                                rec.get("scene") or "")
+            if shown is not None:
+                line = f"[{rec['time']:7.2f}s] {shown}"
                 result.lines.append(line)
                 if echo:
                     echo(line)
