@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from game.errors import WorldloomError
 from game.words import counted
@@ -191,24 +192,30 @@ def _dialogue(args: argparse.Namespace) -> str | None:
 
 
 def _load_and_warn(path: str) -> Story:
-    """The story at ``path``, loaded once for play and for its start lint, and one warning line
-    per lint error and their count before play (the findings come from lint's memo when the story
-    is unchanged; else lint checks the story just loaded, with no second load; a story that does
-    not load raises the loader's error, which names every problem).
+    """The story at ``path``, loaded once for play and for its start lint (the findings come from
+    lint's memo when the story is unchanged; else lint checks the story just loaded, with no second
+    load). A story with a lint error does not start, in the window or headless: an error would
+    stop play where it is met (an effect that reads ``true``, a goto to no scene), so it is named
+    now, once, at its ``file:line:col``. A code the story's ``worldloom.toml`` lowers below error
+    (``[lint.severity]``) does not stop it.
 
     Raises:
-        game.errors.StoryError: the story does not load.
+        game.errors.StoryError: the story does not load (the loader's error, which names every
+            problem), or has lint errors: every one, each on its own line with its position.
     """
     from game.story.lint import lint_story
     from game.story.loader import load_story
 
     story = load_story(path)
     errors = [d for d in lint_story(path, story=story) if d.severity == "error" and d.code != "WL018"]
-    for d in errors:
-        console.print(f"warning: {d.format()}", markup=False, highlight=False)
     if errors:
-        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {path} for details",
-                      markup=False, highlight=False)
+        from game.errors import StoryError
+
+        why = f"{counted(len(errors), 'lint error')}, so the story does not start"
+        raise StoryError(why, path, f"`worldloom lint {path}` lists every finding; worldloom.toml's "
+                                    "lint.severity can lower a code to play anyway",
+                         problems=((path, why), *((d.where, d.format().removeprefix(d.where + ": "))
+                                                  for d in errors)))
     # The story lives as long as the game and holds no reference cycles: moved out of the cyclic
     # collector's generations (``gc.freeze``, Python's gc docs) until play ends (``main`` unfreezes),
     # it is not rescanned while the game is built and played (~0.5 s of CPU of a 5,000-scene start).
@@ -362,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = args.func(args)
         return code
     except WorldloomError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")  # a story's text may hold [brackets]
         return 2
     except KeyboardInterrupt:
         return 130

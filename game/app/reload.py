@@ -5,7 +5,8 @@ the state is kept and resumes by stable ids) and, with ``watch``, polls a
 :class:`game.session.reload.StoryWatcher` over the story's files (the main file, its
 includes, ``worldloom.toml``, character cards) every :data:`POLL_SECONDS` of window
 time. A broken file is not a crash: the old story keeps playing and the window
-shows the first error as ``file:line:col: CODE message`` until a reload succeeds.
+shows the first error as ``file:line:col: CODE message`` until a reload succeeds. An edit
+with any lint error is refused (``strict``), as ``worldloom play`` refuses to start such a story.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class Reloader:
         names: list[str] = []
         last: ReloadResult | None = None
         for target in targets:
-            last = self.session.reload(target)
+            last = self.session.reload(target, strict=True)  # as at the start: any lint error keeps the old story
             events += last.events
             if not last.ok:
                 return Reloaded(False, events, first_error(last.diagnostics), tuple(names))

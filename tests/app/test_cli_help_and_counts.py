@@ -54,8 +54,8 @@ scenes:
 
 
 def test_map_and_lint_summaries_count_in_the_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from game.story.storymap import build_map
     from game.story.loader import load_story
+    from game.story.storymap import build_map
 
     (tmp_path / "story.yaml").write_text(ONE_ENDING, encoding="utf-8")
     caption = build_map(load_story(tmp_path, use_cache=False)).caption

@@ -1,5 +1,5 @@
-"""`worldloom play` warns about a story's lint errors (one line each, a count, where to look) and
-plays on when the story loads; a clean story gets no warning."""
+"""`worldloom play` refuses a story with lint errors (each named once, with its position, a count and
+where to look), in the window and headless; a clean story gets no warning."""
 
 from __future__ import annotations
 
@@ -31,16 +31,18 @@ scenes:
 PLAY = ["--headless", "--backend", "null", "--size", "64x36", "--no-errorbank", "--dialogue", "none", "--no-voice"]
 
 
-def test_play_warns_each_lint_error_and_plays_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_play_names_each_lint_error_once_and_does_not_start(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "story.yaml").write_text(STORY, encoding="utf-8")
-    assert main(["play", str(tmp_path), *PLAY]) == 0
+    assert main(["play", str(tmp_path), *PLAY]) == 2
     out = capsys.readouterr().err  # the console writes to stderr
-    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 3, out
-    assert "story.yaml:12:" in warnings[0] and "nowhere" in warnings[0]
-    assert "story.yaml:13:" in warnings[1] and "elsewhere" in warnings[1]
-    assert "2 lint error(s)" in warnings[2] and "worldloom lint" in warnings[2]
-    assert "played 0 inputs" in out
+    lines = out.splitlines()
+    assert len(lines) == 3, out
+    assert lines[0].startswith(f"error: {tmp_path}: 2 lint errors, so the story does not start")
+    assert f"worldloom lint {tmp_path}" in lines[0]
+    assert "story.yaml:12:" in lines[1] and "WL001 error" in lines[1] and "nowhere" in lines[1]
+    assert "story.yaml:13:" in lines[2] and "elsewhere" in lines[2]
+    assert "played" not in out
 
 
 def test_play_of_a_clean_story_warns_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,13 +67,13 @@ def test_play_loads_the_story_once_for_its_lint_and_for_play(tmp_path: Path, mon
         loads.append(self.folder)
 
     monkeypatch.setattr(Story, "__init__", counted)
-    assert main(["play", str(tmp_path), *PLAY]) == 0
+    assert main(["play", str(tmp_path), *PLAY]) == 2  # the lint errors stop it, after one load
     assert loads == [tmp_path]  # was two: lint's parse, then play's read of the cache lint had filled
-    first = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning:")]
+    first = capsys.readouterr().err.splitlines()
     assert len(first) == 3
-    assert main(["play", str(tmp_path), *PLAY]) == 0  # unchanged: the cached story, lint's memo
+    assert main(["play", str(tmp_path), *PLAY]) == 2  # unchanged: the cached story, lint's memo
     assert loads == [tmp_path] * 2
-    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning:")] == first
+    assert capsys.readouterr().err.splitlines() == first
 
 
 def test_a_story_given_by_file_is_what_reload_rereads(tmp_path: Path) -> None:

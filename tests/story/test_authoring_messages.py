@@ -96,3 +96,71 @@ def test_lint_shows_the_suggestion_at_the_key(tmp_path: Path) -> None:
     (line,) = _lint(tmp_path, SCENE.format(key="choises", text="text"))
     assert line.startswith(f"{tmp_path / 'story.yaml'}:9:5: WL018 error: ")
     assert "did you mean 'choices'?" in line
+
+
+LAMP = """  a:
+    location: here
+    lines: ["A dark room. A lamp."]
+    choices:
+      - {id: c, text: Light the lamp, do: "lit = true", goto: b}
+  b: {location: here, ending: e, lines: ["Light."]}
+"""
+PLAY = ["--backend", "null", "--size", "64x36", "--no-errorbank", "--dialogue", "none", "--no-voice"]
+
+
+def test_a_story_with_a_lint_error_does_not_start_headless_and_says_so_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from game.cli import main
+
+    (tmp_path / "story.yaml").write_text(HEAD + LAMP, encoding="utf-8")
+    (tmp_path / "play.txt").write_text("choose c\n", encoding="utf-8")
+    assert main(["play", str(tmp_path), "--headless", "--inputs", str(tmp_path / "play.txt"), *PLAY]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""  # nothing of the story was played
+    assert got.err.count("'true'") == 1, got.err  # was three times: a warning, a count, the failure
+    assert f"error: {tmp_path}: 1 lint error, so the story does not start" in got.err
+    assert f"{tmp_path / 'story.yaml'}:11:" in got.err and "WL027" in got.err and "worldloom lint" in got.err
+
+
+def test_the_window_refuses_it_the_same_way(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import game.app.window as window
+    from game.cli import main
+
+    (tmp_path / "story.yaml").write_text(HEAD + LAMP, encoding="utf-8")
+    opened: list[object] = []
+    monkeypatch.setattr(window, "run_window", lambda *a, **k: opened.append(a) or 0)
+    assert main(["play", str(tmp_path), *PLAY]) == 2
+    assert opened == [] and "1 lint error, so the story does not start" in capsys.readouterr().err
+
+
+def test_a_code_the_story_lowers_below_error_plays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from game.cli import main
+
+    (tmp_path / "story.yaml").write_text(HEAD + LAMP.replace("lit = true", "lit = True").replace(
+        "goto: b}", "goto: b}\n      - {id: d, text: Wait, goto: nowhere}"), encoding="utf-8")
+    (tmp_path / "worldloom.toml").write_text('[lint.severity]\nWL001 = "warning"\n', encoding="utf-8")
+    (tmp_path / "play.txt").write_text("choose c\n", encoding="utf-8")
+    assert main(["play", str(tmp_path), "--headless", "--inputs", str(tmp_path / "play.txt"), *PLAY]) == 0
+    assert "AN ENDING: E" in capsys.readouterr().out
+
+
+def test_the_window_s_reload_refuses_any_lint_error_as_the_start_does(tmp_path: Path) -> None:
+    from game.app.reload import Reloader
+    from game.session import open_game
+    from game.story.loader import load_story
+
+    (tmp_path / "story.yaml").write_text(HEAD + LAMP.replace("lit = true", "lit = True"), encoding="utf-8")
+    game = open_game(load_story(tmp_path, use_cache=False), backend="null", dialogue=None, voice=False,
+                     source=tmp_path / "story.yaml")
+    try:
+        game.session.start()
+        # a dead end (WL006): an error, though not one reload's FATAL_CODES name
+        (tmp_path / "story.yaml").write_text(HEAD + LAMP.replace("lit = true", "lit = True")
+                                             .replace("  b: {location: here, ending: e, lines: [\"Light.\"]}",
+                                                      "  b: {location: here, lines: [\"Light.\"]}"), encoding="utf-8")
+        done = Reloader(game.session).reload()
+        assert not done.ok and "WL006" in done.message
+        assert game.session.story.model.scenes["b"].ending == "e"  # the old story plays on
+    finally:
+        game.close()
