@@ -124,8 +124,9 @@ def _stats(store: ErrorStore, args: argparse.Namespace, out: Console) -> int:
         table.add_row(kind, str(c["cases"]), str(c["corrected"]), str(c["worked"]), str(c["good"]), str(c["bad"]))
     out.print(table)
     s = summary(store)
-    out.print(f"{counted(s['cases'], 'case')}, {s['labelled']} labelled, {counted(s['sessions'], 'session')}, "
-              f"{counted(s['samples'], 'drift sample')}")
+    n = {k: v for k, v in s.items() if isinstance(v, int)}  # the totals are whole numbers
+    out.print(f"{counted(n['cases'], 'case')}, {s['labelled']} labelled, {counted(n['sessions'], 'session')}, "
+              f"{counted(n['samples'], 'drift sample')}")
     png = args.png or store.path.with_name(store.path.stem + ".drift.png")
     written = drift_plot(store, png, args.session)
     out.print(f"drift plot: {written}" if written else "no drift samples to plot")
