@@ -18,7 +18,7 @@ from game.state.intents import AnyIntent, Instruct
 from game.state.trusted import trusted
 from game.story import agents as agents_
 from game.story.agents import AgentPolicy, clamp
-from game.story.expr import WORLD_KEYS, Target, combine
+from game.story.expr import LITERALS, WORLD_KEYS, Target, combine
 from game.story.schema import Choice, Line, Reaction, RecipeDef
 from game.story.story import Story
 from game.story.strings import BUILTINS, Translation, reaction_base, translation_for
@@ -49,6 +49,8 @@ class _Env:
             return self.state.variables[key]
         if key in WORLD_KEYS:
             return self.state.world.get(key, self.rt.world_default(self.state, key))
+        if key.lower() in LITERALS:  # lint's WL027
+            raise ExpressionError(f"unknown name {key!r}", hint=f"the value is written {LITERALS[key.lower()]}")
         raise ExpressionError(f"unknown name {key!r}", hint="declare it under variables:")
 
     def call(self, fn: str, args: tuple[Any, ...]) -> Any:

@@ -164,3 +164,16 @@ def test_the_window_s_reload_refuses_any_lint_error_as_the_start_does(tmp_path: 
         assert game.session.story.model.scenes["b"].ending == "e"  # the old story plays on
     finally:
         game.close()
+
+
+def test_played_anyway_the_failure_says_how_the_value_is_written(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from game.cli import main
+
+    (tmp_path / "story.yaml").write_text(HEAD + LAMP, encoding="utf-8")
+    (tmp_path / "worldloom.toml").write_text('[lint.severity]\nWL027 = "warning"\n', encoding="utf-8")
+    (tmp_path / "play.txt").write_text("choose c\n", encoding="utf-8")
+    assert main(["play", str(tmp_path), "--headless", "--inputs", str(tmp_path / "play.txt"), *PLAY]) == 2
+    err = capsys.readouterr().err
+    assert "effect 'lit = true' failed: unknown name 'true' (the value is written True)" in err
+    assert "declare it under variables" not in err
