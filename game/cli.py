@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from game.errors import WorldloomError
+from game.errors import StoryError, WorldloomError
 from game.words import counted
 
 if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
@@ -209,8 +209,6 @@ def _load_and_warn(path: str) -> Story:
     story = load_story(path)
     errors = [d for d in lint_story(path, story=story) if d.severity == "error" and d.code != "WL018"]
     if errors:
-        from game.errors import StoryError
-
         why = f"{counted(len(errors), 'lint error')}, so the story does not start"
         raise StoryError(why, path, f"`worldloom lint {path}` lists every finding; worldloom.toml's "
                                     "lint.severity can lower a code to play anyway",
