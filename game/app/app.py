@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -44,21 +44,9 @@ from game.inputs.meaning import Clarify, NotUnderstood
 from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
-from game.story.strings import ending_title
+from game.story.strings import ending_name
 
 Direction = Literal["w", "a", "s", "d"]
-
-def ending_card_title(names: Mapping[str, str], view: View) -> str:
-    """The name on the ending card: the catalogue's translated ending name (``names``: scene id ->
-    name, :attr:`game.story.story.Story.ending_names`), else its scene's authored ``title`` (in the
-    play language; the location's name is no ending's title), else its id written out by
-    :func:`game.story.strings.ending_title` (``brann_s_share`` -> "Brann's Share")."""
-    if names.get(view.scene):
-        return names[view.scene]
-    if view.scene_title and view.scene_title != view.location:
-        return view.scene_title
-    return ending_title(view.ending)
-
 
 def _on_off(on: bool) -> str:
     """``on`` / ``off`` in the play language."""
@@ -1154,7 +1142,7 @@ class App:
                               self.mouse)
         if view.ending and not self.reader.more:
             # a translated ending name where the catalogue has one, else the authored title
-            overlays.ending_card(surf, lay, fonts, ending_card_title(self.session.story.ending_names, view))
+            overlays.ending_card(surf, lay, fonts, ending_name(self.session.story, view.scene, view.ending))
         pill = panels.status_pill(surf, lay, fonts, view.notice)
         below = pill.bottom + lay.px(6) if view.notice else 0
         panels.toast(surf, lay, fonts, self._toast[0], self._toast[1], below=below)

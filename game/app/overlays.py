@@ -202,7 +202,7 @@ def help_overlay(surface: pygame.Surface, layout: Layout, fonts: Fonts,
 
 def ending_card(surface: pygame.Surface, layout: Layout, fonts: Fonts, title: str) -> None:
     """An ending's ``title`` over the world, as given (the translated ending name, else the authored
-    title: see :func:`game.app.app.ending_card_title`; never title-cased again), with what the player can do now."""
+    title: see :func:`game.story.strings.ending_name`; never title-cased again), with what the player can do now."""
     cx, cy = layout.world.centerx, layout.world.y + int(layout.world.height * 0.36)
     box = pygame.Rect(0, 0, layout.px(460), layout.px(150))
     box.center = (cx, cy)

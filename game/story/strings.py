@@ -469,9 +469,17 @@ def ending_title(ending: str) -> str:
 
 
 def ending_name(story: Story, scene: str, ending: str) -> str:
-    """The shown name of ending ``ending`` (of scene ``scene``): the catalogue's ``scene.<id>.ending``
-    where :func:`localised` gave ``story`` one, else :func:`ending_title`."""
-    return story.ending_names.get(scene) or ending_title(ending)
+    """The shown name of ending ``ending`` (of scene ``scene``), on the window's ending card and in
+    headless play and replay: the catalogue's ``scene.<id>.ending`` where :func:`localised` gave
+    ``story`` one, else the scene's authored ``title`` (in the play language; the location's name is
+    no ending's title), else :func:`ending_title` (``brann_s_share`` -> "Brann's Share")."""
+    if story.ending_names.get(scene):
+        return story.ending_names[scene]
+    sc = story.model.scenes.get(scene)
+    loc = story.model.locations.get(sc.location) if sc is not None else None
+    if sc is not None and sc.title and sc.title != (loc.name if loc is not None else sc.location):
+        return sc.title
+    return ending_title(ending)
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str:

@@ -78,3 +78,17 @@ def test_replay_names_speakers_and_endings(played: tuple[Path, str], capsys: pyt
     out = capsys.readouterr().out
     assert "] Ysolde: Pass me the wick." in out and "] AN ENDING: The Light Holds" in out
     assert "ysolde:" not in out and "the_light_holds" not in out
+
+
+def test_an_ending_is_named_as_the_window_s_ending_card_names_it(tmp_path: Path) -> None:
+    from game.readable import Reader
+    from game.story.loader import load_story
+
+    (tmp_path / "story.yaml").write_text(STORY.replace("  lit:\n", "  lit:\n    title: Brann's share\n")
+                                         .replace("ending: the_light_holds", "ending: brann_s_share"),
+                                         encoding="utf-8")
+    story = load_story(tmp_path, use_cache=False)
+    reader = Reader(story, lambda who: "")
+    assert reader.line("ending", "", "brann_s_share", "lit") == "AN ENDING: Brann's share"  # its authored title
+    assert reader.line("ending", "", "brann_s_share", "gone") == "AN ENDING: Brann's Share"  # no title: the id
+    assert reader.line("effect", "", "x", "lit") is None
