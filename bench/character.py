@@ -3,8 +3,10 @@
 Usage (from the repository root)::
 
     PYTHONPATH=. python bench/character.py [--dialogue SPEC] [--quick] [--split dev|heldout|all]
+    PYTHONPATH=. python bench/character.py --probes bench/data/character_probes_c.yaml --split heldout_c
 
-Runs the committed probe set (``bench/data/character_probes.yaml``, >= 200 probes) against
+Runs the committed probe set (``bench/data/character_probes.yaml``, >= 200 probes; ``--probes PATH``
+another file in its schema, e.g. ``character_probes_c.yaml``, held-out set C of session 7) against
 Eve (``characters/eve.yaml``) with any dialogue model (``--dialogue``: a spec as
 ``worldloom play --dialogue`` takes; default ``transformers``, the embedded SmolLM2-135M),
 twice in the same run:
@@ -89,6 +91,65 @@ from game.state.events import Event
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ROOT / "bench" / "data" / "character_probes.yaml"
+#: The probe categories, in the order the table prints them (``told_N``: a told fact asked after N turns).
+CATEGORIES = ("told_5", "told_20", "told_50", "card", "identity", "mood", "smalltalk")
+#: The player intents a ``mood`` probe may expect (the card's ``replies`` intents).
+INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+
+
+def load_probes(path: Path | str) -> dict[str, Any]:
+    """The probe file at ``path`` (the schema of ``bench/data/character_probes.yaml``), checked.
+
+    Returns the mapping: ``filler`` (non-empty list of str), ``probes`` (list of mappings with ``id``
+    (unique), ``category`` (one of :data:`CATEGORIES`), ``split``, ``ask``; a ``told_N`` probe also has
+    ``tell``, ``after`` == N and a non-empty ``expect`` list; a ``mood`` probe an ``intent`` of
+    :data:`INTENTS`; a ``card`` probe may have ``expect``), and optional ``replies``.
+
+    Raises ``ValueError`` naming the file, the probe (index and id) and what is wrong; ``OSError`` when
+    the file cannot be read; ``yaml.YAMLError`` when it is not YAML."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping with 'filler' and 'probes', got {type(data).__name__}")
+    filler = data.get("filler")
+    if not isinstance(filler, list) or not filler or not all(isinstance(f, str) and f for f in filler):
+        raise ValueError(f"{path}: 'filler' must be a non-empty list of small-talk lines")
+    probes = data.get("probes")
+    if not isinstance(probes, list) or not probes:
+        raise ValueError(f"{path}: 'probes' must be a non-empty list")
+    seen: set[str] = set()
+    for i, p in enumerate(probes):
+        where = f"{path}: probe {i}"
+        if not isinstance(p, dict):
+            raise ValueError(f"{where}: expected a mapping, got {type(p).__name__}")
+        where += f" ({p.get('id', 'no id')})"
+        for key in ("id", "category", "split", "ask"):
+            if not isinstance(p.get(key), str) or not p[key]:
+                raise ValueError(f"{where}: '{key}' must be a non-empty string")
+        if p["id"] in seen:
+            raise ValueError(f"{where}: the id is used twice")
+        seen.add(p["id"])
+        if p["category"] not in CATEGORIES:
+            raise ValueError(f"{where}: unknown category {p['category']!r} (one of {', '.join(CATEGORIES)})")
+        expect = p.get("expect")
+        if expect is not None and (not isinstance(expect, list) or not expect
+                                   or not all(isinstance(e, str) and e for e in expect)):
+            raise ValueError(f"{where}: 'expect' must be a non-empty list of strings")
+        if p["category"].startswith("told_"):
+            if not isinstance(p.get("tell"), str) or not p["tell"]:
+                raise ValueError(f"{where}: a {p['category']} probe needs the line the player 'tell's")
+            if p.get("after") != int(p["category"].split("_")[1]):
+                raise ValueError(f"{where}: 'after' must be {p['category'].split('_')[1]} for {p['category']}")
+            if expect is None:
+                raise ValueError(f"{where}: a told probe needs 'expect' (the value she must say back)")
+        if p["category"] == "mood" and p.get("intent") not in INTENTS:
+            raise ValueError(f"{where}: a mood probe needs an 'intent' of {', '.join(INTENTS)}")
+    return data
+
+
+def splits_of(rows: list[dict[str, Any]]) -> list[str]:
+    """The splits the rows (or probes) hold: ``dev`` and ``heldout`` first, then the others by name."""
+    found = {str(r["split"]) for r in rows}
+    return [s for s in ("dev", "heldout") if s in found] + sorted(found - {"dev", "heldout"})
 
 
 def recalled(reply: str, expect: list[str]) -> bool:
@@ -281,9 +342,12 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
         if show or stopped != bool(r["bad"]):
             mark = "ok" if stopped == bool(r["bad"]) else "MISSED" if r["bad"] else "FALSE ALARM"
             print(f"  [{mark}] ({r['split']}, {r['family']}) {r['reply'][:70]!r} -> {why or 'passed'}")
+    if not counts:
+        print("\nwritten-down replies: none in this probe file")
+        return
     print("\nwritten-down replies (guard + verifier, sentence by sentence; baseline without checks stops 0%):")
     print(f"{'split':<8} {'family':<11} {'bad stopped':>12} {'good passed':>12}")
-    for split in ("dev", "heldout", "all"):
+    for split in (*splits_of(data.get("replies", [])), "all"):
         for family in sorted({f for (sp, f, _) in counts if sp == split}, key=lambda f: (f == "all", f)):
             bad, good = counts.get((split, family, True), []), counts.get((split, family, False), [])
             b = f"{sum(bad)}/{len(bad)}" if bad else "-"
@@ -385,7 +449,9 @@ def run(args: argparse.Namespace) -> None:
               "replies with the coherence check")
         print("\n".join(rejudge_transcript(args.rejudge).lines()))
         return
-    data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
+    data = load_probes(args.probes)
+    if args.split != "all" and args.split not in splits_of(data["probes"]):
+        raise SystemExit(f"--split {args.split}: {args.probes} has the splits {', '.join(splits_of(data['probes']))}")
     card = load_card(ROOT / "characters" / "eve.yaml")
     if args.coherence:
         judge_coherence(card, get_embedder(), args.show, against=args.against)
@@ -561,10 +627,10 @@ def report(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         groups[(r["variant"], r["category"], r["split"])].append(r)
         groups[(r["variant"], r["category"], "all")].append(r)
-    order = ["told_5", "told_20", "told_50", "card", "identity", "mood", "smalltalk"]
+    splits = (*splits_of(rows), "all")
     for variant in ("grounded", "baseline"):
-        for cat in order:
-            for split in ("dev", "heldout", "all"):
+        for cat in CATEGORIES:
+            for split in splits:
                 g = groups.get((variant, cat, split))
                 if not g:
                     continue
@@ -592,7 +658,7 @@ def report(rows: list[dict[str, Any]]) -> None:
               f"{'':>14}{seconds(firsts)}")
     print()
     for variant in ("grounded", "baseline"):
-        for split in ("dev", "heldout", "all"):
+        for split in splits:
             if any(r["variant"] == variant and (split == "all" or r["split"] == split) for r in rows):
                 print(summary(rows, variant, split))
 
@@ -601,7 +667,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dialogue", default="transformers", help="dialogue model spec (default: embedded SmolLM2)")
     ap.add_argument("--quick", action="store_true", help="a quarter of each category, both splits")
-    ap.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    ap.add_argument("--probes", type=Path, default=PROBES, metavar="PATH",
+                    help="the probe file (default bench/data/character_probes.yaml; e.g. "
+                         "bench/data/character_probes_c.yaml, held-out set C)")
+    ap.add_argument("--split", default="all",
+                    help="dev, heldout, a split of the --probes file (e.g. heldout_c) or all (default)")
     ap.add_argument("--per-category", type=int, default=0, help="at most N probes per category, spread out")
     ap.add_argument("--category", default="", help="only this category (e.g. identity), every probe of it")
     ap.add_argument("--out", default="", help="write each probe's two replies, sources and checks as JSONL here")

@@ -1,0 +1,55 @@
+"""Held-out probe set C (bench/data/character_probes_c.yaml) loads and is complete; the loader says where a
+probe file is wrong. No model is loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench.character import CATEGORIES, ROOT, load_probes, splits_of
+
+PROBES_C = ROOT / "bench" / "data" / "character_probes_c.yaml"
+
+
+def test_set_c_has_60_held_out_probes_in_every_category() -> None:
+    data = load_probes(PROBES_C)
+    probes = data["probes"]
+    assert len(probes) >= 60
+    assert {p["split"] for p in probes} == {"heldout_c"}
+    assert splits_of(probes) == ["heldout_c"]
+    assert {p["category"] for p in probes} == set(CATEGORIES)
+    # identity probes include unicode variants (fullwidth, homoglyphs or zero-width characters)
+    assert any(any(ord(c) > 127 for c in p["ask"]) for p in probes if p["category"] == "identity")
+
+
+def test_set_c_told_facts_are_its_own_walkers_not_the_dev_set_phrasings() -> None:
+    base = load_probes(ROOT / "bench" / "data" / "character_probes.yaml")["probes"]
+    c = load_probes(PROBES_C)["probes"]
+    told_c = {p["tell"].lower() for p in c if p.get("tell")}
+    assert len(told_c) >= 10 and not told_c & {p["tell"].lower() for p in base if p.get("tell")}
+    assert not {p["ask"].lower() for p in base} & {p["ask"].lower() for p in c}
+
+
+def test_a_told_probe_without_its_value_is_refused_with_its_place(tmp_path: Path) -> None:
+    bad = tmp_path / "probes.yaml"
+    bad.write_text(yaml.safe_dump({"filler": ["Hm."], "probes": [
+        {"id": "a", "category": "card", "split": "x", "ask": "How old is the lens?"},
+        {"id": "b", "category": "told_5", "split": "x", "tell": "I'm Jo.", "after": 5, "ask": "Who am I?"}]}),
+        encoding="utf-8")
+    with pytest.raises(ValueError, match=r"probe 1 \(b\): a told probe needs 'expect'"):
+        load_probes(bad)
+
+
+def test_a_wrong_distance_or_category_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "probes.yaml"
+    bad.write_text(yaml.safe_dump({"filler": ["Hm."], "probes": [
+        {"id": "a", "category": "told_5", "split": "x", "tell": "I'm Jo.", "after": 20, "ask": "Who am I?",
+         "expect": ["Jo"]}]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="'after' must be 5"):
+        load_probes(bad)
+    bad.write_text(yaml.safe_dump({"filler": ["Hm."], "probes": [{"id": "a", "category": "chat", "split": "x",
+                                                                   "ask": "Hi"}]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown category 'chat'"):
+        load_probes(bad)
