@@ -627,7 +627,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         groups[(r["variant"], r["category"], r["split"])].append(r)
         groups[(r["variant"], r["category"], "all")].append(r)
-    splits = (*splits_of(rows), "all")
+    splits = (*splits_of(rows), "all") if len(splits_of(rows)) > 1 else tuple(splits_of(rows))  # "all" adds nothing
     for variant in ("grounded", "baseline"):
         for cat in CATEGORIES:
             for split in splits:

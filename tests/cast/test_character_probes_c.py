@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.character import CATEGORIES, ROOT, load_probes, splits_of
+from bench.character import CATEGORIES, ROOT, load_probes, report, splits_of
 
 PROBES_C = ROOT / "bench" / "data" / "character_probes_c.yaml"
 
@@ -53,3 +53,13 @@ def test_a_wrong_distance_or_category_is_refused(tmp_path: Path) -> None:
                                                                    "ask": "Hi"}]}), encoding="utf-8")
     with pytest.raises(ValueError, match="unknown category 'chat'"):
         load_probes(bad)
+
+
+def test_one_split_prints_its_rows_once(capsys: pytest.CaptureFixture[str]) -> None:
+    row = {"variant": "grounded", "category": "card", "split": "heldout_c", "secs": 0.1, "cpu": 0.01,
+           "source": "grounded", "attempts": 0, "said": True, "recall": True, "in_char": True, "break": False,
+           "leak": False, "contra_verifier": False, "contra_exact": False}
+    report([row, {**row, "category": "told_5"}])
+    out = capsys.readouterr().out
+    assert "grounded  card       heldout_c" in out and "grounded  card       all" not in out
+    assert "grounded (heldout_c, 2 probes)" in out and "grounded (all," not in out
