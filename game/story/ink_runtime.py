@@ -44,8 +44,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from game.errors import InputError, StoryError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
@@ -126,9 +125,12 @@ _CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
 _CHOICE_FIELDS = set(Choice.model_fields)
 
 
-@dataclass(frozen=True, slots=True)
-class InkChoice:
-    """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
+class InkChoice(NamedTuple):
+    """One current Ink choice: its index in bink's list, stable ``id`` and ``text``.
+
+    A named tuple (immutable, compared by value): built for every new menu, where a frozen
+    dataclass's ``__init__`` cost several times more.
+    """
 
     index: int
     id: str
