@@ -302,3 +302,26 @@ def test_old_save_into_a_recompiled_story_then_rollback(ink_compile: InkCompile,
     assert fresh.state.variables["gold"] == 5 and fresh.state.variables["courage"] == 1
     fresh.rollback()
     assert fresh.state.scene == "meadow" and fresh.state.variables["gold"] == 5
+
+
+@pytest.mark.parametrize("engine", ["vm", "bink"])
+def test_repeated_choice_texts_get_numbered_ids_on_every_visit(ink_compile: InkCompile, tmp_path: Path,
+                                                               engine: str) -> None:
+    """Two choices with one text share a base id: the second is ``_2``. A once-only choice gone
+    on the next visit leaves the others' ids as they were, and a menu that now repeats a text
+    numbers it again (choices are remembered per place in the menu, not per menu)."""
+    src = tmp_path / "pier.ink"
+    src.write_text("-> pier\n=== pier ===\nThe pier creaks.\n* [Wait] -> pier\n+ [Wait] -> pier\n"
+                   "+ [Look] -> pier\n+ {pier > 2} [Look] -> END\n", encoding="utf-8")
+    story = load_story(ink_compile(src, tmp_path / "pier.ink.json"))
+    rt = InkRuntime(story, engine=engine)  # type: ignore[arg-type]
+    state = rt.new_state(1)
+    rt.begin(state)
+    assert [(c.id, c.text) for c in rt.available_choices(state)] == [
+        ("pier.wait", "Wait"), ("pier.wait_2", "Wait"), ("pier.look", "Look")]
+    rt.choose(state, "pier.wait")  # the once-only one: gone from here on
+    assert [c.id for c in rt.available_choices(state)] == ["pier.wait", "pier.look"]
+    rt.choose(state, "pier.wait")
+    assert [c.id for c in rt.available_choices(state)] == ["pier.wait", "pier.look", "pier.look_2"]
+    rt.choose(state, "pier.look_2")
+    assert rt.is_ending(state)
