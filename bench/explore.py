@@ -20,7 +20,8 @@ Prints (figures, never assertions):
   and each choice's text and tags, as a game must), worldloom's Ink interpreter alone the
   same ways, and worldloom's ``InkRuntime`` choices/s with a checkpoint (``copy_state``)
   each, on the interpreter and on bink, best of ``--repeat`` interleaved rounds, and their
-  ratios, beside the YAML runtime's figure above.
+  ratios, beside the YAML runtime's figure above. The loaded stories are moved out of the
+  cyclic collector's generations first (``gc.freeze``), as ``worldloom play`` does after loading.
 
 The generated story is deterministic: a long road of scenes, each with a plain
 choice onwards, a side path behind a condition (``courage``, an item, a visit
@@ -32,6 +33,7 @@ conditional), an action every 10th scene, a character to give things to every
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -284,6 +286,7 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
+        gc.freeze()  # the loaded stories out of the collector's generations, as `worldloom play` does (game/cli.py)
         bare = by_line = saving = rate = yaml_rate = on_bink = vm_lines = vm_saving = 0.0  # best of `repeat` rounds
         in_scope = getattr(story, "vm_root", None) is not None
         for _ in range(repeat):  # interleaved, per CPU second
@@ -328,6 +331,7 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
                   "save_state at each choice")
         print(f"ratio     {name:<18} {rate / by_line:9.2f}x  InkRuntime (checkpoint each) / bink reading each line, "
               "its tags and the choices")
+        gc.unfreeze()
 
 
 def main() -> None:

@@ -325,3 +325,25 @@ def test_repeated_choice_texts_get_numbered_ids_on_every_visit(ink_compile: InkC
     assert [c.id for c in rt.available_choices(state)] == ["pier.wait", "pier.look", "pier.look_2"]
     rt.choose(state, "pier.look_2")
     assert rt.is_ending(state)
+
+
+def test_the_decoded_story_leaves_the_collector_when_the_process_froze_the_loaded_one(kite_json: Path) -> None:
+    """``worldloom play`` freezes the loaded story (``gc.freeze``); the interpreter's decoded story,
+    made later on first use, is frozen with it (else every collection rescans it), and is left
+    alone where nothing was frozen."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    story = load_story(kite_json)
+    assert isinstance(story, InkStory) and story.vm_root is not None
+    assert gc.is_tracked(story.vm_root) and gc.get_freeze_count() == 0  # nothing frozen: nothing done
+    gc.freeze()
+    try:
+        later = load_story(kite_json, use_cache=False)
+        assert isinstance(later, InkStory)
+        frozen = gc.get_freeze_count()
+        root = later.vm_root
+        assert root is not None and gc.get_freeze_count() > frozen
+        assert not any(o is root for o in gc.get_objects())  # the permanent generation is not listed
+    finally:
+        gc.unfreeze()
