@@ -44,7 +44,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from game.errors import InputError, StoryError, StoryRuntimeError
 from game.state import AnyIntent, Event, GameState
@@ -125,12 +126,9 @@ _CHOICE = dict(Choice.model_construct(id="choice", text="").__dict__)
 _CHOICE_FIELDS = set(Choice.model_fields)
 
 
-class InkChoice(NamedTuple):
-    """One current Ink choice: its index in bink's list, stable ``id`` and ``text``.
-
-    A named tuple (immutable, compared by value): built for every new menu, where a frozen
-    dataclass's ``__init__`` cost several times more.
-    """
+@dataclass(frozen=True, slots=True)
+class InkChoice:
+    """One current Ink choice: its index in bink's list, stable ``id`` and ``text``."""
 
     index: int
     id: str
