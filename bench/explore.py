@@ -1,7 +1,7 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
     python bench/explore.py [--scenes 5000] [--max-states 50000] [--choices 20000] [--repeat 3] [--quick] [--no-ink]
-                            [--ink-only]
+                            [--ink-only] [--breakdown]
 
 Prints (figures, never assertions):
 
@@ -20,7 +20,8 @@ Prints (figures, never assertions):
   and each choice's text and tags, as a game must), worldloom's Ink interpreter alone the
   same ways, and worldloom's ``InkRuntime`` choices/s with a checkpoint (``copy_state``)
   each, on the interpreter and on bink, best of ``--repeat`` interleaved rounds, and their
-  ratios, beside the YAML runtime's figure above.
+  ratios, beside the YAML runtime's figure above. The loaded stories are moved out of the
+  cyclic collector's generations first (``gc.freeze``), as ``worldloom play`` does after loading.
 
 The generated story is deterministic: a long road of scenes, each with a plain
 choice onwards, a side path behind a condition (``courage``, an item, a visit
@@ -32,6 +33,7 @@ conditional), an action every 10th scene, a character to give things to every
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -112,12 +114,15 @@ def explorer_line(name: str, story: Story, max_states: int) -> None:
           "endings)")
 
 
-def choices_rate(story: Story, n: int, seed: int = 1, engine: str | None = None) -> tuple[float, int]:
+def choices_rate(story: Story, n: int, seed: int = 1, engine: str | None = None,
+                 part: str = "checkpoint") -> tuple[float, int]:
     """Random choices with a checkpoint (``copy_state()``) before each: ``(choices/s, restarts)``.
 
     The story's own runtime plays it: :class:`StoryRuntime` for YAML, ``InkRuntime`` for Ink
     (events, variables, Ink's state in ``GameState``), on ``engine`` (``"vm"``: worldloom's Ink
-    interpreter, ``"bink"``; None: the runtime's own pick).
+    interpreter, ``"bink"``; None: the runtime's own pick). ``part`` times less of it (the same
+    walk): ``"apply"`` without the checkpoint, ``"step"`` the runtime's ``choose`` alone (no
+    ``StoryRuntime.apply`` around it: no turn, no empty-menu check, no world turn).
     """
     from game.story.ink import InkStory
     from game.story.ink_runtime import InkRuntime, runtime_for
@@ -128,6 +133,8 @@ def choices_rate(story: Story, n: int, seed: int = 1, engine: str | None = None)
     rt.begin(state)
     checkpoints = []
     restarts = 0
+    step, checkpoint = part == "step", part == "checkpoint"
+    gc.collect()  # the garbage of the runs before (a dropped runtime's cycles) is not charged to this one
     t0 = time.process_time()
     for _ in range(n):
         options = rt.available_choices(state)
@@ -136,10 +143,25 @@ def choices_rate(story: Story, n: int, seed: int = 1, engine: str | None = None)
             rt.begin(state)
             restarts += 1
             options = rt.available_choices(state)
-        checkpoints.append(state.copy_state())
-        del checkpoints[:-200]
-        rt.apply(state, Choose(choice_id=rng.choice(options).id))
+        picked = rng.choice(options).id
+        if step:
+            rt.choose(state, picked)
+            continue
+        if checkpoint:
+            checkpoints.append(state.copy_state())
+            del checkpoints[:-200]
+        rt.apply(state, Choose(choice_id=picked))
     return n / (time.process_time() - t0), restarts
+
+
+def ink_parts(story: Story, n: int, seed: int = 1) -> dict[str, float]:
+    """Where an ``InkRuntime`` choice's CPU time goes: µs a choice of ``"step"`` (``InkRuntime.choose``
+    alone: Ink's step with its events, menu and move), ``"apply"`` (through ``StoryRuntime.apply``, as
+    ``Session`` steps: the turn, the empty-menu check, the world's turn) and ``"checkpoint"``
+    (``apply`` plus a ``copy_state`` before each choice: the figure :func:`choices_rate` gives),
+    each on the same random walk from the same seed (:func:`choices_rate`'s ``part``); engine: the
+    runtime's own pick."""
+    return {part: 1e6 / choices_rate(story, n, seed, part=part)[0] for part in ("step", "apply", "checkpoint")}
 
 
 # -- the same story in Ink, played by bink ---------------------------------------------
@@ -194,6 +216,7 @@ def vm_rate(story: Story, n: int, checkpoint: bool, seed: int = 1) -> float:
         vm.bind_external_function(name, lambda *_: None)
     rng = random.Random(seed)
     saved: list[str] = []
+    gc.collect()  # the garbage of the runs before (a dropped runtime's cycles) is not charged to this one
     t0 = time.process_time()
     for _ in range(n):
         while vm.can_continue():
@@ -240,6 +263,7 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1, lines: bo
     run()
     saved: list[str] = []
     restarts = 0
+    gc.collect()  # the garbage of the runs before (a dropped runtime's cycles) is not charged to this one
     t0 = time.process_time()
     for _ in range(n):
         count = count_choices()
@@ -256,13 +280,13 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1, lines: bo
     return n / (time.process_time() - t0), restarts
 
 
-def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> None:
+def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, breakdown: bool = False) -> None:
     """Print the Ink figures for the generated story of ``scenes`` knots, and the ratios to bink.
 
     ``yaml_story``: the same story in YAML, whose runtime (checkpoint each) is timed again here
     for its ratio. bink plain, bink with a ``save_state`` each, ``InkRuntime`` and the YAML
     runtime are timed in turn ``repeat`` times and the best of each is printed (a shared
-    machine slows some rounds).
+    machine slows some rounds). ``breakdown``: also where InkRuntime's time goes (:func:`ink_parts`).
     """
     name = f"generated-{scenes}"
     try:
@@ -284,7 +308,9 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
         load_s = time.perf_counter() - t0
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
+        gc.freeze()  # the loaded stories out of the collector's generations, as `worldloom play` does (game/cli.py)
         bare = by_line = saving = rate = yaml_rate = on_bink = vm_lines = vm_saving = 0.0  # best of `repeat` rounds
+        parts: dict[str, float] = {}  # µs a choice, least of `repeat` rounds
         in_scope = getattr(story, "vm_root", None) is not None
         for _ in range(repeat):  # interleaved, per CPU second
             yaml_rate = max(yaml_rate, choices_rate(yaml_story, choices)[0])
@@ -297,6 +323,9 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
             if in_scope:
                 vm_lines = max(vm_lines, vm_rate(story, choices, checkpoint=False))
                 vm_saving = max(vm_saving, vm_rate(story, choices, checkpoint=True))
+            if breakdown:
+                for k, v in ink_parts(story, choices).items():
+                    parts[k] = min(parts.get(k, v), v)
         each = f"{choices} choices, {restarts} restarts, best of {repeat}"
         print(f"bink      {name:<18} {bare:9.0f} choices/s plain (choose + continue_maximally; {each})")
         print(f"bink      {name:<18} {by_line:9.0f} choices/s reading what a game shows (each line with its tags, "
@@ -328,6 +357,13 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int) -> No
                   "save_state at each choice")
         print(f"ratio     {name:<18} {rate / by_line:9.2f}x  InkRuntime (checkpoint each) / bink reading each line, "
               "its tags and the choices")
+        if parts:
+            engine_us = 1e6 / (vm_lines if in_scope else by_line)
+            print(f"cost      {name + ' (ink)':<18} µs a choice: bink plain {1e6 / bare:.1f}, bink reading each line "
+                  f"{1e6 / by_line:.1f}; InkRuntime: its engine alone reading each line {engine_us:.1f}, the runtime's "
+                  f"step (InkRuntime.choose: Ink's step, events, menu, move) {parts['step']:.1f}, through "
+                  f"StoryRuntime.apply {parts['apply']:.1f}, with a copy_state checkpoint {parts['checkpoint']:.1f}")
+        gc.unfreeze()
 
 
 def main() -> None:
@@ -341,6 +377,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="rounds of the Ink choices/s figures (bink, bink + save_state, InkRuntime; best of each)")
     ap.add_argument("--quick", action="store_true", help="a small run: 500 scenes, 5,000 states, 2,000 choices")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also print where an InkRuntime choice's CPU time goes (engine, step, apply, checkpoint)")
     ap.add_argument("--ink-only", action="store_true",
                     help="only the runtimes' choices/s on the generated story (Ink, bink, YAML): no explorer or lint")
     args = ap.parse_args()
@@ -350,7 +388,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "story.yaml"
             path.write_text(yaml.safe_dump(generate(args.scenes), sort_keys=False, width=200), encoding="utf-8")
-            ink_section(args.scenes, args.choices, load_story(path, use_cache=False), max(1, args.repeat))
+            ink_section(args.scenes, args.choices, load_story(path, use_cache=False), max(1, args.repeat),
+                        args.breakdown)
         return
 
     demo = ROOT / "stories" / "zero_mark"
@@ -401,7 +440,7 @@ def main() -> None:
         print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")
     if args.ink:
-        ink_section(args.scenes, args.choices, big, max(1, args.repeat))
+        ink_section(args.scenes, args.choices, big, max(1, args.repeat), args.breakdown)
 
 
 if __name__ == "__main__":

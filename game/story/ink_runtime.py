@@ -177,6 +177,8 @@ class InkRuntime(StoryRuntime):
         #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects.
         self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice]]] = {}
         self._choice_tags: list[tuple[str, ...]] = []
+        #: Choices built before: (scene, translation, place in the menu, (text, tags)) -> both forms.
+        self._choice_cache: dict[tuple[Any, ...], tuple[InkChoice, Choice]] = {}
         #: Whether bink can continue (None: ask it); False after every step, which runs Ink until it cannot.
         self._more: bool | None = None
         #: Tags read before: tag -> ``split_tag(tag)``, ``("", "")`` for a global tag (not a directive).
@@ -430,22 +432,58 @@ class InkRuntime(StoryRuntime):
         return found
 
     def _menu(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
-        """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``)."""
+        """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``).
+
+        Each choice is built once for its scene, place in the menu and ``(text, tags)``
+        (:attr:`_choice_cache`: a menu that lost or gained a choice at its end, such as after a
+        once-only choice, reuses the others); a menu where two choices get the same id is built
+        whole, the later ones numbered.
+        """
+        cache = self._choice_cache
+        tid = id(self.translation)
+        out: list[InkChoice] = []
+        objects: list[Choice] = []
+        for i, item in enumerate(found):
+            key = (scene, tid, i, item)
+            hit = cache.get(key)
+            if hit is None:
+                if len(cache) > 20_000:
+                    cache.clear()
+                hit = cache[key] = self._choice(scene, i, item)
+            out.append(hit[0])
+            objects.append(hit[1])
+        if len(out) > 1 and len({c.id for c in out}) < len(out):
+            return self._menu_with_repeats(scene, found)
+        return out, objects
+
+    def _base_id(self, scene: str, i: int, raw: str, tags: tuple[str, ...]) -> str:
+        """The id of choice ``i`` of a menu in ``scene`` before any numbering of repeats."""
+        text = raw.strip()
+        pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "") if tags else ""
+        return pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
+
+    def _choice(self, scene: str, i: int, item: Tagged, cid: str = "") -> tuple[InkChoice, Choice]:
+        """Choice ``i`` of a menu in ``scene``, ``item`` its ``(text, tags)``: its :class:`InkChoice`
+        and :class:`Choice` (id ``cid``, else its own base id)."""
+        raw, tags = item
+        text = raw.strip()
+        cid = cid or self._base_id(scene, i, raw, tags)
+        shown = self.translation.line(text) if self.translation is not None else text
+        fields = dict(_CHOICE)
+        fields["id"], fields["text"] = cid, shown  # from the source text: ids never translate
+        return InkChoice(i, cid, shown), trusted(Choice, fields, _CHOICE_FIELDS)
+
+    def _menu_with_repeats(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
+        """:meth:`_menu` for a menu where choices share an id: the second gets ``_2``, and so on."""
         out: list[InkChoice] = []
         objects: list[Choice] = []
         seen: dict[str, int] = {}
-        translation = self.translation
-        for i, (raw, tags) in enumerate(found):
-            text = raw.strip()
-            pin = next((v for k, v in map(split_tag, tags) if k == "id" and v), "") if tags else ""
-            base = pinned_id(scene, pin) if pin else f"{scene}.{self._slug(text) if text else f'c{i}'}"
+        for i, item in enumerate(found):
+            base = self._base_id(scene, i, *item)
             count = seen[base] = seen.get(base, 0) + 1
-            cid = base if count == 1 else f"{base}_{count}"  # from the source text: ids never translate
-            shown = translation.line(text) if translation is not None else text
-            out.append(InkChoice(i, cid, shown))
-            fields = dict(_CHOICE)
-            fields["id"], fields["text"] = cid, shown
-            objects.append(trusted(Choice, fields, _CHOICE_FIELDS))
+            ink_choice, choice = self._choice(scene, i, item, base if count == 1 else f"{base}_{count}")
+            out.append(ink_choice)
+            objects.append(choice)
         return out, objects
 
     def sync(self, state: GameState) -> bool:
@@ -811,8 +849,17 @@ class InkRuntime(StoryRuntime):
     def apply(self, state: GameState, intent: AnyIntent) -> list[Event]:
         """Apply one intent (see :meth:`StoryRuntime.apply`); events deferred by a resync come first."""
         self.sync(state)
-        deferred = self._take_deferred(state)
-        return deferred + super().apply(state, intent)
+        if self._deferred:
+            return self._take_deferred(state) + super().apply(state, intent)
+        return super().apply(state, intent)
+
+    def stuck(self, state: GameState, events: list[Event]) -> list[Event]:
+        """:meth:`StoryRuntime.stuck`; at once ``events`` when Ink offers a choice (the state is
+        the one Ink is in after every step, so the menu just read is the state's)."""
+        if self._choice_objects and self._synced is not None \
+                and self._synced == (state.world.get(INK_STATE), state.world.get(INK_OPS, "")):
+            return events
+        return super().stuck(state, events)
 
     def choose(self, state: GameState, choice_id: str) -> list[Event]:
         """Take the current Ink choice ``choice_id`` and continue to the next choice or the end."""

@@ -773,15 +773,26 @@ class InkVm:
         """The current choices: ``(text, tags)`` each (none while Ink can continue)."""
         if self._can_continue():
             return []
-        return [(c.text, tuple(c.tags) if tags else ()) for c in self._choices if not c.invisible]
+        if tags:
+            return [(c.text, tuple(c.tags) if c.tags else ()) for c in self._choices if not c.invisible]
+        return [(c.text, ()) for c in self._choices if not c.invisible]
 
     def choose(self, index: int) -> None:
-        """Take current choice ``index`` (Ink's ``ChooseChoiceIndex``)."""
-        shown = [c for c in self._choices if not c.invisible]
+        """Take current choice ``index`` (Ink's ``ChooseChoiceIndex``).
+
+        The choice's thread (forked for it when it was made) becomes the flow itself, as in Ink
+        (``callStack.currentThread = choice.threadAtGeneration``): the choices are cleared at
+        once, so nothing else holds it and it is not copied again.
+        """
+        shown = self._choices
+        for c in shown:
+            if c.invisible:
+                shown = [c for c in shown if not c.invisible]
+                break
         if self._can_continue() or not 0 <= index < len(shown):
             raise RuntimeError("choice out of range")
         c = shown[index]
-        self.threads = [c.thread.copy()]
+        self.threads = [c.thread]
         self._choose(c.target.container, c.target.index, True)
 
     def evaluate_function(self, name: str, args: list[Any]) -> tuple[Any, str]:

@@ -302,3 +302,48 @@ def test_old_save_into_a_recompiled_story_then_rollback(ink_compile: InkCompile,
     assert fresh.state.variables["gold"] == 5 and fresh.state.variables["courage"] == 1
     fresh.rollback()
     assert fresh.state.scene == "meadow" and fresh.state.variables["gold"] == 5
+
+
+@pytest.mark.parametrize("engine", ["vm", "bink"])
+def test_repeated_choice_texts_get_numbered_ids_on_every_visit(ink_compile: InkCompile, tmp_path: Path,
+                                                               engine: str) -> None:
+    """Two choices with one text share a base id: the second is ``_2``. A once-only choice gone
+    on the next visit leaves the others' ids as they were, and a menu that now repeats a text
+    numbers it again (choices are remembered per place in the menu, not per menu)."""
+    src = tmp_path / "pier.ink"
+    src.write_text("-> pier\n=== pier ===\nThe pier creaks.\n* [Wait] -> pier\n+ [Wait] -> pier\n"
+                   "+ [Look] -> pier\n+ {pier > 2} [Look] -> END\n", encoding="utf-8")
+    story = load_story(ink_compile(src, tmp_path / "pier.ink.json"))
+    rt = InkRuntime(story, engine=engine)  # type: ignore[arg-type]
+    state = rt.new_state(1)
+    rt.begin(state)
+    assert [(c.id, c.text) for c in rt.available_choices(state)] == [
+        ("pier.wait", "Wait"), ("pier.wait_2", "Wait"), ("pier.look", "Look")]
+    rt.choose(state, "pier.wait")  # the once-only one: gone from here on
+    assert [c.id for c in rt.available_choices(state)] == ["pier.wait", "pier.look"]
+    rt.choose(state, "pier.wait")
+    assert [c.id for c in rt.available_choices(state)] == ["pier.wait", "pier.look", "pier.look_2"]
+    rt.choose(state, "pier.look_2")
+    assert rt.is_ending(state)
+
+
+def test_the_decoded_story_leaves_the_collector_when_the_process_froze_the_loaded_one(kite_json: Path) -> None:
+    """``worldloom play`` freezes the loaded story (``gc.freeze``); the interpreter's decoded story,
+    made later on first use, is frozen with it (else every collection rescans it), and is left
+    alone where nothing was frozen."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    story = load_story(kite_json)
+    assert isinstance(story, InkStory) and story.vm_root is not None
+    assert gc.is_tracked(story.vm_root) and gc.get_freeze_count() == 0  # nothing frozen: nothing done
+    gc.freeze()
+    try:
+        later = load_story(kite_json, use_cache=False)
+        assert isinstance(later, InkStory)
+        frozen = gc.get_freeze_count()
+        root = later.vm_root
+        assert root is not None and gc.get_freeze_count() > frozen
+        assert not any(o is root for o in gc.get_objects())  # the permanent generation is not listed
+    finally:
+        gc.unfreeze()

@@ -20,7 +20,7 @@ import pytest
 
 from game.session import Session
 from game.state import Choose, GameState
-from game.story.ink_runtime import INK_OPS, INK_STATE, InkRuntime
+from game.story.ink_runtime import INK_OPS, INK_STATE, SNAPSHOT_EVERY, InkRuntime
 from game.story.loader import load_story
 
 InkCompile = Callable[[Path, Path], Path]
@@ -232,3 +232,53 @@ def test_damaged_moves_in_a_save_resume_at_the_knot_start(loop_json: Path, tmp_p
     events = rt.resume(broken)
     assert any(e.kind == "warning" and "does not fit" in e.text for e in events)
     assert broken.scene == "north" and rt.available_choices(broken)
+
+
+def _plain(state: GameState) -> dict[str, Any]:
+    """``state`` as JSON without the two fields that hold Ink's position (compared through Ink itself)."""
+    doc = state.to_json()
+    doc["world"].pop(INK_STATE)
+    doc["world"].pop(INK_OPS, None)
+    return doc
+
+
+@pytest.mark.parametrize("engine", ["vm", "bink"])
+def test_every_checkpoint_of_a_long_random_playthrough_restores_the_state_reached_then(loop_json: Path,
+                                                                                      engine: str) -> None:
+    """A checkpoint at each of 300 random choices (``copy_state``, as ``Session`` takes one), with the
+    default :data:`SNAPSHOT_EVERY`, so most hold moves on top of an older saved state. Each, restored
+    in a random order, on the runtime that played and on a fresh one, is the state reached then:
+    the same fields, the same Ink position (Ink's whole saved state, RANDOM's seed and visit counts
+    included), the same menu, and the same next step (its events and the state after it)."""
+    story = load_story(loop_json)
+    rt = InkRuntime(story, engine=engine)  # type: ignore[arg-type]
+    assert rt.snapshot_every == SNAPSHOT_EVERY > 2
+    rng = random.Random(17)
+    state = rt.new_state(5)
+    rt.begin(state)
+    reached: list[tuple[GameState, dict[str, Any], dict[str, Any], list[str], str]] = []
+    after: list[tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, str]]]] = []
+    for _ in range(300):
+        menu = [c.id for c in rt.available_choices(state)]
+        picked = rng.choice(menu)
+        reached.append((state.copy_state(), _plain(state), ink_position(rt, state), menu, picked))
+        events = rt.apply(state, Choose(choice_id=picked))
+        after.append((_plain(state), ink_position(rt, state), [(e.kind, e.text, e.scene) for e in events]))
+    assert sum(1 for cp, *_ in reached if cp.world.get(INK_OPS)) > 200  # most are moves, not saved states
+    assert len({cp.world[INK_STATE] for cp, *_ in reached}) > 5  # ...on top of several saved states
+    assert len({json.dumps(where, sort_keys=True) for _, _, where, _, _ in reached}) > 100
+    assert {cp.scene for cp, *_ in reached} == {"camp", "north", "cave"}  # (the peak needs courage 2)
+
+    fresh = InkRuntime(story, engine=engine)  # type: ignore[arg-type]
+    order = list(range(len(reached)))
+    rng.shuffle(order)
+    for k in order:
+        checkpoint, plain, where, menu, picked = reached[k]
+        for runtime in (rt, fresh):
+            restored = checkpoint.copy_state()
+            assert ink_position(runtime, restored) == where, k
+            assert _plain(restored) == plain, k
+            assert [c.id for c in runtime.available_choices(restored)] == menu, k
+            events = runtime.apply(restored, Choose(choice_id=picked))
+            assert (_plain(restored), ink_position(runtime, restored),
+                    [(e.kind, e.text, e.scene) for e in events]) == after[k], k
