@@ -282,6 +282,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         if args.record:
             srt = Path(args.record).with_suffix(".srt")
             console.print(f"recording: {args.record}" + (f" (subtitles in it and in {srt})" if srt.is_file() else ""))
+            if runner.recorder is not None:
+                console.print(runner.recorder.describe(), markup=False, highlight=False)
         if args.transcript:
             console.print(f"transcript: {args.transcript}")
         if runner.errors:

@@ -197,6 +197,28 @@ class HeadlessRunner:
         self._play()
         self._show_menu()
 
+    def hold(self) -> None:
+        """Before the next turn, let the world idle until the recording's lines are read and its
+        sound heard (:meth:`game.world.record.Recorder.owed`), as it does in the window while the
+        player reads; nothing without a recorder or with nothing owed. Writes an ``idle`` row
+        (its ``frames``) that :func:`game.replay.replay` plays again."""
+        if self.recorder is not None and self.recorder.owed():
+            self.idle(self.recorder.owed())
+
+    def idle(self, frames: int) -> None:
+        """Stream :meth:`game.session.Session.idle_request` blocks until at least ``frames``
+        frames have played (into the recording, ``idle=True``, and the frame hash)."""
+        s = self.session
+        start, played = s.state.frame, 0
+        while played < frames:
+            for chunk in s.stream(s.idle_request()):
+                played += chunk.n_frames
+                self.frame_hash.update(chunk.frames.tobytes())
+                if self.recorder is not None:
+                    self.recorder.add(chunk.frames, chunk.audio, idle=True)
+        self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "idle",
+                               "frames": played})
+
     def run(self, cmd: Command) -> None:
         """Run one command. A line that cannot apply in the game as it is (no such choice,
         nothing to roll back or forward, a ``load`` of a missing, damaged or absent previous
@@ -212,6 +234,7 @@ class HeadlessRunner:
         """
         s = self.session
         text = " ".join((cmd.verb, *cmd.args))
+        self.hold()
         self.transcript.write({"frame": s.state.frame, "time": round(s.state.frame / s.caps.fps, 4),
                                "type": "input", "input": text, "where": cmd.where})
         try:
@@ -387,6 +410,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
         runner.start()
         for cmd in commands:
             runner.run(cmd)
+        runner.hold()
         runner.summary = runner.finish()
     finally:
         if out is not None:

@@ -80,7 +80,9 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         runner.header(str(head["story"]))
         runner.start()
         for r in rows:
-            if r.get("type") == "input":
+            if r.get("type") == "idle":  # a recorded run's world idling while its lines were read
+                runner.idle(int(r["frames"]))
+            elif r.get("type") == "input":
                 cmd = parse_line(r["input"], r.get("where", "transcript"))
                 if cmd is not None:
                     try:

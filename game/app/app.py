@@ -626,11 +626,11 @@ class App:
 
     # -- the world on screen -------------------------------------------------------------
     def character_boxes(self) -> dict[str, pygame.Rect]:
-        """Screen rects of the characters present (where the backend draws them)."""
-        scene = self.session.story.model.scenes.get(self.session.state.scene)
-        if scene is None:
-            return {}
-        return character_boxes(dict(scene.present), self.session.state.camera_x, self.layout.world)
+        """Screen rects of the characters present now (where the backend draws them): the
+        scene's and the agents who came (:meth:`game.story.runtime.StoryRuntime.present`), so one
+        an agent brought (Gullhaven's Brann) gets a name and a drop target like the rest."""
+        state = self.session.state
+        return character_boxes(self.session.runtime.present(state), state.camera_x, self.layout.world)
 
     def _show(self, f: QueuedFrame) -> None:
         self.frame = f.image

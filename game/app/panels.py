@@ -8,6 +8,7 @@ made (the window keeps them for mouse clicks). Nothing here knows of stories.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pygame
 
@@ -87,6 +88,11 @@ def dialogue(surface: pygame.Surface, layout: Layout, fonts: Fonts, speaker: str
                            area.bottom - layout.speaker.y - layout.px(4))
     face = fonts.body
     rows = face.wrap(full, area.width)
+    mark = layout.px(10) + fonts.small.width("▼")
+    if more and rows and face.width(rows[-1]) + mark > area.width:
+        # the "more" marker follows the last row: wrap so it fits there, inside the column (it was
+        # drawn past its edge, under the choices, for a last row that filled it: 8 French lines)
+        rows = face.wrap(full, area.width - mark)
     out: list[str] = []
     n, pos = len(visible), 0
     for row in rows:
@@ -172,18 +178,30 @@ def choice_shapes(fonts: Fonts, labels: list[str], room: int) -> list[tuple[Type
     return [(fonts.small, paint.rows(fonts.small, label, room, MAX_ROWS)) for label in labels]
 
 
-#: The widest an inventory chip may grow (design px) when its name needs more than :data:`MAX_ROWS`
-#: lines in the bar: it then reaches left over the world's edge (the width chips have over the world).
-CHIP_WIDEST = 190
+#: The room an inventory chip's name has, design px: a chip reaches left over the world's edge
+#: when the bar beside the world is narrower (at 1280x720 the bar left 96 px, and French names
+#: broke onto two or three lines, "mer" alone on the last: "le morceau de verre de mer").
+CHIP_TEXT = 166
 
 
-def _chip_rows(face: Typeface, name: str, room: int, widest: int) -> list[str]:
-    """An item's name wrapped in ``room`` pixels, or in ``widest`` when that would take more than
-    :data:`MAX_ROWS` lines (then, only if it still does not fit, its last line ends in "…")."""
+@lru_cache(maxsize=256)
+def _chip_rows(face: Typeface, name: str, room: int) -> tuple[str, ...]:
+    """An item's name in ``room`` pixels: one line when it fits, else as few lines as it needs,
+    balanced (the narrowest width that needs no more lines, so no word is left alone on the
+    last); more than :data:`MAX_ROWS` lines end in "…"."""
     lines = face.wrap(name, room)
-    if len(lines) <= MAX_ROWS or widest <= room:
-        return paint.rows(face, name, room, MAX_ROWS)
-    return paint.rows(face, name, widest, MAX_ROWS)
+    if len(lines) > MAX_ROWS:
+        return tuple(paint.rows(face, name, room, MAX_ROWS))
+    if len(lines) < 2:
+        return tuple(lines) or ("",)
+    lo, hi = 1, room
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(face.wrap(name, mid)) <= len(lines):
+            hi = mid
+        else:
+            lo = mid + 1
+    return tuple(face.wrap(name, hi))
 
 
 def entry(surface: pygame.Surface, layout: Layout, fonts: Fonts, value: str, focused: bool,
@@ -256,7 +274,8 @@ def inventory(surface: pygame.Surface, layout: Layout, fonts: Fonts,
                paint.DIM, shadow=True, anchor="topright")
     inset, pad = layout.px(44), layout.px(10)
     face = fonts.small
-    labels = [_chip_rows(face, name, area.width - inset, layout.px(CHIP_WIDEST) - inset) for _, name in items]
+    room = max(area.width - inset, layout.px(CHIP_TEXT))
+    labels = [_chip_rows(face, name, room) for _, name in items]
     heights = [max(layout.px(32), len(rows) * face.line_height + pad) for rows in labels]
     for rect, (iid, name), rows in zip(layout.chip_rects(len(items), heights), items, labels, strict=False):
         w = max(face.width(row) for row in rows) + inset

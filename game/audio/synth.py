@@ -49,7 +49,7 @@ def ambience_for(time_of_day: str, weather: str, water: bool) -> Ambience:
     """The ambience of a place.
 
     Args:
-        time_of_day: ``day``, ``dawn``, ``dusk`` or ``night``.
+        time_of_day: ``day``, ``dawn``, ``golden`` (the hour before dusk), ``dusk`` or ``night``.
         weather: ``clear``, ``rain``, ``fog`` or ``snow``.
         water: whether running water is near (a creek).
     """

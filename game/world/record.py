@@ -11,10 +11,14 @@ keeps exactly what the world model drew (frame hashes, the error bank's evidence
 stays text (any script, the player's own font and size, searchable, can be switched off).
 
 A turn whose lines take longer to read (:func:`reading_time`) than its frames last, or whose
-sound runs past them, holds its last frame (with silence) until they are read and heard, as a
-player reading before the next choice would: no line is squeezed under its reading time or left
-after the video ends, and each turn's subtitles begin with its own frames. Held frames are
-copies of the world's last frame, never drawn over; :attr:`Recorder.held` counts them.
+sound runs past them, is owed time (:meth:`Recorder.owed`) before the next turn, as a player
+reading before the next choice would: no line is squeezed under its reading time or left after
+the video ends, and each turn's subtitles begin with its own frames. The player of a recorded
+session pays it with the world idling, as in the window (:meth:`game.headless.HeadlessRunner.hold`
+streams :meth:`game.session.Session.idle_request` blocks, added with ``idle=True`` and counted in
+:attr:`Recorder.idled`), its ambience going on under the lines; sound that runs past its frames
+is mixed into the frames that follow. Only what is still owed when a new turn's first line comes
+(a recorder fed by hand) holds the last frame, never drawn over; :attr:`Recorder.held` counts those.
 To burn them in for a player that shows no tracks (a browser):
 ``ffmpeg -i out.mp4 -vf subtitles=out.srt burned.mp4``.
 """
@@ -128,6 +132,9 @@ class Recorder:
         self.samples = 0
         #: Frames repeated to hold a turn until its lines are read and its sound heard.
         self.held = 0
+        #: World frames added while the lines were read (``add(..., idle=True)``).
+        self.idled = 0
+        self._carry = np.zeros(0, np.float32)  # sound past the frames written, mixed into the next ones
         self._last: np.ndarray | None = None
         self._batch_frame = -1  # the frame count when the open batch of lines began
         self._read_until = 0.0  # seconds: when the lines captioned so far are read
@@ -153,22 +160,47 @@ class Recorder:
         self.said[-1][1].append(line)
         self._read_until += reading_time(line)
 
+    def _need(self, until: float) -> int:
+        """Frames still to add so that ``until`` seconds and all the sound given are covered."""
+        sound = (self.samples + self._carry.shape[0]) * self.fps / self.audio_rate
+        return max(0, int(np.ceil(max(until * self.fps, sound) - self.frames - 1e-9)))
+
+    def owed(self) -> int:
+        """Frames owed before the next turn: until every line captioned so far is read
+        (:func:`reading_time`) and all the sound given is heard; 0 before the first frame."""
+        return 0 if self._last is None else self._need(self._read_until)
+
+    @property
+    def seconds(self) -> float:
+        """The video's length so far, seconds."""
+        return self.frames / self.fps
+
+    def describe(self) -> str:
+        """One line for the player: the video's real length and how much of it the lines held,
+        e.g. ``"video: 62.0 s (1488 frames); 40.5 s of it while lines are read (the world idling
+        40.5 s, a still frame 0.0 s)"``."""
+        idle, still = self.idled / self.fps, self.held / self.fps
+        return (f"video: {self.seconds:.1f} s ({self.frames} frames); {idle + still:.1f} s of it while lines "
+                f"are read (the world idling {idle:.1f} s, a still frame {still:.1f} s)")
+
     def _hold(self, until: float) -> None:
-        """Repeat the last frame, with silence, until ``until`` seconds (and the sound written so
-        far) are covered; nothing before the first frame."""
+        """Repeat the last frame (the sound given still playing) until ``until`` seconds and the
+        sound are covered; nothing before the first frame."""
         if self._last is None:
             return
-        need = max(until * self.fps, self.samples * self.fps / self.audio_rate) - self.frames
-        n = int(np.ceil(need - 1e-9))
+        n = self._need(until)
         if n > 0:
             self.held += n
             self._write(np.repeat(self._last[None], n, axis=0), None)
 
-    def add(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
+    def add(self, frames: np.ndarray, audio: np.ndarray | None, idle: bool = False) -> None:
         """Append ``(T, H, W, 3)`` uint8 frames and their ``(S,)`` float32 audio (or silence);
-        sound longer than the frames is kept whole (the next turn holds until it is heard)."""
+        sound longer than the frames is kept whole and mixed into the frames that follow.
+        ``idle``: the world idling while lines are read (counted in :attr:`idled`)."""
         if frames.shape[0]:
             self._last = np.ascontiguousarray(frames[-1]).copy()
+        if idle:
+            self.idled += frames.shape[0]
         self._write(frames, audio)
 
     def _write(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
@@ -176,11 +208,13 @@ class Recorder:
             self._writer.send(np.ascontiguousarray(f))
         self.frames += frames.shape[0]
         want = max(0, round(self.frames * self.audio_rate / self.fps) - self.samples)
-        if audio is None:
-            audio = np.zeros(want, np.float32)
-        pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2")
-        if pcm.shape[0] < want:
-            pcm = np.concatenate([pcm, np.zeros(want - pcm.shape[0], "<i2")])
+        sound = np.zeros(0, np.float32) if audio is None else np.asarray(audio, np.float32).reshape(-1)
+        n = max(want, sound.shape[0], self._carry.shape[0])
+        mixed = np.zeros(n, np.float32)
+        mixed[:sound.shape[0]] += sound
+        mixed[:self._carry.shape[0]] += self._carry
+        self._carry = mixed[want:]
+        pcm = (np.clip(mixed[:want], -1.0, 1.0) * 32767).astype("<i2")
         self._wav.writeframes(pcm.tobytes())
         self.samples += pcm.shape[0]
 

@@ -63,11 +63,12 @@ def test_transcript_rows_and_recording(mini_path: Path, tmp_path: Path) -> None:
     assert neg["reason"] == "negated"
     chunk = next(r for r in rows if r["type"] == "chunk")
     assert {"seq", "min_frames", "switch", "event", "prompt"} <= set(chunk["request"])
-    frames = sum(r["frames"] for r in rows if r["type"] == "chunk")
+    frames = sum(r["frames"] for r in rows if r["type"] in ("chunk", "idle"))
     import imageio_ffmpeg
 
     n, _secs = imageio_ffmpeg.count_frames_and_secs(str(out / "out.mp4"))
-    assert n == frames + runner.recorder.held  # every frame shown, and the holds while lines are read
+    assert n == frames  # every frame shown: the turns' and the world idling while lines are read
+    assert runner.recorder.held == 0 and any(r["type"] == "idle" for r in rows)  # never a still hold
     reader = imageio_ffmpeg.read_frames(str(out / "out.mp4"))
     meta = next(reader)
     assert meta["size"] == (96, 54) and meta.get("audio_codec")

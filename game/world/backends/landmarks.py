@@ -35,7 +35,7 @@ class Place:
 #: Where each landmark stands (chosen so that each is in the first screen, clear of the
 #: characters the demo scenes place between x = 0.42 and 0.8).
 PLACES: dict[str, Place] = {
-    "oak": Place(0.2, 0.78, sink=0.05),
+    "oak": Place(0.2, 0.74, sink=0.05),  # its crown clear of the frame's top at the level look
     "ash_trees": Place(0.85, 0.6),
     "pines": Place(0.1, 0.55),
     "stump": Place(0.33, 0.1, sink=0.07),
@@ -78,10 +78,11 @@ def oak(height: int, look: Look, hollow: bool = False, leaf_bed: bool = False) -
     bark_dark = _grade(look, (62, 48, 38))
     leaves = lerp_rgb(look.tree, _grade(look, (70, 110, 60)), 0.7)
     lit = lerp_rgb(leaves, look.rim, 0.25 * look.sky.rim)
-    for cx, cy, r in ((0.5, 0.3, 0.26), (0.26, 0.38, 0.2), (0.74, 0.36, 0.21), (0.38, 0.18, 0.2),
-                      (0.64, 0.17, 0.19), (0.5, 0.1, 0.14)):
+    # every crown circle inside the box (top >= 0.015): a circle past its top edge was cut flat
+    for cx, cy, r in ((0.5, 0.32, 0.26), (0.26, 0.39, 0.2), (0.74, 0.37, 0.21), (0.38, 0.22, 0.19),
+                      (0.64, 0.21, 0.18), (0.5, 0.145, 0.13)):
         pen.circle(cx, cy, r, leaves)
-    for cx, cy, r in ((0.56, 0.16, 0.1), (0.72, 0.28, 0.09), (0.36, 0.12, 0.08)):
+    for cx, cy, r in ((0.56, 0.2, 0.1), (0.72, 0.3, 0.09), (0.36, 0.16, 0.08)):
         pen.circle(cx, cy, r, lit)
     pen.polygon(((0.38, 1.0), (0.42, 0.5), (0.36, 0.36), (0.46, 0.42), (0.5, 0.3), (0.55, 0.42),
                  (0.66, 0.34), (0.59, 0.5), (0.63, 1.0)), bark, bark_dark, 0.006)

@@ -171,6 +171,24 @@ SKIES: dict[str, Sky] = {
         ambient=0.12,
         rim=0.45,
     ),
+    "golden": Sky(  # the hour before dusk: the sun low and warm over the horizon, no star out yet
+        top=(70, 104, 170),
+        mid=(150, 160, 196),
+        horizon=(250, 206, 150),
+        light=(255, 226, 170),
+        light_pos=(0.26, 0.42),  # west of the lighthouse the coast scenes place at 0.7
+        light_r=0.038,
+        glow=0.7,
+        moon=False,
+        stars=0.0,
+        cloud_lit=(255, 214, 170),
+        cloud_shade=(150, 140, 170),
+        clouds=0.5,
+        streaks=True,
+        grade=(0.96, 0.88, 0.8),
+        ambient=0.14,
+        rim=0.55,
+    ),
     "dusk": Sky(  # the blue hour: the sun just under the hills, a warm band low in a blue sky
         top=(24, 34, 86),
         mid=(62, 86, 152),
@@ -211,6 +229,12 @@ SKIES: dict[str, Sky] = {
 
 TIME_ALIASES: dict[str, str] = {
     "noon": "day",
+    "afternoon": "golden",
+    "late afternoon": "golden",
+    "golden hour": "golden",
+    "before dusk": "golden",
+    "an hour before dusk": "golden",
+    "before sunset": "golden",
     "morning": "dawn",
     "sunrise": "dawn",
     "evening": "dusk",
@@ -293,7 +317,8 @@ def palette_for(name: str) -> Palette:
 def resolve_time(time_of_day: str, palette: Palette) -> str:
     """The time of day to draw: the scene's, unless it is the default ``dusk`` and the
     palette names another time (a ``night`` palette is night)."""
-    time = TIME_ALIASES.get(time_of_day.lower(), time_of_day.lower())
+    said = " ".join(time_of_day.lower().replace("-", " ").split())
+    time = TIME_ALIASES.get(said, said)
     if time not in SKIES:
         time = "dusk"
     if time == "dusk" and palette.time in SKIES:

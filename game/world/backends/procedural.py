@@ -52,7 +52,7 @@ LOOK_SPEED = 0.004
 #: Share of the vertical look kept per frame once ``w``/``s`` is released.
 LOOK_RELAX = 0.88
 #: The times of day in the order they come (a step back is refused, see ``_keep_time``).
-DAY = ("dawn", "day", "dusk", "night")
+DAY = ("dawn", "day", "golden", "dusk", "night")
 #: Request events after which the time of day may be anything.
 RESET_CLOCK = frozenset({"load", "rollback", "start", "edit", "reset", ""})
 #: Requests remembered per session for idempotent replays of the same ``seq``: a fingerprint and

@@ -213,7 +213,7 @@ def _lantern_room(r: _Room, names: frozenset[str]) -> None:
     # The great lens: a beehive of glass prism rings in a brass cage round a bright lamp.
     cx = 0.5
     r.rect(cx - 0.1, 0.7, cx + 0.1, 0.84, trim, (90, 70, 40), 3)
-    lit = ("beam" in names or r.look.time != "day") and "unlit" not in names
+    lit = ("beam" in names or r.look.time not in ("day", "golden")) and "unlit" not in names
     for k in range(9):
         y0 = 0.1 + k * 0.065
         half = 0.11 + 0.05 * math.sin(math.pi * (k + 0.5) / 9)
