@@ -22,16 +22,11 @@ field's line; a JSON or PNG card's at the file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from game.errors import CardError, StoryError
+from game.errors import CardError
 from game.story.diagnostics import CARD_CODES, CODES, Severity
 from game.story.lint import Diagnostic, lint_story
 from game.story.story import Story
-from game.story.yamlio import compose_marked, read_text
-
-if TYPE_CHECKING:
-    from game.cast.cardcheck import CardProblem
 
 
 def lint(path: str | Path) -> list[Diagnostic]:
@@ -82,7 +77,7 @@ def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None)
     """
     if not any(member.card for member in story.model.cast.values()):
         return []
-    from game.cast.cardcheck import check_card
+    from game.cast.cardcheck import check_card, field_places
     from game.cast.castroom import MAX_CONTEXT, card_path, member_card
     from game.cast.memory import MemoryConfig
 
@@ -106,28 +101,10 @@ def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None)
             continue
         path = card_path(story, cid)
         problems = check_card(card, config)
-        where = _field_places(path, problems)
+        where = field_places(path, problems)
         for p in problems:
             add(CARD_CODES[p.kind], where.get(p.field, str(path)), f"card {cid!r}: {p.field}: {p.why}")
     return out
-
-
-def _field_places(path: Path, problems: list[CardProblem]) -> dict[str, str]:
-    """``field -> file:line:col`` of each problem's field in a YAML card (the deepest key
-    the file has: ``lorebook.entries[2].content``, else ``lorebook``); none for JSON/PNG."""
-    if not problems or path.suffix.lower() not in (".yaml", ".yml"):
-        return {}
-    try:
-        marked = compose_marked(read_text(path), str(path))
-    except StoryError:  # it loaded a moment ago; a file changed meanwhile points at the file
-        return {}
-    places = {}
-    for p in problems:
-        keys: list[str | int] = []
-        for part in p.field.replace("]", "").replace("[", ".").split("."):
-            keys.append(int(part) if part.isdigit() else part)
-        places[p.field] = marked.where(tuple(keys)) or str(path)
-    return places
 
 
 __all__ = ["CARDS", "CardCheck", "card_diagnostics", "lint"]
