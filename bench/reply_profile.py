@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    PYTHONPATH=. python3 bench/reply_profile.py [-n 8] [--dialogue SPEC]
+    PYTHONPATH=. python3 bench/reply_profile.py [-n 8] [--probes FILE] [--dialogue SPEC]
 
 Builds her pipeline as ``bench/character.py`` does (every told fact, 5 turns of small talk; the
 embedded SmolLM2-135M on one torch thread, as in the game's model worker), asks ``n`` small-talk,
@@ -23,11 +23,10 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-import yaml
-
-from bench.character import PROBES, ROOT, talk
+from bench.character import PROBES, ROOT, load_probes, talk
 from game.cast.card_io import load_card
 from game.cast.castroom import dialogue_spec
 from game.cast.dialogue import DialogueSettings
@@ -85,23 +84,37 @@ def timed_stream(totals: Totals, model: Any) -> None:
     model.stream = stream
 
 
+def probes(path: Path | str, n: int) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    """``(told, filler, asks)`` from the probe file at ``path``, read and checked by
+    :func:`bench.character.load_probes`: every distinct told fact, the small talk, and ``n`` probes (every
+    third small-talk, card or identity probe).
+
+    Raises:
+        ValueError: the file does not follow the probe schema (names the file and the probe).
+    """
+    data = load_probes(path)
+    told = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
+    asks = [p for p in data["probes"] if p["category"] in ("smalltalk", "card", "identity")][::3][:n]
+    return told, data["filler"], asks
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=8, help="how many probes")
+    ap.add_argument("--probes", default=str(PROBES), help="the probe file (default bench/data/character_probes.yaml)")
     ap.add_argument("--dialogue", default="transformers", help="dialogue model spec (default: embedded SmolLM2)")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(1)
-    data = yaml.safe_load(PROBES.read_text(encoding="utf-8"))
+    told, filler, asks = probes(args.probes, args.n)
     card = load_card(ROOT / "characters" / "eve.yaml")
     enc = get_embedder()
     model = build_model(dialogue_spec(args.dialogue, ROOT / "stories" / "eve"))
     totals: Totals = defaultdict(lambda: [0.0, 0.0, 0.0])
     timed_stream(totals, model)
     timed(totals, enc, "encode", "MiniLM (nested in the stages)")
-    told = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
-    memory, pipe = talk(card, model, enc, told, data["filler"][:5], DialogueSettings(seed=0))
+    memory, pipe = talk(card, model, enc, told, filler[:5], DialogueSettings(seed=0))
     for obj, name, label in [(pipe.guard, "check_input", "input check"), (pipe, "facts", "facts"),
                              (pipe.knowledge, "match", "authored match"), (pipe.grounding, "match", "grounded match"),
                              (pipe.grounding, "hint", "grounding hint"), (pipe, "prompt", "prompt assembly"),
@@ -109,7 +122,6 @@ def main() -> None:
                              (pipe.coherence, "check", "coherence"), (pipe, "_judge", "all checks of a sentence")]:
         if obj is not None:
             timed(totals, obj, name, label)
-    asks = [p for p in data["probes"] if p["category"] in ("smalltalk", "card", "identity")][::3][:args.n]
     cpu = wall = 0.0
     for p in asks:
         c, w = time.thread_time(), time.perf_counter()

@@ -22,16 +22,13 @@ field's line; a JSON or PNG card's at the file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from game.errors import CardError, StoryError
 from game.story.diagnostics import CARD_CODES, CODES, Severity
+from game.story.ink import is_ink_path
 from game.story.lint import Diagnostic, lint_story
 from game.story.story import Story
 from game.story.yamlio import compose_marked, read_text
-
-if TYPE_CHECKING:
-    from game.cast.cardcheck import CardProblem
 
 
 def lint(path: str | Path) -> list[Diagnostic]:
@@ -41,10 +38,36 @@ def lint(path: str | Path) -> list[Diagnostic]:
     with :data:`CARDS`): an unchanged story whose cards are unchanged lints again without
     loading either. A story that does not load has only its ``WL018`` (its cards are not read).
 
+    A character card given instead of a story (:func:`is_card_file`) is linted as a card:
+    :func:`card_file_diagnostics` (a card is not a story, and ``WL018`` for each of its fields
+    helped no one).
+
     Raises:
         game.errors.StoryError: ``worldloom.toml`` itself is malformed.
     """
+    if is_card_file(path):
+        return card_file_diagnostics(path)
     return lint_story(path, extra=CARDS)
+
+
+def is_card_file(path: str | Path) -> bool:
+    """Whether ``path`` is a character card file rather than a story: a ``.png``, a ``.json`` that is
+    not a compiled Ink story, or a YAML file other than ``story.yaml`` whose top level has ``name:``
+    and no ``scenes:`` (a card needs a name; a story has no such key). A YAML file that does not
+    read is not a card here (lint then reports it as the story it was given as)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if not p.is_file() or p.name == "story.yaml" or suffix not in (".png", ".json", ".yaml", ".yml"):
+        return False
+    if suffix == ".png":
+        return True
+    if suffix == ".json":
+        return not is_ink_path(p)
+    try:
+        top = compose_marked(read_text(p), str(p)).value
+    except StoryError:
+        return False
+    return isinstance(top, dict) and "name" in top and "scenes" not in top
 
 
 class CardCheck:
@@ -82,19 +105,12 @@ def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None)
     """
     if not any(member.card for member in story.model.cast.values()):
         return []
-    from game.cast.cardcheck import check_card
+    from game.cast.cardcheck import check_card, field_places
     from game.cast.castroom import MAX_CONTEXT, card_path, member_card
     from game.cast.memory import MemoryConfig
 
     overrides = overrides or {}
     out: list[Diagnostic] = []
-
-    def add(code: str, where: str, name: str) -> None:
-        c = CODES[code]
-        severity = overrides.get(code, c.severity)
-        if severity != "off":
-            out.append(Diagnostic(where, code, severity, c.message.format(name=name), c.hint))
-
     config = MemoryConfig(context_tokens=MAX_CONTEXT)
     for cid, member in story.model.cast.items():
         if not member.card:
@@ -102,32 +118,50 @@ def card_diagnostics(story: Story, overrides: dict[str, Severity] | None = None)
         try:
             card = member_card(story, cid)
         except CardError as exc:
-            add("WL060", exc.where or story.where(("cast", cid, "card")), f"{cid!r} does not load: {exc.why}")
+            out += _finding("WL060", exc.where or story.where(("cast", cid, "card")),
+                            f"{cid!r} does not load: {_why(exc)}", overrides)
             continue
         path = card_path(story, cid)
         problems = check_card(card, config)
-        where = _field_places(path, problems)
+        where = field_places(path, problems)
         for p in problems:
-            add(CARD_CODES[p.kind], where.get(p.field, str(path)), f"card {cid!r}: {p.field}: {p.why}")
+            out += _finding(CARD_CODES[p.kind], where.get(p.field, str(path)), f"card {cid!r}: {p.field}: {p.why}",
+                            overrides)
     return out
 
 
-def _field_places(path: Path, problems: list[CardProblem]) -> dict[str, str]:
-    """``field -> file:line:col`` of each problem's field in a YAML card (the deepest key
-    the file has: ``lorebook.entries[2].content``, else ``lorebook``); none for JSON/PNG."""
-    if not problems or path.suffix.lower() not in (".yaml", ".yml"):
-        return {}
+def card_file_diagnostics(path: str | Path) -> list[Diagnostic]:
+    """The findings of the card file at ``path`` on its own (``worldloom lint CARD``): ``WL060`` when it
+    does not load, at the place the card reader names; else each finding of
+    :func:`game.cast.cardcheck.check_card` for a :data:`~game.cast.castroom.MAX_CONTEXT`-token context,
+    at its field's line in a YAML card (codes and default severities as for a story's cards)."""
+    from game.cast.card_io import load_card
+    from game.cast.cardcheck import check_card, field_places
+    from game.cast.castroom import MAX_CONTEXT
+    from game.cast.memory import MemoryConfig
+
     try:
-        marked = compose_marked(read_text(path), str(path))
-    except StoryError:  # it loaded a moment ago; a file changed meanwhile points at the file
-        return {}
-    places = {}
-    for p in problems:
-        keys: list[str | int] = []
-        for part in p.field.replace("]", "").replace("[", ".").split("."):
-            keys.append(int(part) if part.isdigit() else part)
-        places[p.field] = marked.where(tuple(keys)) or str(path)
-    return places
+        card = load_card(path)
+    except CardError as exc:
+        return _finding("WL060", exc.where or str(path), f"{Path(path).name!r} does not load: {_why(exc)}", {})
+    problems = check_card(card, MemoryConfig(context_tokens=MAX_CONTEXT))
+    where = field_places(path, problems)
+    return [d for p in problems for d in _finding(CARD_CODES[p.kind], where.get(p.field, str(path)),
+                                                  f"card {card.id!r}: {p.field}: {p.why}", {})]
 
 
-__all__ = ["CARDS", "CardCheck", "card_diagnostics", "lint"]
+def _finding(code: str, where: str, name: str, overrides: dict[str, Severity]) -> list[Diagnostic]:
+    """The finding ``code`` at ``where`` (``name`` fills its message) at its severity after
+    ``overrides``: one :class:`Diagnostic`, or none when the code is ``off``."""
+    c = CODES[code]
+    severity = overrides.get(code, c.severity)
+    return [] if severity == "off" else [Diagnostic(where, code, severity, c.message.format(name=name), c.hint)]
+
+
+def _why(exc: CardError) -> str:
+    """The card reader's reason with its own hint (``close the bracket or quote``, ``name the file
+    eve.yaml``): lint's hint for ``WL060`` is only where to look."""
+    return f"{exc.why} ({exc.hint})" if exc.hint else exc.why
+
+
+__all__ = ["CARDS", "CardCheck", "card_diagnostics", "card_file_diagnostics", "is_card_file", "lint"]

@@ -32,8 +32,8 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from game.cast.macros import expand
-from game.errors import CardError, StoryError
-from game.story.schema import ID_RE, Id
+from game.errors import CardError, StoryError, near_hint
+from game.story.schema import ID_RE, Id, keys_at
 from game.story.yamlio import Marked, compose_marked, read_text
 
 #: A card id is a story id (the cast member it plays): the same pattern, the same length.
@@ -601,6 +601,8 @@ def card_from_dict(data: Any, where: str = "", marked: Marked | None = None, pre
             loc = tuple(err["loc"])
             at = _yaml_where(marked, loc) if marked else where
             text = explain(dict(err))
+            if err["type"] == "extra_forbidden":
+                text += _unknown_field_hint(loc)
             head = str(loc[0]) if loc else ""
             if prefixes and head in prefixes:
                 text = prefixes[head] + text[len(head):]
@@ -611,6 +613,23 @@ def card_from_dict(data: Any, where: str = "", marked: Marked | None = None, pre
         rest = "".join(f"\n  {w}: {t}" if w else f"\n  {t}" for w, t in found[1:])
         raise CardError(found[0][1] + rest, where=found[0][0]) from exc
     return card.model_copy(update={"where": where}) if where else card
+
+
+#: Most fields a "not a card field" message lists when none is near the one written.
+_LISTED_FIELDS = 12
+
+
+def _unknown_field_hint(loc: tuple[Any, ...]) -> str:
+    """``": did you mean 'personality'?"`` for a field at ``loc`` (pydantic's error ``loc``) the card
+    has no such field near (:func:`game.errors.near_hint` over :func:`game.story.schema.keys_at` of
+    :class:`CharacterCard`); else the fields the mapping takes, when it takes at most
+    :data:`_LISTED_FIELDS`; else ``""``."""
+    path = tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+    keys = keys_at(path[:-1], CharacterCard)
+    near = near_hint(path[-1], keys).strip() if path else ""
+    if near:
+        return f": {near}"
+    return f" (the fields it takes: {', '.join(keys)})" if 0 < len(keys) <= _LISTED_FIELDS else ""
 
 
 def _yaml_where(marked: Marked, loc: tuple[Any, ...]) -> str:

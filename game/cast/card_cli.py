@@ -28,7 +28,7 @@ from rich.console import Console
 
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card, write_card_json, write_card_png
-from game.cast.cardcheck import CardProblem, check_card
+from game.cast.cardcheck import CardProblem, check_card, field_places
 from game.cast.memory import MemoryConfig
 from game.cast.worldinfo import read_world_info, with_lorebook
 from game.errors import CardError
@@ -66,10 +66,12 @@ def _read(path: str, lore: list[str]) -> CharacterCard:
     return card
 
 
-def _show(problems: list[CardProblem]) -> None:
+def _show(problems: list[CardProblem], path: str) -> None:
+    """Each problem as ``severity: file[:line:col]: field: why`` (the field's line in a YAML card)."""
+    places = field_places(path, problems)
     for prob in problems:
         colour = "red" if prob.severity == "error" else "yellow"
-        console.print(f"[{colour}]{prob.severity}[/{colour}]: {prob.field}: {prob.why}")
+        console.print(f"[{colour}]{prob.severity}[/{colour}]: {places.get(prob.field, path)}: {prob.field}: {prob.why}")
 
 
 def card_yaml(card: CharacterCard, out: Path) -> str:
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     card = _read(args.card, args.lore)
     problems = check_card(card, MemoryConfig(context_tokens=args.context))
-    _show(problems)
+    _show(problems, args.card)
     errors = [p for p in problems if p.severity == "error"]
     if args.card_command == "validate":
         console.print(f"{args.card}: {card.name}: {counted(len(errors), 'error')}, "

@@ -597,6 +597,9 @@ def png_card_chunks(path: str | Path) -> dict[str, str]:
     except CardError:
         raise
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError, EOFError) as exc:
+        if not is_png:  # Pillow's "cannot identify image file '<path>'" says neither what nor why
+            raise CardError("not a PNG image: the file does not start with the PNG signature", where=str(p),
+                            hint="a card PNG is the picture with the card in its 'chara' or 'ccv3' text chunk") from exc
         raise CardError(f"not a readable PNG: {exc}", where=str(p)) from exc
     out: dict[str, str] = {}
     for key, value in texts.items():

@@ -32,7 +32,9 @@ each naming the field:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from game.cast.card import REPLY_INTENTS, CharacterCard
@@ -40,6 +42,8 @@ from game.cast.macros import unknown_macros
 from game.cast.memory import DEFAULT_POST_HISTORY, MemoryConfig, TokenCounter, approx_tokens, examples_text, sink_parts
 from game.cast.prompt import MESSAGE_OVERHEAD, Shares
 from game.cast.replies import RECENT_LINES
+from game.errors import StoryError
+from game.story.yamlio import compose_marked, read_text
 from game.words import counted
 
 #: The fields of the size findings (shown when a game opens: a player would lose that text).
@@ -159,4 +163,24 @@ def check_card(card: CharacterCard, config: MemoryConfig | None = None,
     return out
 
 
-__all__ = ["BUDGET_FIELDS", "KINDS", "TTS_ENGINES", "VOICE_ID", "CardProblem", "check_card"]
+def field_places(path: str | Path, problems: Sequence[CardProblem]) -> dict[str, str]:
+    """``field -> file:line:col`` of each problem's field in the YAML card at ``path`` (the deepest key
+    the file has: ``lorebook.entries[2].content``, else ``lorebook``; the top of the file for a field it
+    does not write, such as ``card+lorebook``); none for a JSON or PNG card, or a YAML file that no longer reads."""
+    path = Path(path)
+    if not problems or path.suffix.lower() not in (".yaml", ".yml"):
+        return {}
+    try:
+        marked = compose_marked(read_text(path), str(path))
+    except StoryError:  # it loaded a moment ago; a file changed meanwhile points at the file
+        return {}
+    places = {}
+    for p in problems:
+        keys: list[str | int] = []
+        for part in p.field.replace("]", "").replace("[", ".").split("."):
+            keys.append(int(part) if part.isdigit() else part)
+        places[p.field] = marked.where(tuple(keys)) or str(path)
+    return places
+
+
+__all__ = ["BUDGET_FIELDS", "KINDS", "TTS_ENGINES", "VOICE_ID", "CardProblem", "check_card", "field_places"]

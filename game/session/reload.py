@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from game.cast.card_io import load_card
 from game.errors import CardError, StoryError, WorldloomError
+from game.lint import lint
 from game.locale import use_story
 from game.session.fit import fit_game
 from game.state import Event, GameState
@@ -45,7 +46,7 @@ from game.state.saves import Checkpoint
 from game.story.diagnostics import CODES
 from game.story.ink import InkStory, is_ink_path, load_ink
 from game.story.ink_runtime import runtime_for
-from game.story.lint import Diagnostic, lint_story
+from game.story.lint import Diagnostic
 from game.story.loader import load_story, read_sources, story_file
 from game.story.runtime import StoryRuntime
 from game.story.strings import localised, translation_for
@@ -54,10 +55,9 @@ if TYPE_CHECKING:
     from game.session import Session
     from game.story.story import Story
 
-#: Lint codes that mean the story would fail while played (undefined scene, item,
-#: character, variable or location, a bad expression, an effect on an undeclared
-#: variable, a file that does not load): a reload with one of these at ``error`` is refused.
-FATAL_CODES = frozenset({"WL001", "WL002", "WL003", "WL004", "WL007", "WL014", "WL016", "WL018", "WL027"})
+#: Lint codes that mean the story would stop with an error while played (each code's
+#: :attr:`~game.story.diagnostics.Code.breaks_play`): a reload with one of these at ``error`` is refused.
+FATAL_CODES = frozenset(c.code for c in CODES.values() if c.breaks_play)
 CARD_SUFFIXES = (".yaml", ".yml", ".json", ".png")
 #: The file each live session's story was last loaded or reloaded from.
 
@@ -191,7 +191,7 @@ def _load_diags(exc: StoryError, path: str | Path) -> list[Diagnostic]:
 
 
 def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, list[Diagnostic]]:
-    """Load and lint the story at ``path``: ``(story or None if unusable, diagnostics)``.
+    """Load and lint the story at ``path`` and its cast's cards: ``(story or None if unusable, diagnostics)``.
 
     Never raises for a broken story; the diagnostics say what is wrong, where.
     """
@@ -199,7 +199,7 @@ def check_story(path: str | Path, strict: bool = False) -> tuple[Story | None, l
     try:
         if is_ink_path(path) or str(path).endswith(".ink"):
             return load_ink(path), []
-        diags = lint_story(path)
+        diags = lint(path)  # the story and its cast's cards: a card that does not load breaks play too
     except StoryError as exc:
         return None, _load_diags(exc, path)
     fatal = [d for d in diags if d.severity == "error" and (strict or d.code in FATAL_CODES)]

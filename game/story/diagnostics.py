@@ -33,6 +33,11 @@ class Code:
     example: str
     #: Other files of the example (name relative to the story folder -> text), e.g. a catalogue.
     files: tuple[tuple[str, str], ...] = ()
+    #: Whether a story with this finding stops with an error when played there: an effect, condition or
+    #: goto raises, or the story or a card does not load (a hot reload refuses it, as it would lose the
+    #: player's game). A finding that leaves play going on wrongly (a dead end, a gate that never
+    #: opens, an agent that never acts, a missing image drawn as a placeholder) does not.
+    breaks_play: bool = False
 
 
 _BASE = """id: t
@@ -58,20 +63,20 @@ def _cast(card: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL001", "error", "undefined scene {name!r}", "check the goto / exit / start target",
          _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, goto: kite_flght}]}\n"
-         "  kite_flight: {location: here, ending: e}\n"),
+         "  kite_flight: {location: here, ending: e}\n", breaks_play=True),
     Code("WL002", "error", "undefined item {name!r}", "declare it under items:",
-         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"take('ghost')\"]}\n"),
+         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"take('ghost')\"]}\n", breaks_play=True),
     Code("WL003", "error", "undefined character {name!r}", "declare it under cast:",
          _BASE + "scenes:\n  a: {location: here, ending: e, present: [nobody]}\n"),
     Code("WL004", "error", "the expression reads undefined variable {name!r}", "declare it under variables:",
-         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'mood > 1', goto: a}]}\n"),
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'mood > 1', goto: a}]}\n", breaks_play=True),
     Code("WL005", "warning", "scene {name!r} is unreachable from the start", "add a goto or exit to it",
          _BASE + "scenes:\n  a: {location: here, ending: e}\n  b: {location: here, ending: f}\n"),
     Code("WL006", "error", "scene {name!r} is a dead end: no choice, exit or action leads on",
          "add a choice or mark it ending:",
          _BASE + "scenes:\n  a: {location: here, lines: [stuck]}\n"),
     Code("WL007", "error", "bad expression: {name}", "see docs/story-format.md, expressions",
-         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'has(', goto: a}]}\n"),
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: 'has(', goto: a}]}\n", breaks_play=True),
     Code("WL008", "warning", "line is {name} characters, too long for the text panel", "split it; the panel shows 160",
          _BASE + "scenes:\n  a: {location: here, ending: e, lines: ['" + "x" * 170 + "']}\n"),
     Code("WL009", "error", "missing or unreadable asset {name!r}", "check the path (relative to the story folder)",
@@ -86,7 +91,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
          "make one choice sticky (once: false) or add an exit",
          _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: x, once: true, goto: a}]}\n"),
     Code("WL014", "error", "effect assigns undeclared variable {name!r}", "declare it under variables:",
-         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: ['mood = 3']}\n"),
+         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: ['mood = 3']}\n", breaks_play=True),
     Code("WL015", "info", "scene {name!r} is never the target of a goto or exit", "nothing leads here",
          _BASE + "scenes:\n  a: {location: here, ending: e}\n  b: {location: here, ending: f}\n"),
     Code("WL016", "error", "undefined location {name!r}", "declare it under locations:",
@@ -94,14 +99,14 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL017", "warning", "actions {name} share the keyword(s) of another action", "make each action's keywords distinct",
          _BASE + "scenes:\n  a: {location: here, ending: e, actions: [{id: x, keywords: [sing]}, {id: y, keywords: [sing]}]}\n"),
     Code("WL018", "error", "story does not load: {name}", "fix the file at the location shown",
-         "id: t\ntitle: T\nstart: a\nscenes:\n  a: {location: here, bogus_key: 1}\n"),
+         "id: t\ntitle: T\nstart: a\nscenes:\n  a: {location: here, bogus_key: 1}\n", breaks_play=True),
     # -- game mechanics (roles, bounds, timers, quests, outcomes, recipes, agents) --
     Code("WL040", "error", "undefined timer {name!r}", "declare it under timers:",
-         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"start('candle')\"]}\n"),
+         _BASE + "scenes:\n  a: {location: here, ending: e, on_enter: [\"start('candle')\"]}\n", breaks_play=True),
     Code("WL041", "error", "undefined quest {name!r}", "declare it under quests:",
-         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"done('lamp')\", goto: a}, {id: d, text: stay, goto: a}]}\n"),
+         _BASE + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"done('lamp')\", goto: a}, {id: d, text: stay, goto: a}]}\n", breaks_play=True),
     Code("WL042", "error", "undefined role {name!r}", "declare it under roles:",
-         _BASE + "roles: {warden: {name: Warden}}\nscenes:\n  a: {location: here, on_enter: [\"become('warden')\"], choices: [{id: c, text: go, roles: [thief], goto: a}, {id: d, text: stay, goto: a}]}\n"),
+         _BASE + "roles: {warden: {name: Warden}}\nscenes:\n  a: {location: here, on_enter: [\"become('warden')\"], choices: [{id: c, text: go, roles: [thief], goto: a}, {id: d, text: stay, goto: a}]}\n", breaks_play=True),
     Code("WL043", "error", "{name!r} is not an agent (declare it under agents:, and in cast:)", "agents are cast members who act",
          _BASE + "agents: {ghost: {at: here}}\nscenes:\n  a: {location: here, ending: e}\n"),
     Code("WL044", "error", "agent action {name}", "an agent's actions name locations, items and characters the story declares",
@@ -115,7 +120,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL048", "warning", "timer {name!r} never runs: not start: true and never start()ed", "set start: true or start('id') it somewhere",
          _BASE + "timers: {candle: {turns: 10}}\nscenes:\n  a: {location: here, ending: e}\n"),
     Code("WL049", "error", "{name}: no such need or goal", "declare it under the agent's needs: or goals:",
-         _BASE + "cast: {mara: {name: Mara}}\nagents: {mara: {at: here}}\nscenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"need('mara', 'cold') > 1\", goto: a}, {id: d, text: stay, goto: a}]}\n"),
+         _BASE + "cast: {mara: {name: Mara}}\nagents: {mara: {at: here}}\nscenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"need('mara', 'cold') > 1\", goto: a}, {id: d, text: stay, goto: a}]}\n", breaks_play=True),
     Code("WL050", "warning", "roles {name} are declared but no effect calls become()", "let the player pick one: a start-scene choice with do: become('id')",
          _BASE + "roles: {warden: {name: Warden}}\nscenes:\n  a: {location: here, ending: e}\n"),
     Code("WL019", "warning", "{name} in the text is not a variable or world key: the player sees it as typed",
@@ -131,7 +136,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
          "a part of it reads no variable and is refused whatever the state; see docs/story-format.md, limits",
          "variables: {n: {type: int, default: 1}}\n" + _BASE
          + "scenes:\n  a: {location: here, choices: [{id: c, text: go, if: \"'%0999999999d' % n == ''\", goto: a}, "
-         "{id: d, text: stay, goto: a}]}\n"),
+         "{id: d, text: stay, goto: a}]}\n", breaks_play=True),
     Code("WL030", "warning", "author art cannot be used as given: {name}",
          "plates are 16:9 PNGs of at least 480x270, layers the plate's size with transparency, "
          "sheet cells inside the sheet and named for an expression or pose; see docs/story-format.md",
@@ -147,9 +152,9 @@ CODES: dict[str, Code] = {c.code: c for c in [
     # -- the cast's cards (``cast.<id>.card``), linted by game.lint with game.cast.cardcheck --
     Code("WL060", "error", "the card of {name}", "fix the card at the place shown (worldloom card validate CARD)",
          *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nlorebook:\n  entries:\n"
-               "    - {keys: ['(den'], use_regex: true, content: The den is under the oak.}\n")),
+               "    - {keys: ['(den'], use_regex: true, content: The den is under the oak.}\n"), breaks_play=True),
     Code("WL061", "error", "{name}", "shorten the field named: a 4096-token context is the most a game gives a card",
-         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\ndescription: '" + "The fox keeps the wood. " * 700 + "'\n")),
+         *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\ndescription: '" + "The fox keeps the wood. " * 700 + "'\n"), breaks_play=True),
     Code("WL062", "warning", "{name}", "shorten or drop example exchanges: the model never sees them",
          *_cast("id: fox\nname: Fox\ngreetings: [Hello.]\nexamples:\n" + "".join(
              f"  - {{user: 'Question {i}?', char: '" + "An answer that goes on. " * 30 + "'}\n" for i in range(10)))),
@@ -190,7 +195,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("WL027", "error", "{name!r} reads as an undeclared variable: the values are spelt True, False and None",
          "a capital letter makes it the value",
          "variables: {lit: {type: bool, default: false}}\n" + _BASE
-         + "scenes:\n  a: {location: here, ending: e, on_enter: ['lit = true']}\n"),
+         + "scenes:\n  a: {location: here, ending: e, on_enter: ['lit = true']}\n", breaks_play=True),
 ]}
 
 #: ``CardProblem.kind`` (:data:`game.cast.cardcheck.KINDS`) -> its lint code; ``WL060``: the card does not load.

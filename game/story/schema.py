@@ -518,15 +518,17 @@ def _model_in(kind: Any) -> type[BaseModel] | None:
     return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
 
 
-def keys_at(loc: tuple[str | int, ...]) -> tuple[str, ...]:
-    """The keys a story file may write in the mapping at ``loc`` (a path of keys and list indexes
-    from the top of the file, as pydantic's error ``loc``, union tags left out): ``("scenes", "a")``
+def keys_at(loc: tuple[str | int, ...], root: type[BaseModel] = StoryModel) -> tuple[str, ...]:
+    """The keys a file may write in the mapping at ``loc`` (a path of keys and list indexes from
+    the top of the file, as pydantic's error ``loc``, union tags left out), the file read as
+    ``root`` (default :class:`StoryModel`; a card reader passes its card model): ``("scenes", "a")``
     -> a scene's keys (``title``, ``location``, ... ``choices``), each as the file spells it (``if``,
-    not ``if_``); ``()`` when ``loc`` does not lead to a model of this module."""
-    kind: Any = StoryModel
+    not ``if_``), a field excluded from dumps (set by the reader, never written) left out; ``()``
+    when ``loc`` does not lead to a model."""
+    kind: Any = root
     for part in loc:
         kind = _step(kind, part)
         if kind is None:
             return ()
     model = _model_in(kind)
-    return () if model is None else tuple(f.alias or n for n, f in model.model_fields.items())
+    return () if model is None else tuple(f.alias or n for n, f in model.model_fields.items() if not f.exclude)

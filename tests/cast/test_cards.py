@@ -235,7 +235,7 @@ def test_bad_card_files(tmp_path: Path) -> None:
     cases.append((png_with(tmp_path / "field.png", [("chara", b64(v2_doc(tags="x")))]), "data.tags: must be a list"))
     p = tmp_path / "text.png"
     p.write_text("I am not a picture", encoding="utf-8")
-    cases.append((p, "not a readable PNG"))
+    cases.append((p, "not a PNG image: the file does not start with the PNG signature"))
     p = tmp_path / "photo.png"
     Image.new("RGB", (4, 4)).save(p, format="JPEG")
     cases.append((p, "not a PNG image"))
