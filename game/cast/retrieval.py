@@ -19,9 +19,13 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 - Ours: recency counts *game turns since the memory was made* (one turn = one player
   intent), with decay :data:`DEFAULT_DECAY` = 0.995 per turn (the paper's number,
   turns for hours). Retrieval has no side effect (no "last accessed" update), so a
-  replay from a transcript retrieves the same memories. Recency is computed in
-  float64 and so stays strictly decreasing with age up to ~140,000 turns (0.995**age
-  underflows near age 148,000; all older memories then tie at 0).
+  replay from a transcript retrieves the same memories. Min-max scaling removes any
+  common factor, so recency is kept between queries as ``decay ** (anchor - turn)``
+  (``anchor``: the newest turn when the column was made), float64, extended as memories
+  are added: a query at a later turn scales the same column (only a memory newer than
+  the query's turn changes it: its age counts as 0). It stays strictly decreasing with
+  age up to ~140,000 turns before the anchor (0.995**age underflows near 148,000; all
+  older memories then tie at 0).
 - Weights :data:`DEFAULT_WEIGHTS`: recency 1, importance 1, relevance 3. Relevance is
   weighted as in the code's global weights (3); importance is 1 rather than 2
   because ours comes from an authored table by event kind (coarse, see
@@ -213,7 +217,9 @@ class LexicalIndex:
     once (with their counts). A term occurring once adds ``idf * (k1 + 1) / (1 + norm_d)``, so
     those postings are summed per document by one ``numpy.bincount`` of the idfs and
     multiplied by ``(k1 + 1) / (1 + norm)`` once: scoring costs the postings of the query's
-    terms plus a few passes over the documents.
+    terms plus a few passes over the documents. ``norm`` and that factor depend on the mean
+    length only, so they are kept between queries until a document is added (the running
+    total of the lengths gives the mean without a pass).
     """
 
     K1 = 1.2
@@ -223,7 +229,9 @@ class LexicalIndex:
         self._ones: dict[str, array[int]] = {}  # documents where the term occurs once
         self._many: dict[str, array[int]] = {}  # documents where it occurs more than once
         self._many_tf: dict[str, array[int]] = {}  # and how often
-        self._lengths: array[float] = array("f")
+        self._lengths: array[float] = array("d")  # whole numbers: their running sum is exact
+        self._total_length = 0.0
+        self._norms: tuple[int, np.ndarray, np.ndarray] | None = None  # (documents, norm, (k1 + 1) / (1 + norm))
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -245,29 +253,47 @@ class LexicalIndex:
                     self._many[t], self._many_tf[t] = array("i"), array("i")
                 self._many[t].append(doc)
                 self._many_tf[t].append(c)
-        self._lengths.append(float(sum(counts.values())))
+        length = float(sum(counts.values()))
+        self._lengths.append(length)
+        self._total_length += length
         return doc
 
     def df(self, term: str) -> int:
         """How many documents hold ``term``."""
         return len(self._ones.get(term, ())) + len(self._many.get(term, ()))
 
+    def _norm(self) -> tuple[np.ndarray, np.ndarray]:
+        """``norm = k1 * (1 - b + b * length / mean length)`` and ``(k1 + 1) / (1 + norm)``, ``(documents,)``
+        float64, kept until a document is added."""
+        total = len(self._lengths)
+        if self._norms is None or self._norms[0] != total:
+            lengths = np.frombuffer(self._lengths, np.float64, total)
+            avgdl = max(self._total_length / total, 1e-9)
+            norm = self.K1 * (1.0 - self.B + self.B * lengths / avgdl)
+            self._norms = (total, norm, (self.K1 + 1.0) / (1.0 + norm))
+        return self._norms[1], self._norms[2]
+
     def scores(self, query: str, n: int | None = None) -> np.ndarray:
         """BM25 score of every document (the first ``n``) for ``query``: ``(n,)`` float64, 0 where no term matches.
 
         Document frequencies and the mean length count every document, also those past ``n``.
         """
+        return self.ranged(query, n)[0]
+
+    def ranged(self, query: str, n: int | None = None) -> tuple[np.ndarray, float, float]:
+        """:meth:`scores` and their smallest and largest value (0 and 0 with no document): ``(scores, lo, hi)``.
+
+        The smallest is 0 without a pass when the query's postings are fewer than the documents.
+        """
         total = len(self._lengths)
         n = total if n is None else min(n, total)
         if n == 0:
-            return np.zeros(n, np.float64)
-        lengths = np.frombuffer(self._lengths, np.float32)[:total].astype(np.float64)
-        avgdl = max(float(lengths.mean()), 1e-9)
-        norm = self.K1 * (1.0 - self.B + self.B * lengths / avgdl)
+            return np.zeros(n, np.float64), 0.0, 0.0
         once: list[np.ndarray] = []
         idfs: list[float] = []
         more: list[np.ndarray] = []
-        weights: list[np.ndarray] = []
+        tfs: list[np.ndarray] = []
+        more_idfs: list[float] = []
         for t in set(terms(query)):
             df = self.df(t)
             if df == 0:
@@ -277,17 +303,24 @@ class LexicalIndex:
                 once.append(np.frombuffer(self._ones[t], np.int32))
                 idfs.append(idf)
             if t in self._many:
-                docs = np.frombuffer(self._many[t], np.int32)
-                tf = np.frombuffer(self._many_tf[t], np.int32).astype(np.float64)
-                more.append(docs)
-                weights.append(idf * tf * (self.K1 + 1.0) / (tf + norm[docs]))
+                more.append(np.frombuffer(self._many[t], np.int32))
+                tfs.append(np.frombuffer(self._many_tf[t], np.int32).astype(np.float64))
+                more_idfs.append(idf)
+        postings = sum(map(len, once)) + sum(map(len, more))
+        if not postings:
+            return np.zeros(n, np.float64), 0.0, 0.0
+        norm, factor = self._norm()
         out: np.ndarray = np.zeros(total, np.float64)
         if once:
             sizes = [len(d) for d in once]
-            out = np.bincount(np.concatenate(once), np.repeat(idfs, sizes), total) * ((self.K1 + 1.0) / (1.0 + norm))
+            out = np.bincount(np.concatenate(once), np.repeat(idfs, sizes), total) * factor
         if more:
+            weights = [idf * tf * (self.K1 + 1.0) / (tf + norm[docs]) for idf, tf, docs in zip(more_idfs, tfs, more,
+                                                                                             strict=True)]
             out += np.bincount(np.concatenate(more), np.concatenate(weights), total)
-        return out[:n]
+        out = out[:n]
+        lo = 0.0 if postings < n else float(out.min())
+        return out, lo, float(out.max())
 
 
 @dataclass(frozen=True)
@@ -337,6 +370,10 @@ class EpisodicStore:
         self._vectors = np.zeros((self.chunk, dim), np.float32)
         self._embedded = 0  # rows [0, _embedded) have vectors
         self.lexical = LexicalIndex()
+        # kept between queries (rows are only ever appended): see _prior
+        self._ends: tuple[int, int, int, float, float] = (0, -1, -1, 0.0, 0.0)  # rows, oldest, newest, imp lo, hi
+        self._decayed: dict[float, tuple[int, np.ndarray, int]] = {}  # decay -> (anchor, g, rows with g)
+        self._prior_sum: tuple[tuple[object, ...], np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -467,6 +504,67 @@ class EpisodicStore:
         self.build_index(wait=False)
         return None
 
+    def _extremes(self, n: int) -> tuple[int, int, float, float]:
+        """Rows of the oldest and the newest turn among the first ``n``, and their smallest and largest importance;
+        updated from the rows added since the last call."""
+        done, old, new, ilo, ihi = self._ends
+        if n < done or done == 0:
+            done, old, new, ilo, ihi = 0, -1, -1, math.inf, -math.inf
+        if n > done:
+            turns, imp = self._turns[done:n], self._importance[done:n]
+            lo, hi = done + int(np.argmin(turns)), done + int(np.argmax(turns))
+            if old < 0 or self._turns[lo] < self._turns[old]:
+                old = lo
+            if new < 0 or self._turns[hi] > self._turns[new]:
+                new = hi
+            ilo, ihi = min(ilo, float(imp.min())), max(ihi, float(imp.max()))
+            self._ends = (n, old, new, ilo, ihi)
+        return old, new, ilo, ihi
+
+    def _decay_column(self, n: int, decay: float) -> np.ndarray:
+        """``g = decay ** (anchor - turn)`` float64 of the first ``n`` rows, ``0 < decay <= 1``, kept per decay and
+        extended for rows added since; ``anchor`` is the newest turn when first computed, and is moved (every row
+        recomputed) before a newer row's ``g`` could overflow."""
+        got = self._decayed.get(decay)
+        newest = int(self._turns[self._extremes(n)[1]])
+        span = 600.0 / -math.log(decay) if decay < 1.0 else math.inf  # turns past the anchor before g nears overflow
+        if got is None or got[2] > n or newest - got[0] > span:
+            if len(self._decayed) >= 4:
+                self._decayed.clear()
+            anchor, g, done = newest, np.empty(max(n, self.capacity), np.float64), 0
+        else:
+            anchor, g, done = got
+            if len(g) < n:
+                g = np.concatenate([g[:done], np.empty(max(n, self.capacity) - done, np.float64)])
+        if n > done:
+            g[done:n] = np.power(decay, (anchor - self._turns[done:n]).astype(np.float64))
+        self._decayed[decay] = (anchor, g, n)
+        return g[:n]
+
+    def _prior(self, n: int, now: int, decay: float) -> _Prior:
+        """The recency and importance columns of the first ``n`` rows at turn ``now`` and their scaling (see
+        :class:`_Prior`)."""
+        old, new, ilo, ihi = self._extremes(n)
+        turns = self._turns[:n]
+        if 0.0 < decay <= 1.0:
+            g = self._decay_column(n, decay)
+            anchor = self._decayed[decay][0]
+            clip = float(np.power(decay, np.float64(anchor - now))) if self._turns[new] > now else None
+            ends = [g[old], g[new]] if clip is None else [min(g[old], clip), min(g[new], clip)]
+            return _Prior(g, clip, float(min(ends)), float(max(ends)), self._importance[:n], ilo, ihi,
+                          (n, decay, anchor))
+        rec = recency(turns, now, decay)  # any other decay: the plain column, not kept
+        return _Prior(rec, None, float(rec.min()), float(rec.max()), self._importance[:n], ilo, ihi, None)
+
+    def _prior_score(self, prior: _Prior, weights: Weights) -> np.ndarray:
+        """``w_r * recency + w_i * importance``, both scaled, of every row of ``prior``: kept while the rows and
+        their scaling stay the same (a query at a later turn changes neither, unless a row is newer than it)."""
+        key = (prior.source, weights.recency, weights.importance, prior.clip, prior.glo, prior.ghi, prior.ilo,
+               prior.ihi)
+        if prior.source is None or self._prior_sum is None or self._prior_sum[0] != key:
+            self._prior_sum = (key, weights.recency * prior.recency() + weights.importance * prior.importance())
+        return self._prior_sum[1]
+
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
                lexical: float = DEFAULT_LEXICAL) -> tuple[np.ndarray, ...]:
@@ -488,23 +586,21 @@ class EpisodicStore:
         """
         n = self._embedded
         cos = self._vectors[:n] @ np.asarray(query, np.float32)
-        rec = recency(self._turns[:n], now, decay)
-        imp = self._importance[:n].astype(np.float64)
-        bm25 = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
         if mask is None:
-            r, i, v = minmax(rec), minmax(imp), minmax(cos)
-            if bm25 is not None:
-                v = (1.0 - lexical) * v + lexical * minmax(bm25)
-        else:
-            m = mask[:n]
-            r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
-            r[m], i[m], v[m] = minmax(rec[m]), minmax(imp[m]), minmax(cos[m])
-            if bm25 is not None:
-                v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm25[m])
+            r, i, v = prior.recency(), prior.importance(), minmax(cos)
+            if bm is not None:
+                v = (1.0 - lexical) * v + lexical * scaled(*bm)
+            score = self._prior_score(prior, weights) + weights.relevance * v
+            return score, r, i, v, cos.astype(np.float64)
+        m = mask[:n]
+        r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
+        r[m], i[m], v[m] = minmax(prior.recency_column()[m]), minmax(prior.imp[m].astype(np.float64)), minmax(cos[m])
+        if bm is not None:
+            v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm[0][m])
         score = weights.recency * r + weights.importance * i + weights.relevance * v
-        if mask is not None:
-            score = np.where(mask[:n], score, -np.inf)
-        return score, r, i, v, cos.astype(np.float64)
+        return np.where(m, score, -np.inf), r, i, v, cos.astype(np.float64)
 
     def top(self, query: np.ndarray, now: int, k: int, weights: Weights = DEFAULT_WEIGHTS,
             decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
@@ -534,8 +630,22 @@ class EpisodicStore:
             if got is not None:
                 return got
         self.last_path = ("exact", n)
-        score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
-        return self._scored(_best(score, k, self._turns[:n], np.arange(n)), score, r, imp, v, cos)
+        if mask is not None:
+            score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
+            return self._scored(_best(score, k, self._turns[:n], np.arange(n)), score, r, imp, v, cos)
+        # the scan without the per-memory parts: only the k answers need them
+        q = np.asarray(query, np.float32)
+        cos32 = self._vectors[:n] @ q
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        lo, hi = float(cos32.min()), float(cos32.max())
+        v = scaled(cos32, lo, hi)
+        if bm is not None:
+            v = (1.0 - lexical) * v + lexical * scaled(*bm)
+        score = self._prior_score(prior, weights) + weights.relevance * v
+        best = _best(score, k, self._turns[:n], np.arange(n))
+        return self._scored(best, score[best], prior.recency(best), prior.importance(best), v[best],
+                            cos32[best].astype(np.float64), at=np.arange(len(best)))
 
     def _scored(self, idx: np.ndarray, score: np.ndarray, r: np.ndarray, imp: np.ndarray, v: np.ndarray,
                 cos: np.ndarray, at: np.ndarray | None = None) -> list[Scored]:
@@ -556,14 +666,18 @@ class EpisodicStore:
         q = np.asarray(query, np.float32)
         turns = self._turns[:n]
         # step 1: the rest of the score, exact, as scores() computes it
-        r = minmax(recency(turns, now, decay))
-        i = minmax(self._importance[:n].astype(np.float64))
-        bm = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
-        b = minmax(bm) if bm is not None else None
-        share = lexical if b is not None else 0.0
-        other = weights.recency * r + weights.importance * i
-        if b is not None:
-            other += (weights.relevance * share) * b
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        share = lexical if bm is not None else 0.0
+        other = self._prior_score(prior, weights)
+        if bm is not None:
+            scores, blo, bhi = bm
+            if bhi - blo > 1e-12:
+                other = other + ((weights.relevance * share) / (bhi - blo)) * scores
+                if blo != 0.0:
+                    other -= (weights.relevance * share) * blo / (bhi - blo)
+            else:
+                other = other + (weights.relevance * share) * 0.5
         w_cos = weights.relevance * (1.0 - share)
         lacking = np.arange(len(index), n)  # rows the index lacks (none: it was caught up above) are always scored
         best_other = _about_lowest(-other, k)
@@ -580,7 +694,7 @@ class EpisodicStore:
             floor = float(near_ip[-1]) + index.code_error(q) if len(near) == want else np.inf
             cand = np.union1d(np.union1d(near, best_other), lacking)
             for _ in range(4):
-                score, rc, ic, vc, cos_c = self._exact_part(cand, q, r, i, b, share, weights, lo, hi)
+                score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
                 if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
                     lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
                     continue
@@ -603,17 +717,50 @@ class EpisodicStore:
                 return None
             want = min(ANN_K_MAX, want * ANN_GROW)
 
-    def _exact_part(self, cand: np.ndarray, q: np.ndarray, r: np.ndarray, i: np.ndarray, b: np.ndarray | None,
+    def _exact_part(self, cand: np.ndarray, q: np.ndarray, prior: _Prior, bm: tuple[np.ndarray, float, float] | None,
                     share: float, weights: Weights, lo: float, hi: float) -> tuple[np.ndarray, ...]:
         """:meth:`scores` of memories ``cand`` (the cosine scaled over ``[lo, hi]``): ``(score, recency, importance,
         relevance, cosine)``, each ``(len(cand),)``."""
         cos = self._vectors[cand] @ q
         v = scaled(cos, lo, hi)
-        if b is not None:
-            v = (1.0 - share) * v + share * b[cand]
-        rc, ic = r[cand], i[cand]
-        score = weights.recency * rc + weights.importance * ic + weights.relevance * v
+        if bm is not None:
+            v = (1.0 - share) * v + share * scaled(bm[0][cand], bm[1], bm[2])
+        rc, ic = prior.recency(cand), prior.importance(cand)
+        score = (weights.recency * rc + weights.importance * ic) + weights.relevance * v
         return score, rc, ic, v, cos.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """The recency and importance columns of a store's first rows at one turn, and their min-max ranges.
+
+    ``g`` is recency up to a positive factor (``decay ** (anchor - turn)``: min-max scaling removes the factor,
+    so the column holds for every later turn), ``clip`` the value of a row made at the query's turn when some row
+    is newer than it (their age counts as 0), ``glo``/``ghi`` the range of the clipped column; ``imp`` the
+    importances, ``ilo``/``ihi`` their range.
+    """
+
+    g: np.ndarray
+    clip: float | None
+    glo: float
+    ghi: float
+    imp: np.ndarray
+    ilo: float
+    ihi: float
+    #: what ``g`` was made from, ``(rows, decay, anchor)``; ``None``: made for this query only
+    source: tuple[int, float, int] | None
+
+    def recency_column(self, rows: np.ndarray | None = None) -> np.ndarray:
+        g = self.g if rows is None else self.g[rows]
+        return g if self.clip is None else np.minimum(g, self.clip)
+
+    def recency(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Min-max scaled recency of ``rows`` (all: ``None``), float64."""
+        return scaled(self.recency_column(rows), self.glo, self.ghi)
+
+    def importance(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Min-max scaled importance of ``rows`` (all: ``None``), float64."""
+        return scaled(self.imp if rows is None else self.imp[rows], self.ilo, self.ihi)
 
 
 def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -275,3 +275,37 @@ class _Table:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.table[t] for t in texts]).astype(np.float32)
+
+
+def _loop_top(store: EpisodicStore, q: np.ndarray, now: int, text: str, decay: float, k: int = 10) -> list[int]:
+    """The top ``k`` by :func:`score_loop` (plain Python over every memory), ties to the newer memory."""
+    doc_terms = [{t: terms(x).count(t) for t in terms(x)} for x in store.texts]
+    plain = score_loop(store.vectors.tolist(), store.turns.tolist(), store.importance.tolist(), q.tolist(), now,
+                       decay=decay, doc_terms=doc_terms, query_text=text)
+    return sorted(range(len(plain)), key=lambda j: (-round(plain[j], 9), -int(store.turns[j]), -j))[:k]
+
+
+@pytest.mark.parametrize("decay", [retrieval.DEFAULT_DECAY, 0.9, 1.0, 1.05])
+def test_the_kept_recency_and_importance_columns_follow_new_memories_and_turns(decay: float) -> None:
+    """The recency/importance part is kept between queries; it must score as a fresh plain-Python computation
+    after memories are added (also out of turn order, as summaries are), at later turns, and at a turn older
+    than the newest memory (ages below 0 count as 0)."""
+    rng = np.random.default_rng(6)
+    vecs = structured(900, seed=6)
+    store = EpisodicStore(dim=64)
+    texts = texts_of(900, seed=6)
+    turns = np.arange(900) // 3
+    turns[::7] = np.maximum(turns[::7] - 5, 0)  # a summary keeps the turn its exchange began
+    imp = rng.choice([2.0, 4.0, 7.0, 9.5], 900)
+    store.extend(texts[:600], ["exchange"] * 600, turns[:600], imp[:600], vecs[:600])
+    for now, upto in ((200, 600), (260, 600), (150, 600), (300, 601), (305, 750), (305, 900), (400, 900)):
+        if upto > len(store):
+            store.extend(texts[len(store):upto], ["line"] * (upto - len(store)), turns[len(store):upto],
+                         imp[len(store):upto], vecs[len(store):upto])
+        q = query(vecs, rng)
+        text = " ".join(rng.choice(WORDS, size=3))
+        got = [s.index for s in store.top(q, now, 10, query_text=text, decay=decay, exact=True)]
+        assert got == _loop_top(store, q, now, text, decay), (now, upto)
+        parts = store.top(q, now, 1, query_text=text, decay=decay, exact=True)[0]
+        score, r, i, v, _ = store.scores(q, now, query_text=text, decay=decay)
+        assert parts.recency == pytest.approx(r[parts.index]) and parts.score == pytest.approx(score[parts.index])
