@@ -46,25 +46,20 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
 plain Python, for the tests.
 
-From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default, when faiss,
-the ``ann`` extra, is installed), :meth:`EpisodicStore.top` ranks the same score without
-computing every cosine: a threshold-algorithm bound (Fagin, Lotem, Naor, "Optimal
-aggregation algorithms for middleware", J. Comput. Syst. Sci. 66(4), 2003, section 4:
-TA) over two sorted lists, the memories by cosine (an HNSW index, :mod:`game.cast.ann`)
-and the memories by the rest of the score (recency, importance and BM25, exact for every
-memory: a few vector passes and the query's BM25 postings). With ``other_j`` the rest of
-memory ``j``'s score, ``alpha`` the weight of its scaled cosine, ``lo`` the cosine's
-minimum and ``floor`` the smallest cosine the index returned::
-
-    score_j  =  other_j + alpha * (cos_j - lo)
-    j outside both lists  =>  score_j  <=  other_j + alpha * (floor - lo)
-
-so every memory with ``other_j < kth - alpha * (floor - lo)`` (``kth``: the ``k``-th best
-exact score seen, a lower bound of the true one) is left out safely, and those above are
-scored exactly. The answer equals the exact scan's whenever the index's lists are right
-(its ``M`` nearest of the query, and the nearest of the negated query, which gives the
-cosine's minimum); ``bench/memory.py`` measures how often that holds. Without faiss, or
-below :data:`FAST_MIN`, the exact scan answers.
+From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default),
+:meth:`EpisodicStore.top` ranks the same score without computing every cosine: the rest of
+the score (recency, importance and BM25) is exact for every memory (kept columns, a few
+vector passes and the query's BM25 postings), every cosine is estimated from a 64-dimensional
+projection of the vectors (:mod:`game.cast.ann`, a sixth of the scan's bytes), and only the
+:data:`FAST_POOL` memories best by the score with the estimated cosine are scored exactly.
+The cosine's min-max range comes from the exact cosines of the lowest and highest estimates.
+This is a retrieve-then-rerank over the whole score, not a proof: the estimate's error bound
+(Cauchy-Schwarz on the discarded coordinates, median 0.40) is too loose to prove the top
+(a threshold-algorithm bound over it, Fagin, Lotem & Naor 2003, would leave about a thousand
+memories to score at 53,900), while its actual error is small (median 0.016); ``bench/memory.py``
+measures the recall@10 against the exact scan on held-out queries. The answer differs from
+the scan's mostly when the cosine's true minimum is missed (it rescales every cosine).
+Below :data:`FAST_MIN`, or with ``fast=False``, the exact scan answers.
 """
 
 from __future__ import annotations
@@ -88,31 +83,22 @@ DEFAULT_DECAY = 0.995
 CHUNK_ROWS = 1024
 #: Share of relevance that comes from BM25 word matching (the rest from MiniLM cosine).
 DEFAULT_LEXICAL = 0.5
-#: Memories from which :meth:`EpisodicStore.top` ranks through the index (below it the exact scan is as fast:
-#: ``bench/memory.py --only retrieval --sizes 10000,20000``).
+#: Memories from which :meth:`EpisodicStore.top` ranks through the projection (below it the exact scan is as
+#: fast: ``bench/memory.py --only retrieval --sizes 10000,20000``).
 FAST_MIN = 20_000
-#: Nearest memories by cosine asked of the index first (and its faiss ``efSearch``).
-ANN_K = 64
-ANN_EF = 128
-#: Nearest memories of the negated query asked (the smallest of their cosines is the cosine's minimum), and the
-#: faiss ``efSearch`` for them: the negated query lies far from every memory, where HNSW's greedy search needs a
-#: longer list to reach the true farthest (at 33,000 real memories and 40 real queries the minimum was right for 19
-#: with 8 at 128, for 25 with 16 at 256, at about the same CPU).
-ANN_FAR = 16
-ANN_FAR_EF = 256
-#: The index's list grows this many times over when the bound leaves too many memories to score, up to ANN_K_MAX.
-ANN_GROW = 4
-ANN_K_MAX = 1024
-#: Past this share of the memories left to score exactly, the exact scan answers.
-FAST_MAX_SHARE = 0.125
-#: The index lags the store by at most this many memories before a thread catches it up (the scan answers
+#: Memories the fast path scores exactly: the best by the score with the estimated cosine (chosen on the bench's
+#: in-sample queries A; recall on the held-out B is printed by ``bench/memory.py``).
+FAST_POOL = 200
+#: Memories of the smallest and of the largest estimated cosine whose cosine is computed for the cosine's min-max
+#: range (a wrong minimum rescales every cosine and costs recall: at 53,900 real memories the bottom 128 by the
+#: estimate held the true minimum for 61 of 80 queries, the bottom 512 for 73, 2,048 for 77).
+FAST_LOW = 512
+FAST_HIGH = 32
+#: The projection lags the store by at most this many memories before a thread catches it up (the scan answers
 #: meanwhile); fewer are added at once, in the query.
 ANN_CATCH_UP = 2048
-#: Rows the index's 8-bit code ranges are trained on (evenly spaced over the memories).
+#: Rows the projection's basis is fitted on (evenly spaced over the memories).
 ANN_TRAIN_ROWS = 8192
-#: Slack on the bound for rounding: a float32 cosine computed in a product over some rows can differ in its last
-#: bit (about 1e-7) from the same one over all rows; scaled and weighted, that is under 1e-6 of a score.
-BOUND_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -262,6 +248,10 @@ class LexicalIndex:
         """How many documents hold ``term``."""
         return len(self._ones.get(term, ())) + len(self._many.get(term, ()))
 
+    def drop_kept(self) -> None:
+        """Forget the kept length norms (as an added document does): for benchmarks."""
+        self._norms = None
+
     def _norm(self) -> tuple[np.ndarray, np.ndarray]:
         """``norm = k1 * (1 - b + b * length / mean length)`` and ``(k1 + 1) / (1 + norm)``, ``(documents,)``
         float64, kept until a document is added."""
@@ -350,7 +340,7 @@ class EpisodicStore:
         dim: vector dimension (384 for MiniLM).
         chunk: rows added each time the matrix fills.
         fast: rank through the cosine index from :data:`FAST_MIN` memories on (see :meth:`top`), when
-            faiss is installed (:func:`game.cast.ann.available`); ``False``: always the exact scan.
+            numpy only); ``False``: always the exact scan.
     """
 
     def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = True) -> None:
@@ -358,9 +348,11 @@ class EpisodicStore:
         self.fast = fast
         #: the HNSW index of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
         #: ``None`` before)
-        self.index: ann.CosineIndex | None = None
+        self.index: ann.Projection | None = None
         #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
         self.last_path: tuple[str, int] = ("exact", 0)
+        #: the cosine's min-max range the last fast :meth:`top` scaled by (``None`` before one)
+        self.last_range: tuple[float, float] | None = None
         self._builder: threading.Thread | None = None  # the thread building or catching up the index
         self.chunk = max(1, chunk)
         self.texts: list[str] = []
@@ -460,13 +452,13 @@ class EpisodicStore:
             self._embedded = start + n
         return n
 
-    def build_index(self, wait: bool = True) -> ann.CosineIndex | None:
+    def build_index(self, wait: bool = True) -> ann.Projection | None:
         """Build the cosine index of the embedded vectors, or add to it those it lacks.
 
         ``wait``: here and now (else on a thread; :meth:`top` answers by the exact scan until it is done).
         Returns the index (``None``: faiss is not installed, or the thread has not finished).
         """
-        if not ann.available() or self._embedded == 0:
+        if self._embedded == 0:
             return None
         builder = self._builder
         if builder is not None and builder.is_alive():
@@ -488,11 +480,11 @@ class EpisodicStore:
         index = self.index
         if index is None:
             step = max(1, len(vectors) // ANN_TRAIN_ROWS)
-            index = ann.CosineIndex(self.dim, vectors[::step])
+            index = ann.Projection(vectors[::step])
         index.add(vectors[len(index):])
         self.index = index
 
-    def _ready_index(self) -> ann.CosineIndex | None:
+    def _ready_index(self) -> ann.Projection | None:
         """The index with every embedded vector, adding a few here; ``None`` while a thread builds or catches up."""
         index = self.index
         if index is not None and self._embedded - len(index) <= ANN_CATCH_UP:
@@ -503,6 +495,12 @@ class EpisodicStore:
             return None
         self.build_index(wait=False)
         return None
+
+    def drop_kept(self) -> None:
+        """Forget what is kept between queries and changes when a memory is added (the recency/importance sum,
+        BM25's length norms), as the first query after an add finds it: for benchmarks."""
+        self._prior_sum = None
+        self.lexical.drop_kept()
 
     def _extremes(self, n: int) -> tuple[int, int, float, float]:
         """Rows of the oldest and the newest turn among the first ``n``, and their smallest and largest importance;
@@ -565,6 +563,28 @@ class EpisodicStore:
             self._prior_sum = (key, weights.recency * prior.recency() + weights.importance * prior.importance())
         return self._prior_sum[1]
 
+    def rest(self, now: int, weights: Weights = DEFAULT_WEIGHTS, decay: float = DEFAULT_DECAY, query_text: str = "",
+             lexical: float = DEFAULT_LEXICAL) -> np.ndarray:
+        """The score of every embedded memory less its cosine part: ``w_r * recency + w_i * importance + w_v *
+        lexical * bm25``, each scaled as in :meth:`scores`, ``(N,)`` float64 (for rankers that add the cosine)."""
+        n = self._embedded
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        return self._rest(self._prior(n, now, decay), bm, weights, lexical if bm is not None else 0.0)
+
+    def _rest(self, prior: _Prior, bm: tuple[np.ndarray, float, float] | None, weights: Weights,
+              share: float) -> np.ndarray:
+        """:meth:`rest` from the parts: ``prior``, the BM25 scores with their range, the BM25 share."""
+        other = self._prior_score(prior, weights)
+        if bm is None:
+            return other
+        scores, blo, bhi = bm
+        if bhi - blo <= 1e-12:
+            return other + (weights.relevance * share) * 0.5
+        other = other + ((weights.relevance * share) / (bhi - blo)) * scores
+        if blo != 0.0:
+            other -= (weights.relevance * share) * blo / (bhi - blo)
+        return other
+
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
                lexical: float = DEFAULT_LEXICAL) -> tuple[np.ndarray, ...]:
@@ -608,24 +628,25 @@ class EpisodicStore:
         """The ``k`` best-scoring embedded memories, best first (ties: newer first, then the later index); see
         :meth:`scores`.
 
-        From :data:`FAST_MIN` memories on (a ``fast`` store with faiss, no ``mask``, ``exact`` false, ``k`` under
-        :data:`ANN_K`) the same score is ranked by the threshold bound of the module docstring:
+        From :data:`FAST_MIN` memories on (a ``fast`` store, no ``mask``, ``exact`` false, ``k`` under
+        :data:`FAST_POOL`, ``0 < decay <= 1``) the same score is ranked with every cosine estimated by the
+        projection (:mod:`game.cast.ann`), and only the :data:`FAST_POOL` best by that estimate are scored exactly:
 
         1. ``other`` (recency, importance and BM25, scaled and weighted as in :meth:`scores`) for every memory;
-        2. the index's :data:`ANN_K` nearest memories of the query and :data:`ANN_FAR` of the negated query, and
-           the ``k`` best by ``other``, scored exactly: the cosine's max and min come from the first two, the
-           ``k``-th best score ``kth`` from all;
-        3. every memory whose ``other`` reaches ``kth - alpha * (floor - lo)`` is scored exactly too (no other can
-           reach ``kth``), and the best ``k`` of all scored are the answer. When those are more than
-           :data:`FAST_MAX_SHARE` of the memories, the index's list grows :data:`ANN_GROW`-fold (a smaller
-           ``floor``), up to :data:`ANN_K_MAX`; then the exact scan answers.
+        2. the estimated cosine of every memory; the cosines of the :data:`FAST_LOW` lowest and :data:`FAST_HIGH`
+           highest estimates give the cosine's min-max range;
+        3. ``other + alpha * estimate`` (``alpha``: the cosine's weight over its range) for every memory; its
+           :data:`FAST_POOL` best (and the highest estimates) are scored exactly, the range widened by any cosine
+           they hold beyond it, and the best ``k`` of them are the answer.
 
+        The answer is not proven to be the exact scan's (the estimate's error bound is too loose to prove it, see
+        :mod:`game.cast.ann`): ``bench/memory.py`` measures its recall against the scan.
         :attr:`last_path` says which path answered and how many memories it scored exactly.
         """
         n = self._embedded
         if n == 0 or k <= 0:
             return []
-        if not exact and mask is None and self.fast and n >= FAST_MIN and k < ANN_K and 0.0 < decay <= 1.0:
+        if not exact and mask is None and self.fast and n >= FAST_MIN and k < FAST_POOL and 0.0 < decay <= 1.0:
             got = self._top_fast(query, now, k, weights, decay, query_text, lexical)
             if got is not None:
                 return got
@@ -669,53 +690,21 @@ class EpisodicStore:
         prior = self._prior(n, now, decay)
         bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
         share = lexical if bm is not None else 0.0
-        other = self._prior_score(prior, weights)
-        if bm is not None:
-            scores, blo, bhi = bm
-            if bhi - blo > 1e-12:
-                other = other + ((weights.relevance * share) / (bhi - blo)) * scores
-                if blo != 0.0:
-                    other -= (weights.relevance * share) * blo / (bhi - blo)
-            else:
-                other = other + (weights.relevance * share) * 0.5
+        other = self._rest(prior, bm, weights, share)
         w_cos = weights.relevance * (1.0 - share)
-        lacking = np.arange(len(index), n)  # rows the index lacks (none: it was caught up above) are always scored
-        best_other = _about_lowest(-other, k)
-        want = ANN_K
-        while True:
-            # step 2: the index's lists, their exact cosines: the cosine's range and the bound on what they left out
-            near, near_ip = index.search(q, want, max(ANN_EF, want))
-            far, _ = index.search(-q, ANN_FAR, ANN_FAR_EF)
-            ends = np.concatenate([near, far])
-            cos_ends = self._vectors[ends] @ q
-            lo, hi = float(cos_ends.min()), float(cos_ends.max())
-            # a memory the index ranked below its want-th has an inner product by the codes of at most that one's,
-            # and a cosine of at most that plus the codes' error
-            floor = float(near_ip[-1]) + index.code_error(q) if len(near) == want else np.inf
-            cand = np.union1d(np.union1d(near, best_other), lacking)
-            for _ in range(4):
-                score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
-                if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
-                    lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
-                    continue
-                kth = float(np.partition(score, len(score) - k)[len(score) - k]) if len(score) >= k else -np.inf
-                alpha = w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0
-                gap = alpha * (min(floor, hi) - lo) if hi - lo > 1e-12 else 0.5 * w_cos
-                # step 3: who outside the lists could still reach the k-th score
-                reach = np.flatnonzero(other >= kth - gap - BOUND_SLACK)
-                if len(reach) + len(cand) > FAST_MAX_SHARE * n:
-                    break
-                more = np.setdiff1d(reach, cand, assume_unique=True)
-                if len(more) == 0:
-                    self.last_path = ("fast", len(cand))
-                    top = _best(score, k, turns[cand], cand)
-                    return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
-                cand = np.union1d(cand, more)
-            else:
-                return None  # the range kept widening: the scan answers
-            if want >= ANN_K_MAX or want >= len(index):
-                return None
-            want = min(ANN_K_MAX, want * ANN_GROW)
+        est = index.estimate(q)  # every row: _ready_index caught the projection up
+        ends = np.concatenate([_about_extreme(est, min(FAST_LOW, n), low=True), _about_extreme(est, min(FAST_HIGH, n))])
+        cos_ends = self._vectors[ends] @ q
+        lo, hi = float(cos_ends.min()), float(cos_ends.max())
+        approx = other + (w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0) * est
+        cand = np.union1d(_about_extreme(approx, min(FAST_POOL, n)), ends[-min(FAST_HIGH, n):])
+        score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
+        if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
+            lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
+            score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
+        self.last_path, self.last_range = ("fast", len(cand)), (lo, hi)
+        top = _best(score, k, turns[cand], cand)
+        return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
 
     def _exact_part(self, cand: np.ndarray, q: np.ndarray, prior: _Prior, bm: tuple[np.ndarray, float, float] | None,
                     share: float, weights: Weights, lo: float, hi: float) -> tuple[np.ndarray, ...]:
@@ -779,16 +768,25 @@ def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.n
     return best
 
 
-def _about_lowest(x: np.ndarray, t: int) -> np.ndarray:
-    """Indices of about the ``t`` smallest entries of ``x`` (at least ``min(t, len(x))``): those at or below the
-    threshold read from every 16th entry (two passes over ``x`` instead of an ``argpartition``)."""
+def _about_extreme(x: np.ndarray, t: int, low: bool = False) -> np.ndarray:
+    """Indices of about the ``t`` largest entries of ``x`` (``low``: smallest), at least ``min(t, len(x))``: those
+    past the threshold read from every 16th entry (two passes over ``x`` instead of an ``argpartition``)."""
     n = len(x)
+    if t <= 0:
+        return np.zeros(0, np.int64)
     if n <= 32 * t:
-        return np.argpartition(x, t - 1)[:t] if t < n else np.arange(n)
+        if t >= n:
+            return np.arange(n)
+        return np.argpartition(x, t - 1)[:t] if low else np.argpartition(x, n - t)[n - t:]
     sample = x[::16]
-    thr = np.partition(sample, t // 16)[t // 16]
-    got = np.flatnonzero(x <= thr)
-    return got if len(got) >= t else np.argpartition(x, t - 1)[:t]
+    m = len(sample)
+    if low:
+        got = np.flatnonzero(x <= np.partition(sample, t // 16)[t // 16])
+    else:
+        got = np.flatnonzero(x >= np.partition(sample, m - 1 - t // 16)[m - 1 - t // 16])
+    if len(got) >= t:
+        return got
+    return np.argpartition(x, t - 1)[:t] if low else np.argpartition(x, n - t)[n - t:]
 
 
 def score_loop(vectors: list[list[float]], turns: list[int], importance: list[float], query: list[float],
@@ -840,19 +838,14 @@ def score_loop(vectors: list[list[float]], turns: list[int], importance: list[fl
 
 __all__ = [
     "ANN_CATCH_UP",
-    "ANN_EF",
-    "ANN_FAR",
-    "ANN_FAR_EF",
-    "ANN_GROW",
-    "ANN_K",
-    "ANN_K_MAX",
     "ANN_TRAIN_ROWS",
-    "BOUND_SLACK",
     "DEFAULT_DECAY",
     "DEFAULT_LEXICAL",
     "DEFAULT_WEIGHTS",
-    "FAST_MAX_SHARE",
+    "FAST_HIGH",
+    "FAST_LOW",
     "FAST_MIN",
+    "FAST_POOL",
     "GA_CODE_WEIGHTS",
     "PAPER_WEIGHTS",
     "EpisodicStore",
