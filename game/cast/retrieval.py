@@ -692,6 +692,8 @@ class EpisodicStore:
         share = lexical if bm is not None else 0.0
         other = self._rest(prior, bm, weights, share)
         w_cos = weights.relevance * (1.0 - share)
+        if index.kept < ann.KEPT_MIN:
+            return None  # vectors the projection does not describe (no shared structure): the scan answers
         est = index.estimate(q)  # every row: _ready_index caught the projection up
         ends = np.concatenate([_about_extreme(est, min(FAST_LOW, n), low=True), _about_extreme(est, min(FAST_HIGH, n))])
         cos_ends = self._vectors[ends] @ q

@@ -132,6 +132,21 @@ def test_the_fast_path_needs_no_faiss(monkeypatch: pytest.MonkeyPatch) -> None:
     assert overlap_at_k(store, query(vecs, np.random.default_rng(5)), 400, "sister") >= 0.8
 
 
+@pytest.mark.usefixtures("small_fast")
+def test_vectors_without_structure_keep_the_exact_scan() -> None:
+    rng = np.random.default_rng(8)
+    vecs = rng.normal(size=(2000, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    store = EpisodicStore()
+    store.extend(texts_of(2000), ["line"] * 2000, np.arange(2000) // 3, np.full(2000, 3.0), vecs)
+    built = store.build_index()
+    assert built is not None and built.kept < ann.KEPT_MIN  # 64 of 384 random directions hold little
+    q = vecs[3]
+    got = [s.index for s in store.top(q, 700, 10, query_text="sister")]
+    assert store.last_path == ("exact", 2000)
+    assert got == [s.index for s in store.top(q, 700, 10, query_text="sister", exact=True)]
+
+
 def test_the_projection_estimates_cosines_and_is_exact_with_every_dimension() -> None:
     vecs = structured(2000, dim=64, seed=2)
     full = ann.Projection(vecs[::4], dims=64)  # as many coordinates as dimensions: a rotation
