@@ -1,113 +1,101 @@
-"""An approximate nearest-neighbour index of the memory vectors by cosine: faiss HNSW, optional.
+"""A low-dimensional projection of the memory vectors: every memory's cosine to a query, estimated cheaply.
 
-:meth:`game.cast.retrieval.EpisodicStore.top` asks it for the memories with the largest
-cosine to a query (and to the negated query, for the cosine's minimum) and bounds what it
-did not return (see :mod:`game.cast.retrieval`). The index is faiss's ``IndexHNSWSQ``
-(Malkov & Yashunin, "Efficient and robust approximate nearest neighbor search using
-Hierarchical Navigable Small World graphs", IEEE TPAMI 42(4), 2020, arXiv:1603.09320;
-faiss: Douze et al., "The Faiss library", arXiv:2401.08281) over inner products of unit
-vectors, its vectors stored as 8-bit scalar codes (one byte a dimension, ranges trained
-on the vectors it is built from): the index is a candidate generator only, every cosine
-the store uses is recomputed from its own float32 vectors.
+:meth:`game.cast.retrieval.EpisodicStore.top` estimates the cosine of every memory from
+:data:`DIMS` coordinates instead of all 384, ranks the whole score with the estimate, and
+scores only the best few exactly (see :mod:`game.cast.retrieval`). The basis is the top
+:data:`DIMS` eigenvectors of the vectors' uncentred second moment ``X^T X`` over a sample of
+the memories (principal component analysis without centring, so the vectors' shared mean
+direction is kept: Jolliffe, "Principal Component Analysis", 2nd ed., Springer 2002, section
+14.2.3): for unit vectors ``x`` and ``q`` with projections ``p = B^T x``, ``s = B^T q``::
 
-The codes' error is bounded: faiss's 8-bit codec maps component ``x_j`` in ``[vmin_j,
-vmin_j + vdiff_j]`` to one of 255 steps and decodes it at the step's middle, so
-``|x_j - x^_j| <= vdiff_j / 510`` (plus how far a later vector fell outside the trained
-range, tracked as vectors are added). Hence, by the triangle inequality, for a query ``q``
-``|q . x - q . x^| <= sum_j |q_j| err_j`` (:meth:`CosineIndex.code_error`): a memory
-the index ranks below the inner product ``d`` has a cosine of at most ``d`` plus that.
+    x . q  =  p . s  +  x_perp . q_perp,    |x_perp . q_perp| <= |x_perp| |q_perp|
 
-faiss comes from the ``ann`` extra (``pip install faiss-cpu``); without it
-:func:`available` is false and the store keeps the exact scan.
+The estimate is ``p . s``. Measured on 53,900 memories of the bench's real corpus embedded with
+MiniLM (``bench/retrieval_corpus.py``) and 20 held-out player lines: 64 coordinates keep 73% of
+the second moment; the estimate's median error is 0.016 while the Cauchy-Schwarz bound's median
+is 0.40, against a cosine range of 0.64, so the bound is too loose to prove a ranking and the
+projection is used as an estimate only (``bench/memory.py`` measures recall against the exact
+scan).
 
-Sizes: :data:`LINKS` neighbours a node (faiss ``M``; level 0 has twice as many),
-:data:`EF_CONSTRUCTION` while building. Memory: ``dim`` bytes of code plus about
-``2 * LINKS * 4`` bytes of level-0 links per vector (:attr:`CosineIndex.nbytes`), about
-64 MB at 100,000 MiniLM vectors (the store's own float32 matrix is 147 MB).
+Vectors without such structure (random directions: 64 of 384 coordinates keep about a fifth)
+make a poor estimate; the store then keeps the exact scan (``KEPT_MIN``).
+
+numpy only: the projected rows are a ``(capacity, DIMS)`` float32 matrix grown like the store's
+own, a sixth of its bytes at 64 of 384 dimensions (25.6 MB at 100,000 memories).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import threading
-from typing import Any
 
 import numpy as np
 
-#: faiss ``M``: links per node above level 0 (twice as many at level 0).
-LINKS = 32
-#: faiss ``efConstruction``: the candidate list while inserting.
-EF_CONSTRUCTION = 64
+#: Coordinates kept (the estimate's median error on the bench's MiniLM corpus: 0.022 at 32, 0.016 at 64, 0.013
+#: at 96; the scan costs grow with them).
+DIMS = 64
+#: Below this share of the sample's second moment kept the estimate is not used: the exact scan answers
+#: (MiniLM corpus: 0.73; random unit vectors: 0.22. A query keeps less than the memories: the bench's player
+#: lines 0.13-0.8, median 0.44, and are still ranked well, so queries are not gated).
+KEPT_MIN = 0.4
 
 
-def available() -> bool:
-    """Whether faiss (the ``ann`` extra) can be imported."""
-    try:
-        return importlib.util.find_spec("faiss") is not None
-    except (ImportError, ValueError):  # a module set to None in sys.modules (blocked), or a broken install
-        return False
-
-
-class CosineIndex:
-    """faiss HNSW over unit vectors ``(n, dim)`` float32, by inner product; rows keep their order (row ``i`` is
-    memory ``i``). Thread-safe: one lock around faiss's calls.
+class Projection:
+    """The first ``len(self)`` memory vectors projected on a basis fitted to a sample of them.
 
     Args:
-        dim: vector dimension (384 for MiniLM).
-        train: ``(m, dim)`` float32 vectors the 8-bit code ranges are fitted on (a sample of the memories).
+        train: ``(m, dim)`` float32 unit vectors the basis is fitted on (a sample of the memories).
+        dims: coordinates kept (at most ``dim``).
 
-    Raises:
-        ImportError: faiss is not installed (see :func:`available`).
+    Thread-safe: rows are appended under a lock; :meth:`estimate` reads the rows added before it.
     """
 
-    def __init__(self, dim: int, train: np.ndarray) -> None:
-        import faiss
-
-        fa: Any = faiss  # faiss's SWIG stubs type the codec constants and downcasts too narrowly
+    def __init__(self, train: np.ndarray, dims: int = DIMS) -> None:
+        x = np.asarray(train, np.float64)
+        dim = x.shape[1]
+        dims = max(1, min(dims, dim))
+        vals, vecs = np.linalg.eigh(x.T @ x)  # eigenvalues ascending
         self.dim = dim
+        self.dims = dims
+        #: share of the sample's second moment the kept coordinates hold (1: the estimate is exact on it)
+        self.kept = float(vals[::-1][:dims].sum() / max(float(vals.sum()), 1e-30))
+        #: ``(dim, dims)`` float32, orthonormal columns: the basis, largest eigenvalue first
+        self.basis = np.ascontiguousarray(vecs[:, ::-1][:, :dims], np.float32)
+        self._rows = np.zeros((0, dims), np.float32)
+        self._n = 0
         self._lock = threading.Lock()
-        self._index: Any = fa.IndexHNSWSQ(dim, fa.ScalarQuantizer.QT_8bit, LINKS, fa.METRIC_INNER_PRODUCT)
-        self._index.hnsw.efConstruction = EF_CONSTRUCTION
-        self._index.train(np.ascontiguousarray(train, np.float32))
-        trained = fa.vector_to_array(fa.downcast_index(self._index.storage).sq.trained).astype(np.float64)
-        self._vmin, self._vdiff = trained[:dim], trained[dim:]
-        #: per dimension, the most a decoded component can be off: half a step, plus any clipping seen
-        self.error = self._vdiff / 510.0 * (1.0 + 1e-6)
 
     def __len__(self) -> int:
-        return int(self._index.ntotal)
+        return self._n
 
     @property
     def nbytes(self) -> int:
-        """Bytes held: the codes and the level-0 links (upper levels, about 1/LINKS of the nodes, not counted)."""
-        return len(self) * (self.dim + 2 * LINKS * 4)
+        """Bytes of the projected rows in use."""
+        return self._n * self.dims * 4
 
     def add(self, vectors: np.ndarray) -> None:
         """Append rows ``(m, dim)`` float32 (memories ``len(self)`` .. ``len(self) + m - 1``)."""
-        if len(vectors):
-            x = np.ascontiguousarray(vectors, np.float32)
-            over = np.maximum((x.max(axis=0) - self._vmin - self._vdiff), (self._vmin - x.min(axis=0)))
-            with self._lock:
-                self.error = np.maximum(self.error, self._vdiff / 510.0 * (1.0 + 1e-6) + np.maximum(over, 0.0))
-                self._index.add(x)
-
-    def code_error(self, query: np.ndarray) -> float:
-        """The most the index's inner product with ``query`` ``(dim,)`` can differ from the true one (see the
-        module docstring), plus float32 rounding."""
-        return float(np.abs(np.asarray(query, np.float64)) @ self.error) + 1e-6
-
-    def search(self, query: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of about the ``k`` largest inner products with ``query`` ``(dim,)``, best first, and those inner
-        products as the codes give them; ``ef``: faiss ``efSearch`` (at least ``k``).
-
-        Returns:
-            ``(ids (m,) int64, inner products (m,) float32)``, ``m <= k``.
-        """
+        if not len(vectors):
+            return
+        p = np.asarray(vectors, np.float32) @ self.basis
         with self._lock:
-            self._index.hnsw.efSearch = max(ef, k)
-            dist, ids = self._index.search(np.ascontiguousarray(query, np.float32).reshape(1, -1), k)
-        keep = ids[0] >= 0
-        return ids[0][keep], dist[0][keep]
+            n, m = self._n, len(p)
+            if n + m > len(self._rows):
+                grown = np.zeros((max(n + m, 2 * len(self._rows), 1024), self.dims), np.float32)
+                grown[:n] = self._rows[:n]
+                self._rows = grown
+            self._rows[n:n + m] = p
+            self._n = n + m
+
+    def kept_of(self, query: np.ndarray) -> float:
+        """Share of the unit vector ``query``'s squared length its kept coordinates hold."""
+        s = np.asarray(query, np.float32) @ self.basis
+        return float(s @ s)
+
+    def estimate(self, query: np.ndarray) -> np.ndarray:
+        """``(len(self),)`` float32: the estimated cosine of every row with the unit vector ``query`` ``(dim,)``."""
+        s = np.asarray(query, np.float32) @ self.basis
+        rows, n = self._rows, self._n
+        return rows[:n] @ s
 
 
-__all__ = ["EF_CONSTRUCTION", "LINKS", "CosineIndex", "available"]
+__all__ = ["DIMS", "KEPT_MIN", "Projection"]

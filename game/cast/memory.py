@@ -144,9 +144,9 @@ class MemoryConfig:
         reply_tokens: tokens reserved for her reply.
         pinned_tokens: tokens reserved in the sink for pinned facts.
         min_room_tokens: the least the conversation must have beside the sink.
-        fast_retrieval: rank episodic memories through the cosine index and the threshold bound
-            from :data:`game.cast.retrieval.FAST_MIN` memories on, when faiss (the ``ann`` extra) is
-            installed (see :meth:`game.cast.retrieval.EpisodicStore.top`); ``False``: always the exact scan.
+        fast_retrieval: rank episodic memories with every cosine estimated by a projection and the
+            best few scored exactly from :data:`game.cast.retrieval.FAST_MIN` memories on (see
+            :meth:`game.cast.retrieval.EpisodicStore.top`); ``False``: always the exact scan.
     """
 
     history_messages: int = 16

@@ -19,9 +19,13 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 - Ours: recency counts *game turns since the memory was made* (one turn = one player
   intent), with decay :data:`DEFAULT_DECAY` = 0.995 per turn (the paper's number,
   turns for hours). Retrieval has no side effect (no "last accessed" update), so a
-  replay from a transcript retrieves the same memories. Recency is computed in
-  float64 and so stays strictly decreasing with age up to ~140,000 turns (0.995**age
-  underflows near age 148,000; all older memories then tie at 0).
+  replay from a transcript retrieves the same memories. Min-max scaling removes any
+  common factor, so recency is kept between queries as ``decay ** (anchor - turn)``
+  (``anchor``: the newest turn when the column was made), float64, extended as memories
+  are added: a query at a later turn scales the same column (only a memory newer than
+  the query's turn changes it: its age counts as 0). It stays strictly decreasing with
+  age up to ~140,000 turns before the anchor (0.995**age underflows near 148,000; all
+  older memories then tie at 0).
 - Weights :data:`DEFAULT_WEIGHTS`: recency 1, importance 1, relevance 3. Relevance is
   weighted as in the code's global weights (3); importance is 1 rather than 2
   because ours comes from an authored table by event kind (coarse, see
@@ -42,25 +46,20 @@ joonspk-research/generative_agents ``persona/cognitive_modules/retrieve.py``; se
 vector operations and an ``argpartition``. :func:`score_loop` is the same score in
 plain Python, for the tests.
 
-From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default, when faiss,
-the ``ann`` extra, is installed), :meth:`EpisodicStore.top` ranks the same score without
-computing every cosine: a threshold-algorithm bound (Fagin, Lotem, Naor, "Optimal
-aggregation algorithms for middleware", J. Comput. Syst. Sci. 66(4), 2003, section 4:
-TA) over two sorted lists, the memories by cosine (an HNSW index, :mod:`game.cast.ann`)
-and the memories by the rest of the score (recency, importance and BM25, exact for every
-memory: a few vector passes and the query's BM25 postings). With ``other_j`` the rest of
-memory ``j``'s score, ``alpha`` the weight of its scaled cosine, ``lo`` the cosine's
-minimum and ``floor`` the smallest cosine the index returned::
-
-    score_j  =  other_j + alpha * (cos_j - lo)
-    j outside both lists  =>  score_j  <=  other_j + alpha * (floor - lo)
-
-so every memory with ``other_j < kth - alpha * (floor - lo)`` (``kth``: the ``k``-th best
-exact score seen, a lower bound of the true one) is left out safely, and those above are
-scored exactly. The answer equals the exact scan's whenever the index's lists are right
-(its ``M`` nearest of the query, and the nearest of the negated query, which gives the
-cosine's minimum); ``bench/memory.py`` measures how often that holds. Without faiss, or
-below :data:`FAST_MIN`, the exact scan answers.
+From :data:`FAST_MIN` memories on (a store made with ``fast=True``, the default),
+:meth:`EpisodicStore.top` ranks the same score without computing every cosine: the rest of
+the score (recency, importance and BM25) is exact for every memory (kept columns, a few
+vector passes and the query's BM25 postings), every cosine is estimated from a 64-dimensional
+projection of the vectors (:mod:`game.cast.ann`, a sixth of the scan's bytes), and only the
+:data:`FAST_POOL` memories best by the score with the estimated cosine are scored exactly.
+The cosine's min-max range comes from the exact cosines of the lowest and highest estimates.
+This is a retrieve-then-rerank over the whole score, not a proof: the estimate's error bound
+(Cauchy-Schwarz on the discarded coordinates, median 0.40) is too loose to prove the top
+(a threshold-algorithm bound over it, Fagin, Lotem & Naor 2003, would leave about a thousand
+memories to score at 53,900), while its actual error is small (median 0.016); ``bench/memory.py``
+measures the recall@10 against the exact scan on held-out queries. The answer differs from
+the scan's mostly when the cosine's true minimum is missed (it rescales every cosine).
+Below :data:`FAST_MIN`, or with ``fast=False``, the exact scan answers.
 """
 
 from __future__ import annotations
@@ -84,31 +83,22 @@ DEFAULT_DECAY = 0.995
 CHUNK_ROWS = 1024
 #: Share of relevance that comes from BM25 word matching (the rest from MiniLM cosine).
 DEFAULT_LEXICAL = 0.5
-#: Memories from which :meth:`EpisodicStore.top` ranks through the index (below it the exact scan is as fast:
-#: ``bench/memory.py --only retrieval --sizes 10000,20000``).
+#: Memories from which :meth:`EpisodicStore.top` ranks through the projection (below it the exact scan is as
+#: fast: ``bench/memory.py --only retrieval --sizes 10000,20000``).
 FAST_MIN = 20_000
-#: Nearest memories by cosine asked of the index first (and its faiss ``efSearch``).
-ANN_K = 64
-ANN_EF = 128
-#: Nearest memories of the negated query asked (the smallest of their cosines is the cosine's minimum), and the
-#: faiss ``efSearch`` for them: the negated query lies far from every memory, where HNSW's greedy search needs a
-#: longer list to reach the true farthest (at 33,000 real memories and 40 real queries the minimum was right for 19
-#: with 8 at 128, for 25 with 16 at 256, at about the same CPU).
-ANN_FAR = 16
-ANN_FAR_EF = 256
-#: The index's list grows this many times over when the bound leaves too many memories to score, up to ANN_K_MAX.
-ANN_GROW = 4
-ANN_K_MAX = 1024
-#: Past this share of the memories left to score exactly, the exact scan answers.
-FAST_MAX_SHARE = 0.125
-#: The index lags the store by at most this many memories before a thread catches it up (the scan answers
+#: Memories the fast path scores exactly: the best by the score with the estimated cosine (chosen on the bench's
+#: in-sample queries A; recall on the held-out B is printed by ``bench/memory.py``).
+FAST_POOL = 200
+#: Memories of the smallest and of the largest estimated cosine whose cosine is computed for the cosine's min-max
+#: range (a wrong minimum rescales every cosine and costs recall: at 53,900 real memories the bottom 128 by the
+#: estimate held the true minimum for 61 of 80 queries, the bottom 512 for 73, 2,048 for 77).
+FAST_LOW = 512
+FAST_HIGH = 32
+#: The projection lags the store by at most this many memories before a thread catches it up (the scan answers
 #: meanwhile); fewer are added at once, in the query.
 ANN_CATCH_UP = 2048
-#: Rows the index's 8-bit code ranges are trained on (evenly spaced over the memories).
+#: Rows the projection's basis is fitted on (evenly spaced over the memories).
 ANN_TRAIN_ROWS = 8192
-#: Slack on the bound for rounding: a float32 cosine computed in a product over some rows can differ in its last
-#: bit (about 1e-7) from the same one over all rows; scaled and weighted, that is under 1e-6 of a score.
-BOUND_SLACK = 1e-6
 
 
 @dataclass(frozen=True)
@@ -213,7 +203,9 @@ class LexicalIndex:
     once (with their counts). A term occurring once adds ``idf * (k1 + 1) / (1 + norm_d)``, so
     those postings are summed per document by one ``numpy.bincount`` of the idfs and
     multiplied by ``(k1 + 1) / (1 + norm)`` once: scoring costs the postings of the query's
-    terms plus a few passes over the documents.
+    terms plus a few passes over the documents. ``norm`` and that factor depend on the mean
+    length only, so they are kept between queries until a document is added (the running
+    total of the lengths gives the mean without a pass).
     """
 
     K1 = 1.2
@@ -223,7 +215,9 @@ class LexicalIndex:
         self._ones: dict[str, array[int]] = {}  # documents where the term occurs once
         self._many: dict[str, array[int]] = {}  # documents where it occurs more than once
         self._many_tf: dict[str, array[int]] = {}  # and how often
-        self._lengths: array[float] = array("f")
+        self._lengths: array[float] = array("d")  # whole numbers: their running sum is exact
+        self._total_length = 0.0
+        self._norms: tuple[int, np.ndarray, np.ndarray] | None = None  # (documents, norm, (k1 + 1) / (1 + norm))
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -245,29 +239,51 @@ class LexicalIndex:
                     self._many[t], self._many_tf[t] = array("i"), array("i")
                 self._many[t].append(doc)
                 self._many_tf[t].append(c)
-        self._lengths.append(float(sum(counts.values())))
+        length = float(sum(counts.values()))
+        self._lengths.append(length)
+        self._total_length += length
         return doc
 
     def df(self, term: str) -> int:
         """How many documents hold ``term``."""
         return len(self._ones.get(term, ())) + len(self._many.get(term, ()))
 
+    def drop_kept(self) -> None:
+        """Forget the kept length norms (as an added document does): for benchmarks."""
+        self._norms = None
+
+    def _norm(self) -> tuple[np.ndarray, np.ndarray]:
+        """``norm = k1 * (1 - b + b * length / mean length)`` and ``(k1 + 1) / (1 + norm)``, ``(documents,)``
+        float64, kept until a document is added."""
+        total = len(self._lengths)
+        if self._norms is None or self._norms[0] != total:
+            lengths = np.frombuffer(self._lengths, np.float64, total)
+            avgdl = max(self._total_length / total, 1e-9)
+            norm = self.K1 * (1.0 - self.B + self.B * lengths / avgdl)
+            self._norms = (total, norm, (self.K1 + 1.0) / (1.0 + norm))
+        return self._norms[1], self._norms[2]
+
     def scores(self, query: str, n: int | None = None) -> np.ndarray:
         """BM25 score of every document (the first ``n``) for ``query``: ``(n,)`` float64, 0 where no term matches.
 
         Document frequencies and the mean length count every document, also those past ``n``.
         """
+        return self.ranged(query, n)[0]
+
+    def ranged(self, query: str, n: int | None = None) -> tuple[np.ndarray, float, float]:
+        """:meth:`scores` and their smallest and largest value (0 and 0 with no document): ``(scores, lo, hi)``.
+
+        The smallest is 0 without a pass when the query's postings are fewer than the documents.
+        """
         total = len(self._lengths)
         n = total if n is None else min(n, total)
         if n == 0:
-            return np.zeros(n, np.float64)
-        lengths = np.frombuffer(self._lengths, np.float32)[:total].astype(np.float64)
-        avgdl = max(float(lengths.mean()), 1e-9)
-        norm = self.K1 * (1.0 - self.B + self.B * lengths / avgdl)
+            return np.zeros(n, np.float64), 0.0, 0.0
         once: list[np.ndarray] = []
         idfs: list[float] = []
         more: list[np.ndarray] = []
-        weights: list[np.ndarray] = []
+        tfs: list[np.ndarray] = []
+        more_idfs: list[float] = []
         for t in set(terms(query)):
             df = self.df(t)
             if df == 0:
@@ -277,17 +293,24 @@ class LexicalIndex:
                 once.append(np.frombuffer(self._ones[t], np.int32))
                 idfs.append(idf)
             if t in self._many:
-                docs = np.frombuffer(self._many[t], np.int32)
-                tf = np.frombuffer(self._many_tf[t], np.int32).astype(np.float64)
-                more.append(docs)
-                weights.append(idf * tf * (self.K1 + 1.0) / (tf + norm[docs]))
+                more.append(np.frombuffer(self._many[t], np.int32))
+                tfs.append(np.frombuffer(self._many_tf[t], np.int32).astype(np.float64))
+                more_idfs.append(idf)
+        postings = sum(map(len, once)) + sum(map(len, more))
+        if not postings:
+            return np.zeros(n, np.float64), 0.0, 0.0
+        norm, factor = self._norm()
         out: np.ndarray = np.zeros(total, np.float64)
         if once:
             sizes = [len(d) for d in once]
-            out = np.bincount(np.concatenate(once), np.repeat(idfs, sizes), total) * ((self.K1 + 1.0) / (1.0 + norm))
+            out = np.bincount(np.concatenate(once), np.repeat(idfs, sizes), total) * factor
         if more:
+            weights = [idf * tf * (self.K1 + 1.0) / (tf + norm[docs]) for idf, tf, docs in zip(more_idfs, tfs, more,
+                                                                                             strict=True)]
             out += np.bincount(np.concatenate(more), np.concatenate(weights), total)
-        return out[:n]
+        out = out[:n]
+        lo = 0.0 if postings < n else float(out.min())
+        return out, lo, float(out.max())
 
 
 @dataclass(frozen=True)
@@ -317,7 +340,7 @@ class EpisodicStore:
         dim: vector dimension (384 for MiniLM).
         chunk: rows added each time the matrix fills.
         fast: rank through the cosine index from :data:`FAST_MIN` memories on (see :meth:`top`), when
-            faiss is installed (:func:`game.cast.ann.available`); ``False``: always the exact scan.
+            numpy only); ``False``: always the exact scan.
     """
 
     def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = True) -> None:
@@ -325,9 +348,11 @@ class EpisodicStore:
         self.fast = fast
         #: the HNSW index of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
         #: ``None`` before)
-        self.index: ann.CosineIndex | None = None
+        self.index: ann.Projection | None = None
         #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
         self.last_path: tuple[str, int] = ("exact", 0)
+        #: the cosine's min-max range the last fast :meth:`top` scaled by (``None`` before one)
+        self.last_range: tuple[float, float] | None = None
         self._builder: threading.Thread | None = None  # the thread building or catching up the index
         self.chunk = max(1, chunk)
         self.texts: list[str] = []
@@ -337,6 +362,10 @@ class EpisodicStore:
         self._vectors = np.zeros((self.chunk, dim), np.float32)
         self._embedded = 0  # rows [0, _embedded) have vectors
         self.lexical = LexicalIndex()
+        # kept between queries (rows are only ever appended): see _prior
+        self._ends: tuple[int, int, int, float, float] = (0, -1, -1, 0.0, 0.0)  # rows, oldest, newest, imp lo, hi
+        self._decayed: dict[float, tuple[int, np.ndarray, int]] = {}  # decay -> (anchor, g, rows with g)
+        self._prior_sum: tuple[tuple[object, ...], np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -423,13 +452,13 @@ class EpisodicStore:
             self._embedded = start + n
         return n
 
-    def build_index(self, wait: bool = True) -> ann.CosineIndex | None:
+    def build_index(self, wait: bool = True) -> ann.Projection | None:
         """Build the cosine index of the embedded vectors, or add to it those it lacks.
 
         ``wait``: here and now (else on a thread; :meth:`top` answers by the exact scan until it is done).
         Returns the index (``None``: faiss is not installed, or the thread has not finished).
         """
-        if not ann.available() or self._embedded == 0:
+        if self._embedded == 0:
             return None
         builder = self._builder
         if builder is not None and builder.is_alive():
@@ -451,11 +480,11 @@ class EpisodicStore:
         index = self.index
         if index is None:
             step = max(1, len(vectors) // ANN_TRAIN_ROWS)
-            index = ann.CosineIndex(self.dim, vectors[::step])
+            index = ann.Projection(vectors[::step])
         index.add(vectors[len(index):])
         self.index = index
 
-    def _ready_index(self) -> ann.CosineIndex | None:
+    def _ready_index(self) -> ann.Projection | None:
         """The index with every embedded vector, adding a few here; ``None`` while a thread builds or catches up."""
         index = self.index
         if index is not None and self._embedded - len(index) <= ANN_CATCH_UP:
@@ -466,6 +495,95 @@ class EpisodicStore:
             return None
         self.build_index(wait=False)
         return None
+
+    def drop_kept(self) -> None:
+        """Forget what is kept between queries and changes when a memory is added (the recency/importance sum,
+        BM25's length norms), as the first query after an add finds it: for benchmarks."""
+        self._prior_sum = None
+        self.lexical.drop_kept()
+
+    def _extremes(self, n: int) -> tuple[int, int, float, float]:
+        """Rows of the oldest and the newest turn among the first ``n``, and their smallest and largest importance;
+        updated from the rows added since the last call."""
+        done, old, new, ilo, ihi = self._ends
+        if n < done or done == 0:
+            done, old, new, ilo, ihi = 0, -1, -1, math.inf, -math.inf
+        if n > done:
+            turns, imp = self._turns[done:n], self._importance[done:n]
+            lo, hi = done + int(np.argmin(turns)), done + int(np.argmax(turns))
+            if old < 0 or self._turns[lo] < self._turns[old]:
+                old = lo
+            if new < 0 or self._turns[hi] > self._turns[new]:
+                new = hi
+            ilo, ihi = min(ilo, float(imp.min())), max(ihi, float(imp.max()))
+            self._ends = (n, old, new, ilo, ihi)
+        return old, new, ilo, ihi
+
+    def _decay_column(self, n: int, decay: float) -> np.ndarray:
+        """``g = decay ** (anchor - turn)`` float64 of the first ``n`` rows, ``0 < decay <= 1``, kept per decay and
+        extended for rows added since; ``anchor`` is the newest turn when first computed, and is moved (every row
+        recomputed) before a newer row's ``g`` could overflow."""
+        got = self._decayed.get(decay)
+        newest = int(self._turns[self._extremes(n)[1]])
+        span = 600.0 / -math.log(decay) if decay < 1.0 else math.inf  # turns past the anchor before g nears overflow
+        if got is None or got[2] > n or newest - got[0] > span:
+            if len(self._decayed) >= 4:
+                self._decayed.clear()
+            anchor, g, done = newest, np.empty(max(n, self.capacity), np.float64), 0
+        else:
+            anchor, g, done = got
+            if len(g) < n:
+                g = np.concatenate([g[:done], np.empty(max(n, self.capacity) - done, np.float64)])
+        if n > done:
+            g[done:n] = np.power(decay, (anchor - self._turns[done:n]).astype(np.float64))
+        self._decayed[decay] = (anchor, g, n)
+        return g[:n]
+
+    def _prior(self, n: int, now: int, decay: float) -> _Prior:
+        """The recency and importance columns of the first ``n`` rows at turn ``now`` and their scaling (see
+        :class:`_Prior`)."""
+        old, new, ilo, ihi = self._extremes(n)
+        turns = self._turns[:n]
+        if 0.0 < decay <= 1.0:
+            g = self._decay_column(n, decay)
+            anchor = self._decayed[decay][0]
+            clip = float(np.power(decay, np.float64(anchor - now))) if self._turns[new] > now else None
+            ends = [g[old], g[new]] if clip is None else [min(g[old], clip), min(g[new], clip)]
+            return _Prior(g, clip, float(min(ends)), float(max(ends)), self._importance[:n], ilo, ihi,
+                          (n, decay, anchor))
+        rec = recency(turns, now, decay)  # any other decay: the plain column, not kept
+        return _Prior(rec, None, float(rec.min()), float(rec.max()), self._importance[:n], ilo, ihi, None)
+
+    def _prior_score(self, prior: _Prior, weights: Weights) -> np.ndarray:
+        """``w_r * recency + w_i * importance``, both scaled, of every row of ``prior``: kept while the rows and
+        their scaling stay the same (a query at a later turn changes neither, unless a row is newer than it)."""
+        key = (prior.source, weights.recency, weights.importance, prior.clip, prior.glo, prior.ghi, prior.ilo,
+               prior.ihi)
+        if prior.source is None or self._prior_sum is None or self._prior_sum[0] != key:
+            self._prior_sum = (key, weights.recency * prior.recency() + weights.importance * prior.importance())
+        return self._prior_sum[1]
+
+    def rest(self, now: int, weights: Weights = DEFAULT_WEIGHTS, decay: float = DEFAULT_DECAY, query_text: str = "",
+             lexical: float = DEFAULT_LEXICAL) -> np.ndarray:
+        """The score of every embedded memory less its cosine part: ``w_r * recency + w_i * importance + w_v *
+        lexical * bm25``, each scaled as in :meth:`scores`, ``(N,)`` float64 (for rankers that add the cosine)."""
+        n = self._embedded
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        return self._rest(self._prior(n, now, decay), bm, weights, lexical if bm is not None else 0.0)
+
+    def _rest(self, prior: _Prior, bm: tuple[np.ndarray, float, float] | None, weights: Weights,
+              share: float) -> np.ndarray:
+        """:meth:`rest` from the parts: ``prior``, the BM25 scores with their range, the BM25 share."""
+        other = self._prior_score(prior, weights)
+        if bm is None:
+            return other
+        scores, blo, bhi = bm
+        if bhi - blo <= 1e-12:
+            return other + (weights.relevance * share) * 0.5
+        other = other + ((weights.relevance * share) / (bhi - blo)) * scores
+        if blo != 0.0:
+            other -= (weights.relevance * share) * blo / (bhi - blo)
+        return other
 
     def scores(self, query: np.ndarray, now: int, weights: Weights = DEFAULT_WEIGHTS,
                decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
@@ -488,23 +606,21 @@ class EpisodicStore:
         """
         n = self._embedded
         cos = self._vectors[:n] @ np.asarray(query, np.float32)
-        rec = recency(self._turns[:n], now, decay)
-        imp = self._importance[:n].astype(np.float64)
-        bm25 = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
         if mask is None:
-            r, i, v = minmax(rec), minmax(imp), minmax(cos)
-            if bm25 is not None:
-                v = (1.0 - lexical) * v + lexical * minmax(bm25)
-        else:
-            m = mask[:n]
-            r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
-            r[m], i[m], v[m] = minmax(rec[m]), minmax(imp[m]), minmax(cos[m])
-            if bm25 is not None:
-                v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm25[m])
+            r, i, v = prior.recency(), prior.importance(), minmax(cos)
+            if bm is not None:
+                v = (1.0 - lexical) * v + lexical * scaled(*bm)
+            score = self._prior_score(prior, weights) + weights.relevance * v
+            return score, r, i, v, cos.astype(np.float64)
+        m = mask[:n]
+        r, i, v = (np.zeros(n), np.zeros(n), np.zeros(n))
+        r[m], i[m], v[m] = minmax(prior.recency_column()[m]), minmax(prior.imp[m].astype(np.float64)), minmax(cos[m])
+        if bm is not None:
+            v[m] = (1.0 - lexical) * v[m] + lexical * minmax(bm[0][m])
         score = weights.recency * r + weights.importance * i + weights.relevance * v
-        if mask is not None:
-            score = np.where(mask[:n], score, -np.inf)
-        return score, r, i, v, cos.astype(np.float64)
+        return np.where(m, score, -np.inf), r, i, v, cos.astype(np.float64)
 
     def top(self, query: np.ndarray, now: int, k: int, weights: Weights = DEFAULT_WEIGHTS,
             decay: float = DEFAULT_DECAY, mask: np.ndarray | None = None, query_text: str = "",
@@ -512,30 +628,45 @@ class EpisodicStore:
         """The ``k`` best-scoring embedded memories, best first (ties: newer first, then the later index); see
         :meth:`scores`.
 
-        From :data:`FAST_MIN` memories on (a ``fast`` store with faiss, no ``mask``, ``exact`` false, ``k`` under
-        :data:`ANN_K`) the same score is ranked by the threshold bound of the module docstring:
+        From :data:`FAST_MIN` memories on (a ``fast`` store, no ``mask``, ``exact`` false, ``k`` under
+        :data:`FAST_POOL`, ``0 < decay <= 1``) the same score is ranked with every cosine estimated by the
+        projection (:mod:`game.cast.ann`), and only the :data:`FAST_POOL` best by that estimate are scored exactly:
 
         1. ``other`` (recency, importance and BM25, scaled and weighted as in :meth:`scores`) for every memory;
-        2. the index's :data:`ANN_K` nearest memories of the query and :data:`ANN_FAR` of the negated query, and
-           the ``k`` best by ``other``, scored exactly: the cosine's max and min come from the first two, the
-           ``k``-th best score ``kth`` from all;
-        3. every memory whose ``other`` reaches ``kth - alpha * (floor - lo)`` is scored exactly too (no other can
-           reach ``kth``), and the best ``k`` of all scored are the answer. When those are more than
-           :data:`FAST_MAX_SHARE` of the memories, the index's list grows :data:`ANN_GROW`-fold (a smaller
-           ``floor``), up to :data:`ANN_K_MAX`; then the exact scan answers.
+        2. the estimated cosine of every memory; the cosines of the :data:`FAST_LOW` lowest and :data:`FAST_HIGH`
+           highest estimates give the cosine's min-max range;
+        3. ``other + alpha * estimate`` (``alpha``: the cosine's weight over its range) for every memory; its
+           :data:`FAST_POOL` best (and the highest estimates) are scored exactly, the range widened by any cosine
+           they hold beyond it, and the best ``k`` of them are the answer.
 
+        The answer is not proven to be the exact scan's (the estimate's error bound is too loose to prove it, see
+        :mod:`game.cast.ann`): ``bench/memory.py`` measures its recall against the scan.
         :attr:`last_path` says which path answered and how many memories it scored exactly.
         """
         n = self._embedded
         if n == 0 or k <= 0:
             return []
-        if not exact and mask is None and self.fast and n >= FAST_MIN and k < ANN_K and 0.0 < decay <= 1.0:
+        if not exact and mask is None and self.fast and n >= FAST_MIN and k < FAST_POOL and 0.0 < decay <= 1.0:
             got = self._top_fast(query, now, k, weights, decay, query_text, lexical)
             if got is not None:
                 return got
         self.last_path = ("exact", n)
-        score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
-        return self._scored(_best(score, k, self._turns[:n], np.arange(n)), score, r, imp, v, cos)
+        if mask is not None:
+            score, r, imp, v, cos = self.scores(query, now, weights, decay, mask, query_text, lexical)
+            return self._scored(_best(score, k, self._turns[:n], np.arange(n)), score, r, imp, v, cos)
+        # the scan without the per-memory parts: only the k answers need them
+        q = np.asarray(query, np.float32)
+        cos32 = self._vectors[:n] @ q
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        lo, hi = float(cos32.min()), float(cos32.max())
+        v = scaled(cos32, lo, hi)
+        if bm is not None:
+            v = (1.0 - lexical) * v + lexical * scaled(*bm)
+        score = self._prior_score(prior, weights) + weights.relevance * v
+        best = _best(score, k, self._turns[:n], np.arange(n))
+        return self._scored(best, score[best], prior.recency(best), prior.importance(best), v[best],
+                            cos32[best].astype(np.float64), at=np.arange(len(best)))
 
     def _scored(self, idx: np.ndarray, score: np.ndarray, r: np.ndarray, imp: np.ndarray, v: np.ndarray,
                 cos: np.ndarray, at: np.ndarray | None = None) -> list[Scored]:
@@ -556,64 +687,71 @@ class EpisodicStore:
         q = np.asarray(query, np.float32)
         turns = self._turns[:n]
         # step 1: the rest of the score, exact, as scores() computes it
-        r = minmax(recency(turns, now, decay))
-        i = minmax(self._importance[:n].astype(np.float64))
-        bm = self.lexical.scores(query_text, n) if query_text and lexical > 0 else None
-        b = minmax(bm) if bm is not None else None
-        share = lexical if b is not None else 0.0
-        other = weights.recency * r + weights.importance * i
-        if b is not None:
-            other += (weights.relevance * share) * b
+        prior = self._prior(n, now, decay)
+        bm = self.lexical.ranged(query_text, n) if query_text and lexical > 0 else None
+        share = lexical if bm is not None else 0.0
+        other = self._rest(prior, bm, weights, share)
         w_cos = weights.relevance * (1.0 - share)
-        lacking = np.arange(len(index), n)  # rows the index lacks (none: it was caught up above) are always scored
-        best_other = _about_lowest(-other, k)
-        want = ANN_K
-        while True:
-            # step 2: the index's lists, their exact cosines: the cosine's range and the bound on what they left out
-            near, near_ip = index.search(q, want, max(ANN_EF, want))
-            far, _ = index.search(-q, ANN_FAR, ANN_FAR_EF)
-            ends = np.concatenate([near, far])
-            cos_ends = self._vectors[ends] @ q
-            lo, hi = float(cos_ends.min()), float(cos_ends.max())
-            # a memory the index ranked below its want-th has an inner product by the codes of at most that one's,
-            # and a cosine of at most that plus the codes' error
-            floor = float(near_ip[-1]) + index.code_error(q) if len(near) == want else np.inf
-            cand = np.union1d(np.union1d(near, best_other), lacking)
-            for _ in range(4):
-                score, rc, ic, vc, cos_c = self._exact_part(cand, q, r, i, b, share, weights, lo, hi)
-                if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
-                    lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
-                    continue
-                kth = float(np.partition(score, len(score) - k)[len(score) - k]) if len(score) >= k else -np.inf
-                alpha = w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0
-                gap = alpha * (min(floor, hi) - lo) if hi - lo > 1e-12 else 0.5 * w_cos
-                # step 3: who outside the lists could still reach the k-th score
-                reach = np.flatnonzero(other >= kth - gap - BOUND_SLACK)
-                if len(reach) + len(cand) > FAST_MAX_SHARE * n:
-                    break
-                more = np.setdiff1d(reach, cand, assume_unique=True)
-                if len(more) == 0:
-                    self.last_path = ("fast", len(cand))
-                    top = _best(score, k, turns[cand], cand)
-                    return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
-                cand = np.union1d(cand, more)
-            else:
-                return None  # the range kept widening: the scan answers
-            if want >= ANN_K_MAX or want >= len(index):
-                return None
-            want = min(ANN_K_MAX, want * ANN_GROW)
+        if index.kept < ann.KEPT_MIN:
+            return None  # vectors the projection does not describe (no shared structure): the scan answers
+        est = index.estimate(q)  # every row: _ready_index caught the projection up
+        ends = np.concatenate([_about_extreme(est, min(FAST_LOW, n), low=True), _about_extreme(est, min(FAST_HIGH, n))])
+        cos_ends = self._vectors[ends] @ q
+        lo, hi = float(cos_ends.min()), float(cos_ends.max())
+        approx = other + (w_cos / (hi - lo) if hi - lo > 1e-12 else 0.0) * est
+        cand = np.union1d(_about_extreme(approx, min(FAST_POOL, n)), ends[-min(FAST_HIGH, n):])
+        score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
+        if cos_c.min() < lo or cos_c.max() > hi:  # a scored memory widens the cosine's range: rescale
+            lo, hi = min(lo, float(cos_c.min())), max(hi, float(cos_c.max()))
+            score, rc, ic, vc, cos_c = self._exact_part(cand, q, prior, bm, share, weights, lo, hi)
+        self.last_path, self.last_range = ("fast", len(cand)), (lo, hi)
+        top = _best(score, k, turns[cand], cand)
+        return self._scored(cand[top], score, rc, ic, vc, cos_c, at=top)
 
-    def _exact_part(self, cand: np.ndarray, q: np.ndarray, r: np.ndarray, i: np.ndarray, b: np.ndarray | None,
+    def _exact_part(self, cand: np.ndarray, q: np.ndarray, prior: _Prior, bm: tuple[np.ndarray, float, float] | None,
                     share: float, weights: Weights, lo: float, hi: float) -> tuple[np.ndarray, ...]:
         """:meth:`scores` of memories ``cand`` (the cosine scaled over ``[lo, hi]``): ``(score, recency, importance,
         relevance, cosine)``, each ``(len(cand),)``."""
         cos = self._vectors[cand] @ q
         v = scaled(cos, lo, hi)
-        if b is not None:
-            v = (1.0 - share) * v + share * b[cand]
-        rc, ic = r[cand], i[cand]
-        score = weights.recency * rc + weights.importance * ic + weights.relevance * v
+        if bm is not None:
+            v = (1.0 - share) * v + share * scaled(bm[0][cand], bm[1], bm[2])
+        rc, ic = prior.recency(cand), prior.importance(cand)
+        score = (weights.recency * rc + weights.importance * ic) + weights.relevance * v
         return score, rc, ic, v, cos.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """The recency and importance columns of a store's first rows at one turn, and their min-max ranges.
+
+    ``g`` is recency up to a positive factor (``decay ** (anchor - turn)``: min-max scaling removes the factor,
+    so the column holds for every later turn), ``clip`` the value of a row made at the query's turn when some row
+    is newer than it (their age counts as 0), ``glo``/``ghi`` the range of the clipped column; ``imp`` the
+    importances, ``ilo``/``ihi`` their range.
+    """
+
+    g: np.ndarray
+    clip: float | None
+    glo: float
+    ghi: float
+    imp: np.ndarray
+    ilo: float
+    ihi: float
+    #: what ``g`` was made from, ``(rows, decay, anchor)``; ``None``: made for this query only
+    source: tuple[int, float, int] | None
+
+    def recency_column(self, rows: np.ndarray | None = None) -> np.ndarray:
+        g = self.g if rows is None else self.g[rows]
+        return g if self.clip is None else np.minimum(g, self.clip)
+
+    def recency(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Min-max scaled recency of ``rows`` (all: ``None``), float64."""
+        return scaled(self.recency_column(rows), self.glo, self.ghi)
+
+    def importance(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Min-max scaled importance of ``rows`` (all: ``None``), float64."""
+        return scaled(self.imp if rows is None else self.imp[rows], self.ilo, self.ihi)
 
 
 def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -632,16 +770,25 @@ def _best(score: np.ndarray, k: int, turns: np.ndarray, ids: np.ndarray) -> np.n
     return best
 
 
-def _about_lowest(x: np.ndarray, t: int) -> np.ndarray:
-    """Indices of about the ``t`` smallest entries of ``x`` (at least ``min(t, len(x))``): those at or below the
-    threshold read from every 16th entry (two passes over ``x`` instead of an ``argpartition``)."""
+def _about_extreme(x: np.ndarray, t: int, low: bool = False) -> np.ndarray:
+    """Indices of about the ``t`` largest entries of ``x`` (``low``: smallest), at least ``min(t, len(x))``: those
+    past the threshold read from every 16th entry (two passes over ``x`` instead of an ``argpartition``)."""
     n = len(x)
+    if t <= 0:
+        return np.zeros(0, np.int64)
     if n <= 32 * t:
-        return np.argpartition(x, t - 1)[:t] if t < n else np.arange(n)
+        if t >= n:
+            return np.arange(n)
+        return np.argpartition(x, t - 1)[:t] if low else np.argpartition(x, n - t)[n - t:]
     sample = x[::16]
-    thr = np.partition(sample, t // 16)[t // 16]
-    got = np.flatnonzero(x <= thr)
-    return got if len(got) >= t else np.argpartition(x, t - 1)[:t]
+    m = len(sample)
+    if low:
+        got = np.flatnonzero(x <= np.partition(sample, t // 16)[t // 16])
+    else:
+        got = np.flatnonzero(x >= np.partition(sample, m - 1 - t // 16)[m - 1 - t // 16])
+    if len(got) >= t:
+        return got
+    return np.argpartition(x, t - 1)[:t] if low else np.argpartition(x, n - t)[n - t:]
 
 
 def score_loop(vectors: list[list[float]], turns: list[int], importance: list[float], query: list[float],
@@ -693,19 +840,14 @@ def score_loop(vectors: list[list[float]], turns: list[int], importance: list[fl
 
 __all__ = [
     "ANN_CATCH_UP",
-    "ANN_EF",
-    "ANN_FAR",
-    "ANN_FAR_EF",
-    "ANN_GROW",
-    "ANN_K",
-    "ANN_K_MAX",
     "ANN_TRAIN_ROWS",
-    "BOUND_SLACK",
     "DEFAULT_DECAY",
     "DEFAULT_LEXICAL",
     "DEFAULT_WEIGHTS",
-    "FAST_MAX_SHARE",
+    "FAST_HIGH",
+    "FAST_LOW",
     "FAST_MIN",
+    "FAST_POOL",
     "GA_CODE_WEIGHTS",
     "PAPER_WEIGHTS",
     "EpisodicStore",
