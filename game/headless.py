@@ -11,9 +11,8 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from game.cast.castroom import cast_of
 from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
@@ -26,7 +25,25 @@ from game.story.story import Story
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
+if TYPE_CHECKING:
+    from game.cast.castroom import Castroom
+
 TRANSCRIPT_VERSION = 1
+#: The extension name a session's cast room is kept under (:data:`game.cast.castroom.EXTENSION`).
+CAST = "cast"
+
+
+def cast_room(session: Session) -> Castroom | None:
+    """The session's :class:`~game.cast.castroom.Castroom` (:func:`~game.cast.castroom.cast_of`), if any.
+
+    A session without a ``"cast"`` extension (a story with no character card) has none, and then
+    the cast room's modules are never imported: they are ~0.2 s of CPU of a headless start.
+    """
+    if session.extension(CAST) is None:
+        return None
+    from game.cast.castroom import cast_of  # start-up cost only (see above): no cycle
+
+    return cast_of(session)
 
 
 class Transcript:
@@ -132,7 +149,7 @@ class HeadlessRunner:
                                **self._cast_header()})
 
     def _cast_header(self) -> dict[str, Any]:
-        room = cast_of(self.session)
+        room = cast_room(self.session)
         if room is None:
             return {}
         return {"cast": sorted(room.characters), "dialogue": room.model.name if room.model is not None else "",
@@ -235,7 +252,7 @@ class HeadlessRunner:
         elif v == "ask":
             self._ask(a[0], a[1], cmd.where)
         elif v == "say":
-            room = cast_of(s)
+            room = cast_room(s)
             names = {cid: c.name for cid, c in s.story.model.cast.items()}
             who, rest = parse_address(a[0], names)
             if who and rest and room is not None and who in room.characters:  # "@eve hi", as in the window
@@ -258,7 +275,7 @@ class HeadlessRunner:
     def _ask(self, character: str, text: str, where: str) -> None:
         """``ask <character> <text>``: say it to her; her reply comes back as a ``reply`` event."""
         s = self.session
-        room = cast_of(s)
+        room = cast_room(s)
         if room is None or character not in room.characters:
             talk = ", ".join(room.characters) if room is not None else "none (no cast member has a card)"
             raise InputError(f"cannot ask {character!r}", where=where, hint=f"characters who answer: {talk}")
@@ -266,7 +283,7 @@ class HeadlessRunner:
 
     def finish(self) -> dict[str, Any] | None:
         """Write the cast's closing note as the transcript's last row (``cast_summary``); returns it."""
-        room = cast_of(self.session)
+        room = cast_room(self.session)
         if room is None:
             return None
         summary = room.summary(self.session.log.since(0))
