@@ -27,8 +27,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from game.errors import WorldloomError
 
 if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
@@ -37,7 +35,26 @@ if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --
 #: The commands this module declares itself (the others are in :data:`PLUGGED`).
 BUILT_IN = ("play", "replay", "strings", "lint")
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Console:
+    """What the commands tell their user, one line at a time on standard error (looked up when
+    written, so a caller's redirection holds), unwrapped, with no markup: a path or a message
+    with ``[brackets]`` prints as it is. Plain text, not ``rich``: its import was a tenth of a
+    start's CPU, and these lines need none of it."""
+
+    def print(self, text: str, *, error: bool = False) -> None:
+        """Write ``text`` and a newline; ``error``: it starts with ``error:``, red on a terminal
+        (unless ``NO_COLOR`` is set, https://no-color.org)."""
+        out = sys.stderr
+        if error:
+            red = out.isatty() and not os.environ.get("NO_COLOR")
+            text = ("\x1b[31merror:\x1b[0m " if red else "error: ") + text
+        out.write(text + "\n")
+        out.flush()
+
+
+console = Console()
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -198,10 +215,9 @@ def _load_and_warn(path: str) -> Story:
     story = load_story(path)
     errors = [d for d in lint_story(path, story=story) if d.severity == "error" and d.code != "WL018"]
     for d in errors:
-        console.print(f"warning: {d.format()}", markup=False, highlight=False)
+        console.print(f"warning: {d.format()}")
     if errors:
-        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {path} for details",
-                      markup=False, highlight=False)
+        console.print(f"warning: {len(errors)} lint error(s) in this story; run worldloom lint {path} for details")
     # The story lives as long as the game and holds no reference cycles: moved out of the cyclic
     # collector's generations (``gc.freeze``, Python's gc docs) until play ends (``main`` unfreezes),
     # it is not rescanned while the game is built and played (~0.5 s of CPU of a 5,000-scene start).
@@ -221,7 +237,7 @@ def _warn_translation(story: str, lang: str) -> None:
     except StoryError:
         return
     for text in missing_translations(loaded, lang):
-        console.print(f"warning: {text}", markup=False, highlight=False)
+        console.print(f"warning: {text}")
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -249,13 +265,13 @@ def cmd_play(args: argparse.Namespace) -> int:
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
                                dialogue=_dialogue(args), voice=not args.no_voice,
-                               on_warning=lambda text: console.print(f"warning: {text}", markup=False))
+                               on_warning=lambda text: console.print(f"warning: {text}"))
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary
 
             for line in format_summary(runner.summary):
-                console.print(line, markup=False)
+                console.print(line)
         console.print(f"played {len(commands)} input(s): {s.state.frame} frames "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
@@ -268,8 +284,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             console.print(f"transcript: {args.transcript}")
         if runner.errors:
             console.print(f"{len(runner.errors)} script line(s) could not apply (each named above, "
-                          f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played",
-                          markup=False, highlight=False)
+                          f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played")
             return 1
         return 0
     from game.app.window import run_window
@@ -289,7 +304,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         console.print(f"replay matches the transcript: {result.matched} events")
         return 0
     for rec, got in result.mismatches:
-        console.print(f"[red]mismatch[/red] recorded {json.dumps(rec)[:200]}")
+        console.print(f"mismatch recorded {json.dumps(rec)[:200]}")
         console.print(f"         replayed {json.dumps(got)[:200]}")
     return 1
 
@@ -349,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = args.func(args)
         return code
     except WorldloomError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(str(exc), error=True)
         return 2
     except KeyboardInterrupt:
         return 130

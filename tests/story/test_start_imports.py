@@ -19,7 +19,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 #: Rooms a lint or a headless start of a story without cards has no use for.
 HEAVY = ("game.story.explorer", "game.story.storymap", "game.errorbank.cli", "game.cast.card_cli",
-         "game.world.server", "torch", "transformers", "pygame")
+         "game.world.server", "torch", "transformers", "pygame", "rich")
 
 
 def _imported(argv: list[str], tmp: Path) -> tuple[int, list[str]]:
@@ -90,3 +90,13 @@ def test_play_keeps_the_story_from_the_collector_and_gives_it_back_to_a_python_c
                      "--no-voice", "--dialogue", "none"]) == 0
     assert frozen and frozen[0] > 0  # the loaded story (and what came before it) left the generations
     assert gc.get_freeze_count() == 0  # and main() gave it back: a test or a launcher keeps no frozen heap
+
+
+def test_an_error_prints_as_it_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from game.cli import main
+
+    missing = tmp_path / "[draft] story"
+    assert main(["play", str(missing), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {missing}: no story here")  # brackets kept, no colour codes off a terminal
+    assert "\x1b[" not in err
