@@ -16,17 +16,16 @@ from typing import IO, TYPE_CHECKING, Any
 from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
-from game.inputs.channels import Channels
-from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
 from game.world.protocol import FrameChunk
-from game.world.record import Recorder
 
 if TYPE_CHECKING:
     from game.cast.castroom import Castroom
+    from game.inputs.channels import Channels
+    from game.world.record import Recorder
 
 TRANSCRIPT_VERSION = 1
 #: The extension name a session's cast room is kept under (:data:`game.cast.castroom.EXTENSION`).
@@ -105,19 +104,27 @@ class HeadlessRunner:
         self.recorder = recorder
         self.on_chunk = on_chunk
         self.frame_hash = hashlib.sha256()
-        self._channels: Any = None
+        self._channels: Channels | None = None
         #: The cast's closing note (:meth:`finish`), once written.
         self.summary: dict[str, Any] | None = None
 
     @property
-    def channels(self) -> Any:
-        """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then)."""
+    def channels(self) -> Channels:
+        """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then).
+
+        Its module (words, voice and pictures to intents) is imported then too: a script of
+        choices, or a start, never needs it (start-up cost only; it does not import this module).
+        """
         if self._channels is None:
+            from game.inputs.channels import Channels
+
             self._channels = Channels(self.session)
         return self._channels
 
     def _said(self, cmd: Command, reply: Any) -> None:
         """Write what ``say``/``voice`` did: the events, or the answer when nothing happened."""
+        from game.inputs.meaning import Clarify, NotUnderstood  # loaded with the channels (see channels)
+
         s = self.session
         if reply.heard is not None:
             self.transcript.write({"frame": s.state.frame, "type": "heard", "text": reply.heard.text,
@@ -371,7 +378,10 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     rec = None
     out = None
     try:
-        rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
+        if record:
+            from game.world.record import Recorder  # start-up cost only: a play that records needs it
+
+            rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate)
         out = _open_output(transcript) if transcript else None
         runner = HeadlessRunner(session, out, rec, on_error=on_warning)
         runner.header(str(story_path))

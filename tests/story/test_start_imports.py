@@ -19,7 +19,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 #: Rooms a lint or a headless start of a story without cards has no use for.
 HEAVY = ("game.story.explorer", "game.story.storymap", "game.errorbank.cli", "game.cast.card_cli",
-         "game.world.server", "torch", "transformers", "pygame", "rich")
+         "game.world.server", "game.inputs.channels", "game.world.record", "game.world.backends.procedural",
+         "torch", "transformers", "pygame", "rich")
 
 
 def _imported(argv: list[str], tmp: Path) -> tuple[int, list[str]]:
