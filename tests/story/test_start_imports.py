@@ -49,6 +49,7 @@ def test_lint_imports_neither_other_commands_nor_the_cast(tmp_path: Path) -> Non
         code, modules = _imported(["lint", str(path)], tmp_path)
         assert code == 0
         assert not [m for m in modules if m.startswith(HEAVY) or m.startswith("game.cast")]
+        assert "numpy" not in modules  # a story's limits are checked without it
 
 
 def test_headless_start_imports_no_other_command_nor_the_cast(tmp_path: Path) -> None:
