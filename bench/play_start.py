@@ -3,6 +3,7 @@ figures; asserts nothing.
 
     python bench/play_start.py [--scenes 5000] [--repeat 3]
     python bench/play_start.py --quick          # 500 scenes, 2 rounds
+    python bench/play_start.py --against DIR    # also DIR's code, in the same rounds (a "before")
 
 The story is ``bench/explore.py``'s generated one (``--scenes`` scenes: 5,000 is ~125k YAML lines).
 Every figure is measured in a fresh interpreter (a run never inherits another's heap, so no
@@ -23,6 +24,10 @@ garbage collection of an earlier load is counted), cold (an empty story cache) a
   second ``load_story`` (the old start), and of one ``load_story`` then lint on it (the start now).
 
 The load average is printed before and after: on a shared machine trust CPU over wall seconds.
+
+``--against DIR`` runs the whole commands of another copy of the game too (``git archive main |
+tar -x -C DIR``: the code before a change), each round right after this tree's, on the same
+story with its own caches, so the two are measured at the same load.
 """
 
 from __future__ import annotations
@@ -99,10 +104,10 @@ def _child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """``argv`` in a child: (CPU s, wall s, its stdout)."""
+def _run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, str]:
+    """``argv`` in a child, in ``cwd``: (CPU s, wall s, its stdout)."""
     c0, t0 = _child_cpu(), time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     wall, cpu = time.perf_counter() - t0, _child_cpu() - c0
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -118,6 +123,8 @@ def main() -> None:
     ap.add_argument("--scenes", type=int, default=5000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="500 scenes, 2 rounds")
+    ap.add_argument("--against", metavar="DIR",
+                    help="another copy of the game (its folder holds game/): its whole commands too, same rounds")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one in-process way, in a child
     ap.add_argument("--path", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -144,9 +151,18 @@ def main() -> None:
             "worldloom play --headless (start)": [py, "-m", "game", "play", str(path), "--headless", "--backend",
                                                   "null", "--no-errorbank", "--no-voice", "--dialogue", "none"],
         }
-        env["WORLDLOOM_CACHE"] = str(Path(tmp) / "cache-warm")
-        for argv in commands.values():  # bytecode written once, as an install has it
-            _run(argv, env)
+        trees = {"": ROOT}
+        if args.against:
+            other = Path(args.against).resolve()
+            if not (other / "game" / "__main__.py").is_file():
+                raise SystemExit(f"--against {other}: no game/ package there")
+            trees["before: "] = other
+        envs = {}
+        for tag, tree in trees.items():
+            envs[tag] = {**env, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(Path(tmp) / f"pyc{len(envs)}"),
+                         "WORLDLOOM_CACHE": str(Path(tmp) / f"cache-warm{len(envs)}")}
+            for argv in commands.values():  # bytecode written once, as an install has it
+                _run(argv, envs[tag], tree)
         rows: dict[tuple[str, str], list[tuple[float, float]]] = {}
         base: dict[str, list[tuple[float, float]]] = {}
         for r in range(args.repeat):
@@ -156,10 +172,11 @@ def main() -> None:
                                            "Loader=yaml.CSafeLoader)"], env)
             base.setdefault("PyYAML CSafeLoader, plain data", []).append((cpu, wall))
             for name, argv in commands.items():
-                env["WORLDLOOM_CACHE"] = str(Path(tmp) / f"cache-{r}-{name.split()[1]}")
-                for label in ("cold", "cached"):
-                    cpu, wall, _ = _run(argv, env)
-                    rows.setdefault((name, label), []).append((cpu, wall))
+                for tag, tree in trees.items():
+                    run_env = {**envs[tag], "WORLDLOOM_CACHE": str(Path(tmp) / f"cache-{r}-{name.split()[1]}-{tag}")}
+                    for label in ("cold", "cached"):
+                        cpu, wall, _ = _run(argv, run_env, tree)
+                        rows.setdefault((tag + name, label), []).append((cpu, wall))
         inproc: dict[tuple[str, str], list[float]] = {}
         for r in range(args.repeat):
             for name in WAYS:
@@ -177,7 +194,7 @@ def main() -> None:
           f"each in a fresh interpreter:")
     print("whole commands (goal: <= 1 s cached, <= 3 s cold, each):")
     for (name, label), got in rows.items():
-        print(f"  {name:<36} {label:<7} {med(got)}")
+        print(f"  {name:<44} {label:<7} {med(got)}")
     print("baselines:")
     for name, got in base.items():
         print(f"  {name:<44} {med(got)}")

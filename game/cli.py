@@ -27,9 +27,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from game.errors import StoryError, WorldloomError
 from game.words import counted
 
@@ -39,7 +36,26 @@ if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --
 #: The commands this module declares itself (the others are in :data:`PLUGGED`).
 BUILT_IN = ("play", "replay", "strings", "lint")
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Console:
+    """What the commands tell their user, one line at a time on standard error (looked up when
+    written, so a caller's redirection holds), unwrapped, with no markup: a path or a message
+    with ``[brackets]`` prints as it is. Plain text, not ``rich``: its import was a tenth of a
+    start's CPU, and these lines need none of it."""
+
+    def print(self, text: str, *, error: bool = False) -> None:
+        """Write ``text`` and a newline; ``error``: it starts with ``error:``, red on a terminal
+        (unless ``NO_COLOR`` is set, https://no-color.org)."""
+        out = sys.stderr
+        if error:
+            red = out.isatty() and not os.environ.get("NO_COLOR")
+            text = ("\x1b[31merror:\x1b[0m " if red else "error: ") + text
+        out.write(text + "\n")
+        out.flush()
+
+
+console = Console()
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -233,7 +249,7 @@ def _warn_translation(story: str, lang: str) -> None:
     except StoryError:
         return
     for text in missing_translations(loaded, lang):
-        console.print(f"warning: {text}", markup=False, highlight=False)
+        console.print(f"warning: {text}")
 
 
 def _story_text(line: str) -> None:
@@ -266,14 +282,14 @@ def cmd_play(args: argparse.Namespace) -> int:
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
                                dialogue=_dialogue(args), voice=not args.no_voice,
-                               on_warning=lambda text: console.print(f"warning: {text}", markup=False),
+                               on_warning=lambda text: console.print(f"warning: {text}"),
                                on_text=None if args.quiet else _story_text)
         s = runner.session
         if runner.summary:
             from game.cast.castroom import format_summary
 
             for line in format_summary(runner.summary):
-                console.print(line, markup=False)
+                console.print(line)
         console.print(f"played {counted(len(commands), 'input')}: {counted(s.state.frame, 'frame')} "
                       f"({s.state.frame / s.caps.fps:.1f} s), scene {s.state.scene!r}, "
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
@@ -283,13 +299,12 @@ def cmd_play(args: argparse.Namespace) -> int:
             srt = Path(args.record).with_suffix(".srt")
             console.print(f"recording: {args.record}" + (f" (subtitles in it and in {srt})" if srt.is_file() else ""))
             if runner.recorder is not None:
-                console.print(runner.recorder.describe(), markup=False, highlight=False)
+                console.print(runner.recorder.describe())
         if args.transcript:
             console.print(f"transcript: {args.transcript}")
         if runner.errors:
             console.print(f"{counted(len(runner.errors), 'script line')} could not apply (each named above, "
-                          f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played",
-                          markup=False, highlight=False)
+                          f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played")
             return 1
         return 0
     from game.app.window import run_window
@@ -309,7 +324,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         console.print(f"replay matches the transcript: {result.matched} events")
         return 0
     for rec, got in result.mismatches:
-        console.print(f"[red]mismatch[/red] recorded {json.dumps(rec)[:200]}")
+        console.print(f"mismatch recorded {json.dumps(rec)[:200]}")
         console.print(f"         replayed {json.dumps(got)[:200]}")
     return 1
 
@@ -369,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = args.func(args)
         return code
     except WorldloomError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")  # a story's text may hold [brackets]
+        console.print(str(exc), error=True)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -11,23 +11,39 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from game.cast.castroom import cast_of
 from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
-from game.inputs.channels import Channels
-from game.inputs.meaning import Clarify, NotUnderstood
 from game.inputs.script import Command
 from game.readable import Reader
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
 from game.world.protocol import FrameChunk
-from game.world.record import Recorder
+
+if TYPE_CHECKING:
+    from game.cast.castroom import Castroom
+    from game.inputs.channels import Channels
+    from game.world.record import Recorder
 
 TRANSCRIPT_VERSION = 1
+#: The extension name a session's cast room is kept under (:data:`game.cast.castroom.EXTENSION`).
+CAST = "cast"
+
+
+def cast_room(session: Session) -> Castroom | None:
+    """The session's :class:`~game.cast.castroom.Castroom` (:func:`~game.cast.castroom.cast_of`), if any.
+
+    A session without a ``"cast"`` extension (a story with no character card) has none, and then
+    the cast room's modules are never imported: they are ~0.2 s of CPU of a headless start.
+    """
+    if session.extension(CAST) is None:
+        return None
+    from game.cast.castroom import cast_of  # start-up cost only (see above): no cycle
+
+    return cast_of(session)
 
 
 class Transcript:
@@ -96,19 +112,27 @@ class HeadlessRunner:
         self.recorder = recorder
         self.on_chunk = on_chunk
         self.frame_hash = hashlib.sha256()
-        self._channels: Any = None
+        self._channels: Channels | None = None
         #: The cast's closing note (:meth:`finish`), once written.
         self.summary: dict[str, Any] | None = None
 
     @property
-    def channels(self) -> Any:
-        """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then)."""
+    def channels(self) -> Channels:
+        """The session's :class:`game.inputs.channels.Channels` (made on first use: MiniLM loads then).
+
+        Its module (words, voice and pictures to intents) is imported then too: a script of
+        choices, or a start, never needs it (start-up cost only; it does not import this module).
+        """
         if self._channels is None:
+            from game.inputs.channels import Channels
+
             self._channels = Channels(self.session)
         return self._channels
 
     def _said(self, cmd: Command, reply: Any) -> None:
         """Write what ``say``/``voice`` did: the events, or the answer when nothing happened."""
+        from game.inputs.meaning import Clarify, NotUnderstood  # loaded with the channels (see channels)
+
         s = self.session
         if reply.heard is not None:
             self.transcript.write({"frame": s.state.frame, "type": "heard", "text": reply.heard.text,
@@ -142,7 +166,7 @@ class HeadlessRunner:
                                **self._cast_header()})
 
     def _cast_header(self) -> dict[str, Any]:
-        room = cast_of(self.session)
+        room = cast_room(self.session)
         if room is None:
             return {}
         return {"cast": sorted(room.characters), "dialogue": room.model.name if room.model is not None else "",
@@ -283,7 +307,7 @@ class HeadlessRunner:
         elif v == "ask":
             self._ask(a[0], a[1], cmd.where)
         elif v == "say":
-            room = cast_of(s)
+            room = cast_room(s)
             names = {cid: c.name for cid, c in s.story.model.cast.items()}
             who, rest = parse_address(a[0], names)
             if who and rest and room is not None and who in room.characters:  # "@eve hi", as in the window
@@ -306,7 +330,7 @@ class HeadlessRunner:
     def _ask(self, character: str, text: str, where: str) -> None:
         """``ask <character> <text>``: say it to her; her reply comes back as a ``reply`` event."""
         s = self.session
-        room = cast_of(s)
+        room = cast_room(s)
         if room is None or character not in room.characters:
             talk = ", ".join(room.characters) if room is not None else "none (no cast member has a card)"
             raise InputError(f"cannot ask {character!r}", where=where, hint=f"characters who answer: {talk}")
@@ -314,7 +338,7 @@ class HeadlessRunner:
 
     def finish(self) -> dict[str, Any] | None:
         """Write the cast's closing note as the transcript's last row (``cast_summary``); returns it."""
-        room = cast_of(self.session)
+        room = cast_room(self.session)
         if room is None:
             return None
         summary = room.summary(self.session.log.since(0))
@@ -403,7 +427,10 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     rec = None
     out = None
     try:
-        rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
+        if record:
+            from game.world.record import Recorder  # start-up cost only: a play that records needs it
+
+            rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate)
         out = _open_output(transcript) if transcript else None
         runner = HeadlessRunner(session, out, rec, on_error=on_warning, on_text=on_text)
         runner.header(str(story_path))

@@ -47,9 +47,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import cache
 from typing import Any
-
-import numpy as np
 
 from game.errors import WorldloomError
 
@@ -80,9 +79,21 @@ _Error = type[WorldloomError]
 #: A JSON string, or an unterminated one up to the end: it always matches, so dropping strings is linear.
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_DELTA = np.zeros(256, np.int8)
-_DELTA[[ord("["), ord("{")]] = 1
-_DELTA[[ord("]"), ord("}")]] = -1
+
+
+@cache
+def _numpy_deltas() -> tuple[Any, Any]:
+    """numpy, and each byte's change of the nesting depth (``[``/``{`` +1, ``]``/``}`` -1) as its table.
+
+    numpy is imported here, on the first deep check, not with this module: lint and the story
+    loader read these limits and never need it (~0.07 s of CPU of a lint; start-up cost only).
+    """
+    import numpy as np
+
+    delta = np.zeros(256, np.int8)
+    delta[[ord("["), ord("{")]] = 1
+    delta[[ord("]"), ord("}")]] = -1
+    return np, delta
 
 
 def json_depth(text: str | bytes) -> int:
@@ -96,7 +107,8 @@ def json_depth(text: str | bytes) -> int:
     if b"[" not in raw and b"{" not in raw:
         return 0
     bare = _STRING.sub(b"", raw) if b'"' in raw else raw
-    steps = _DELTA[np.frombuffer(bare, np.uint8)]
+    np, delta = _numpy_deltas()
+    steps = delta[np.frombuffer(bare, np.uint8)]
     return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
 
 

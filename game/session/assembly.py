@@ -19,20 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from game.cast.agentmind import ModelAgentPolicy, PicksAhead
-from game.cast.castroom import Castroom, RecordedReplies, build_cast, load_dialogue
 from game.errorbank import ErrorStore, GuardedBackend
 from game.errorbank.clock import Clock
-from game.errorbank.persona import PersonaCases
 from game.errorbank.store import run_id
 from game.errors import BackendError
 from game.locale import use_story
 from game.models.embedder import shared_encode
 from game.models.llm import ModelError
 from game.models.registry import Progress
-from game.models.worker import ModelWorker
 from game.session.session import Extension, Session
 from game.session.steps import Step
 from game.session.voice import VoiceLayer
@@ -45,6 +41,10 @@ from game.world.backends import make_backend
 from game.world.chunking import ChunkPolicy
 from game.world.director import CastView, opening
 from game.world.protocol import Backend, PaintsAhead, WorldRequest
+
+if TYPE_CHECKING:
+    from game.cast.castroom import Castroom, RecordedReplies
+    from game.models.worker import ModelWorker
 
 
 @dataclass
@@ -173,17 +173,15 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     options = dict(cast_options or {})
     if progress is not None:
         options.setdefault("on_progress", progress)
-    if store is not None:
-        options.setdefault("errorbank", PersonaCases(store, session=run, story=loaded.id, fps=caps.fps))
     try:
-        cast = _cast(loaded, dialogue, warnings, seed=seed, audio_rate=caps.audio_rate, voice=voice,
-                     realtime=realtime, recorded=recorded, **options)
+        cast = _cast(loaded, dialogue, warnings, (store, run, caps.fps) if store is not None else None, seed=seed,
+                     audio_rate=caps.audio_rate, voice=voice, realtime=realtime, recorded=recorded, **options)
     except BaseException:
         outer.close()
         raise
     try:
-        mind, worker = _agents(loaded, dialogue, cast, agents, warnings, recorded is not None,
-                               bool(options.get("show_progress", True)))
+        mind, worker, picks = _agents(loaded, dialogue, cast, agents, warnings, recorded is not None,
+                                      bool(options.get("show_progress", True)))
     except BaseException:
         outer.close()
         if cast is not None:
@@ -196,8 +194,8 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
         outer = VoiceLayer(outer, cast)
         stack.insert(0, "voice")
     all_steps: list[Step] = [cast, *steps] if cast is not None else list(steps)
-    if isinstance(mind, ModelAgentPolicy):  # the model picks off the session's lock
-        all_steps.insert(0, PicksAhead(mind))
+    if picks is not None:  # the model picks off the session's lock
+        all_steps.insert(0, picks)
     extensions: dict[str, Extension] = {"cast": cast} if cast is not None else {}
     views: dict[str, CastView] = dict(cast.views()) if cast is not None else {}
     try:
@@ -216,8 +214,30 @@ def open_game(story: str | Path | Story, *, backend: Backend | str = "procedural
     return Game(session, cast, tuple(stack), warnings, mind, worker)
 
 
-def _cast(story: Story, dialogue: Any, warnings: list[str], **kw: Any) -> Castroom | None:
-    """The cast, falling back to authored lines when the dialogue model cannot load."""
+def has_cards(story: Story) -> bool:
+    """Whether a cast member of ``story`` has a ``card:`` (only then is there a cast room to build)."""
+    return any(member.card for member in story.model.cast.values())
+
+
+# The cast room and the agents' model policy (game.cast, its models and checks: ~0.2 s of CPU of
+# imports) are imported by the two functions below only when the story needs them, so a story
+# without character cards or model-driven agents starts without them (start-up cost only: neither
+# module imports game.session, there is no cycle).
+
+def _cast(story: Story, dialogue: Any, warnings: list[str], bank: tuple[ErrorStore, str, float] | None,
+          **kw: Any) -> Castroom | None:
+    """The cast (``None`` when no cast member has a card), falling back to authored lines when the
+    dialogue model cannot load; ``bank`` (the error bank, this run's id, frames a second) records
+    its rejected replies, unless ``kw`` gives ``errorbank``."""
+    if not has_cards(story):
+        return None
+    from game.cast.castroom import build_cast  # start-up cost only (see above)
+
+    if bank is not None:
+        from game.errorbank.persona import PersonaCases  # start-up cost only: it imports game.cast
+
+        store, run, fps = bank
+        kw.setdefault("errorbank", PersonaCases(store, session=run, story=story.id, fps=fps))
     try:
         return build_cast(story, dialogue, **kw)
     except ModelError as exc:
@@ -228,18 +248,31 @@ def _cast(story: Story, dialogue: Any, warnings: list[str], **kw: Any) -> Castro
 
 
 def _agents(story: Story, dialogue: Any, cast: Castroom | None, given: AgentPolicy | None, warnings: list[str],
-            replay: bool, show_progress: bool) -> tuple[AgentPolicy | None, ModelWorker | None]:
-    """The agents' policy and the worker this game must close (see ``open_game(agents=)``)."""
-    if given is not None or replay or dialogue is None or not model_agents(story):
-        return given, None
+            replay: bool, show_progress: bool) -> tuple[AgentPolicy | None, ModelWorker | None, Step | None]:
+    """The agents' policy, the worker this game must close (see ``open_game(agents=)``) and the
+    step that lets the model pick off the session's lock (with a model policy only)."""
+    if given is None and (replay or dialogue is None or not model_agents(story)):
+        return None, None, None
+    from game.cast.agentmind import ModelAgentPolicy, PicksAhead  # start-up cost only (see above)
+
+    if given is not None:
+        return given, None, PicksAhead(given) if isinstance(given, ModelAgentPolicy) else None
+
+    worker = None
     if cast is not None:  # one model for the cast's replies and the agents' picks
-        return (ModelAgentPolicy(cast.model) if cast.model is not None else None), None
-    try:
-        model, worker = load_dialogue(dialogue, story.folder, show_progress)
-    except ModelError as exc:
-        warnings.append(f"{exc}; the agents act by their rules only")
-        return None, None
-    return (ModelAgentPolicy(model) if model is not None else None), worker
+        model = cast.model
+    else:
+        from game.cast.castroom import load_dialogue  # start-up cost only (see above)
+
+        try:
+            model, worker = load_dialogue(dialogue, story.folder, show_progress)
+        except ModelError as exc:
+            warnings.append(f"{exc}; the agents act by their rules only")
+            return None, None, None
+    if model is None:
+        return None, worker, None
+    mind = ModelAgentPolicy(model)
+    return mind, worker, PicksAhead(mind)
 
 
-__all__ = ["Game", "open_game"]
+__all__ = ["Game", "has_cards", "open_game"]

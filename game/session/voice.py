@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from game.cast.castroom import Castroom
 from game.world.protocol import (
     Backend,
     Capabilities,
@@ -21,6 +21,9 @@ from game.world.protocol import (
     WorldRequest,
     interrupt,
 )
+
+if TYPE_CHECKING:  # a type only: a story without cards plays without importing the cast room
+    from game.cast.castroom import Castroom
 
 
 class VoiceLayer:

@@ -121,19 +121,25 @@ class Story:
     def compile_all(self) -> None:
         """Compile every condition and effect now (errors name file:line).
 
+        Each distinct text compiles once, at its first place (its ``where`` is built only then:
+        a big story repeats most of its expressions).
+
         Raises:
             game.errors.ExpressionError: the first bad expression.
         """
+        conditions, effects = self._conditions, self._effects
         for path, r in self.reactions():
-            if r.if_:
+            if r.if_ and r.if_ not in conditions:
                 self.condition(r.if_, self.where((*path, "if")))
             for i, e in enumerate(r.do):
-                self.effect(e, self.where((*path, "do", i)))
+                if e not in effects:
+                    self.effect(e, self.where((*path, "do", i)))
         for sid, scene in self.model.scenes.items():
             for i, e in enumerate(scene.on_enter):
-                self.effect(e, self.where(("scenes", sid, "on_enter", i)))
+                if e not in effects:
+                    self.effect(e, self.where(("scenes", sid, "on_enter", i)))
         for path, line in self.lines():
-            if line.if_:
+            if line.if_ and line.if_ not in conditions:
                 self.condition(line.if_, self.where((*path, "if")))
 
     def line_id(self, scene_id: str, index: int, line: Line) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from game.errorbank import ErrorStore, ReplyMonitor
-from game.errorbank.reply import normalise, overlap
+from game.errorbank import ErrorStore
+from game.errorbank.reply import ReplyMonitor, normalise, overlap
 
 GOOD = [
     "Mm. The kite smells of rain. I like it.",

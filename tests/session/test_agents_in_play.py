@@ -248,13 +248,11 @@ def test_play_dialogue_none_loads_no_model_and_the_agents_keep_to_their_rules(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from game import cli
     from game.cast import castroom
-    from game.session import assembly
 
     def no_loading(*args: Any, **kw: Any) -> Any:
         raise AssertionError(f"a dialogue model was loaded: {args[:1]}")
 
-    monkeypatch.setattr(castroom, "load_dialogue", no_loading)
-    monkeypatch.setattr(assembly, "load_dialogue", no_loading)
+    monkeypatch.setattr(castroom, "load_dialogue", no_loading)  # what open_game loads the agents' model with
     script = tmp_path / "w.txt"
     script.write_text("wait 1\n" * 20)
     out = tmp_path / "t.jsonl"

@@ -1,8 +1,8 @@
 """`worldloom lint` and `worldloom play --headless` import only what their command needs.
 
 A start's CPU on a big story was half imports: the parser of every command (the explorer,
-the map, the error bank's CLI, cards, the server) and the cast room for a lint of a story
-without cards. Each run here is a fresh interpreter, as a player's is.
+the map, the error bank's CLI, cards, the server) and the cast room for a lint or a headless
+start of a story without cards. Each run here is a fresh interpreter, as a player's is.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 #: Rooms a lint or a headless start of a story without cards has no use for.
 HEAVY = ("game.story.explorer", "game.story.storymap", "game.errorbank.cli", "game.cast.card_cli",
-         "game.world.server", "torch", "transformers", "pygame")
+         "game.world.server", "game.inputs.channels", "game.world.record", "game.world.backends.procedural",
+         "torch", "transformers", "pygame", "rich")
 
 
 def _imported(argv: list[str], tmp: Path) -> tuple[int, list[str]]:
@@ -48,14 +49,18 @@ def test_lint_imports_neither_other_commands_nor_the_cast(tmp_path: Path) -> Non
         code, modules = _imported(["lint", str(path)], tmp_path)
         assert code == 0
         assert not [m for m in modules if m.startswith(HEAVY) or m.startswith("game.cast")]
+        assert "numpy" not in modules  # a story's limits are checked without it
 
 
-def test_headless_start_imports_no_other_command(tmp_path: Path) -> None:
+def test_headless_start_imports_no_other_command_nor_the_cast(tmp_path: Path) -> None:
     path = _story(tmp_path)
-    code, modules = _imported(["play", str(path), "--headless", "--backend", "null", "--no-errorbank",
-                               "--no-voice", "--dialogue", "none"], tmp_path)
-    assert code == 0
-    assert not [m for m in modules if m.startswith(HEAVY)]
+    for _ in range(2):  # the first start fills the story cache, the second reads it
+        code, modules = _imported(["play", str(path), "--headless", "--backend", "null", "--no-errorbank",
+                                   "--no-voice", "--dialogue", "none"], tmp_path)
+        assert code == 0
+        assert "game.session.session" in modules  # it played
+        # a story without character cards has no use for the cast room, its models and checks
+        assert not [m for m in modules if m.startswith(HEAVY) or m.startswith("game.cast")]
 
 
 def test_every_command_is_still_listed_and_parsed(tmp_path: Path) -> None:
@@ -87,3 +92,13 @@ def test_play_keeps_the_story_from_the_collector_and_gives_it_back_to_a_python_c
                      "--no-voice", "--dialogue", "none"]) == 0
     assert frozen and frozen[0] > 0  # the loaded story (and what came before it) left the generations
     assert gc.get_freeze_count() == 0  # and main() gave it back: a test or a launcher keeps no frozen heap
+
+
+def test_an_error_prints_as_it_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from game.cli import main
+
+    missing = tmp_path / "[draft] story"
+    assert main(["play", str(missing), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {missing}: no story here")  # brackets kept, no colour codes off a terminal
+    assert "\x1b[" not in err

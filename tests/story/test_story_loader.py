@@ -96,6 +96,37 @@ def test_cache_is_used_and_invalidated_by_edits(tmp_path: Path) -> None:
     assert third.digest != first.digest and third.model.title == "Changed"
 
 
+@pytest.mark.parametrize("name", ["zero_mark", "gullhaven", "eve"])
+def test_a_story_from_the_cache_is_the_story_loaded(name: str, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[2] / "stories" / name, tmp_path / name)
+    fresh = load_story(tmp_path / name, use_cache=False)
+    load_story(tmp_path / name)  # fills the cache (its defaults left out)
+    cached = load_story(tmp_path / name)
+    assert cached.marked is None  # from the cache
+    assert cached.model == fresh.model
+
+
+def test_the_parsed_files_are_freed_without_the_cyclic_collector(mini_path: Path) -> None:
+    import gc
+    import weakref
+
+    from game.story.loader import read_sources, story_file
+
+    enabled = gc.isenabled()
+    gc.disable()  # freed by reference counting alone: no cycle keeps them for a collection to scan
+    try:
+        _, order, parsed = read_sources(story_file(mini_path))
+        refs = [weakref.ref(parsed[name]) for name in order]
+        assert len(refs) > 1  # the story and its includes
+        del parsed
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def test_cache_notices_an_edited_include(mini_path: Path, tmp_path: Path) -> None:
     import shutil
 

@@ -12,8 +12,15 @@ from typing import Any
 
 from game.errors import BackendError
 from game.world.backends.null import NullBackend
-from game.world.backends.procedural import ProceduralBackend
 from game.world.protocol import Backend
+
+
+def _procedural(**kw: Any) -> Backend:
+    """The embedded procedural painter (the default); imported when chosen, so a start on another
+    backend (``null`` for tests, replays and the explorer) skips its painters (start-up cost only)."""
+    from game.world.backends.procedural import ProceduralBackend
+
+    return ProceduralBackend(**kw)
 
 
 def _drifting(**kw: Any) -> Backend:
@@ -65,7 +72,7 @@ def _remote(**kw: Any) -> Backend:
 
 #: Backend name -> factory taking keyword arguments.
 BACKENDS: dict[str, Callable[..., Backend]] = {
-    "procedural": ProceduralBackend,
+    "procedural": _procedural,
     "null": NullBackend,
     "drifting": _drifting,
     "diffusion": _diffusion,
