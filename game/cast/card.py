@@ -564,10 +564,30 @@ def field_path(loc: tuple[str | int, ...]) -> str:
     return out
 
 
+#: Pydantic's bound errors -> plain words; each fills its bound from the error's ``ctx``.
+_BOUND_WORDS = {
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+    "greater_than": "must be more than {gt}",
+    "less_than": "must be less than {lt}",
+    "string_too_short": "must be at least {min_length} characters",
+    "too_short": "must have at least {min_length} items",
+}
+
+
 def explain(err: dict[str, Any]) -> str:
-    """One pydantic error as ``field: why`` in plain words."""
+    """One pydantic error as ``field: why`` in plain words (``voice.rate: must be at most 500``,
+    ``name: must not be empty``)."""
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     why = _TYPE_WORDS.get(err["type"], err["msg"])
+    ctx = err.get("ctx") or {}
+    if err["type"] in ("string_too_short", "too_short") and ctx.get("min_length") == 1:
+        why = "must not be empty"
+    elif err["type"] in _BOUND_WORDS:
+        try:
+            why = _BOUND_WORDS[err["type"]].format(**ctx)
+        except (KeyError, IndexError):  # no bound in ctx: pydantic's own words
+            pass
     if err["type"] == "value_error":
         why = str(err["msg"]).removeprefix("Value error, ")
     # "keys[0]: must be text" reads better as "keys: must be a list of text"
