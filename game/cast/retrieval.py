@@ -346,7 +346,7 @@ class EpisodicStore:
     def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = True) -> None:
         self.dim = dim
         self.fast = fast
-        #: the HNSW index of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
+        #: the projection of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
         #: ``None`` before)
         self.index: ann.Projection | None = None
         #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
