@@ -47,6 +47,7 @@ def old_module(rev: str, folder: Path) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location("old_retrieval", folder / "old_retrieval.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["old_retrieval"] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
