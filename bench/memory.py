@@ -115,7 +115,8 @@ def stress_queries(vecs: np.ndarray, texts: list[str], seed: int, mix: float) ->
     rng = np.random.default_rng(seed)
     out = []
     for text in texts:
-        q = vecs[int(rng.integers(0, len(vecs)))] * mix + rng.normal(size=vecs.shape[1]).astype(np.float32) * 0.05
+        noise = np.asarray(rng.normal(size=(vecs.shape[1],)), np.float32)
+        q = vecs[int(rng.integers(0, len(vecs)))] * mix + noise * 0.05
         out.append((np.asarray(q / np.linalg.norm(q), np.float32), text))
     return out
 

@@ -346,7 +346,7 @@ class EpisodicStore:
     def __init__(self, dim: int = 384, chunk: int = CHUNK_ROWS, fast: bool = True) -> None:
         self.dim = dim
         self.fast = fast
-        #: the HNSW index of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
+        #: the projection of the first ``len(index)`` vectors (built from :data:`FAST_MIN` memories on, on a thread;
         #: ``None`` before)
         self.index: ann.Projection | None = None
         #: how the last :meth:`top` ranked: ``"exact"``, or ``"fast"`` with the count scored exactly
@@ -681,8 +681,8 @@ class EpisodicStore:
                   lexical: float) -> list[Scored] | None:
         """Steps 1-3 of :meth:`top`'s fast path; ``None`` when the exact scan must answer."""
         index = self._ready_index()
-        if index is None:
-            return None
+        if index is None or index.kept < ann.KEPT_MIN:
+            return None  # not ready, or vectors the projection does not describe (no shared structure): the scan
         n = self._embedded
         q = np.asarray(query, np.float32)
         turns = self._turns[:n]
@@ -692,8 +692,6 @@ class EpisodicStore:
         share = lexical if bm is not None else 0.0
         other = self._rest(prior, bm, weights, share)
         w_cos = weights.relevance * (1.0 - share)
-        if index.kept < ann.KEPT_MIN:
-            return None  # vectors the projection does not describe (no shared structure): the scan answers
         est = index.estimate(q)  # every row: _ready_index caught the projection up
         ends = np.concatenate([_about_extreme(est, min(FAST_LOW, n), low=True), _about_extreme(est, min(FAST_HIGH, n))])
         cos_ends = self._vectors[ends] @ q

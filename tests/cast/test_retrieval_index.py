@@ -290,3 +290,14 @@ def test_the_kept_recency_and_importance_columns_follow_new_memories_and_turns(d
         parts = store.top(q, now, 1, query_text=text, decay=decay, exact=True)[0]
         score, r, i, v, _ = store.scores(q, now, query_text=text, decay=decay)
         assert parts.recency == pytest.approx(r[parts.index]) and parts.score == pytest.approx(score[parts.index])
+
+
+def test_the_rest_of_the_score_is_the_score_less_its_cosine_part() -> None:
+    store, vecs = store_of(800)
+    q = vecs[40]
+    for text, lexical in (("sister bees harbour", 0.5), ("", 0.5), ("fog lamp", 0.0), ("fog lamp", 1.0)):
+        score, _, _, _, cos = store.scores(q, 300, query_text=text, lexical=lexical)
+        share = lexical if text and lexical > 0 else 0.0
+        cosine_part = retrieval.DEFAULT_WEIGHTS.relevance * (1.0 - share) * minmax(cos)
+        np.testing.assert_allclose(store.rest(300, query_text=text, lexical=lexical), score - cosine_part,
+                                   rtol=1e-9, atol=1e-9)
