@@ -80,9 +80,11 @@ def test_play_keeps_the_story_from_the_collector_and_gives_it_back_to_a_python_c
     from game import cli
 
     frozen: list[int] = []
+    collecting: list[bool] = []
     real = gc.freeze
 
     def freeze() -> None:
+        collecting.append(gc.isenabled())
         real()
         frozen.append(gc.get_freeze_count())
 
@@ -91,6 +93,7 @@ def test_play_keeps_the_story_from_the_collector_and_gives_it_back_to_a_python_c
     assert cli.main(["play", str(_story(tmp_path)), "--headless", "--backend", "null", "--no-errorbank",
                      "--no-voice", "--dialogue", "none"]) == 0
     assert frozen and frozen[0] > 0  # the loaded story (and what came before it) left the generations
+    assert collecting == [False]  # and no collection scanned it between its load and the freeze
     assert gc.get_freeze_count() == 0  # and main() gave it back: a test or a launcher keeps no frozen heap
 
 
