@@ -323,9 +323,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if result.ok:
         console.print(f"replay matches the transcript: {result.matched} events")
         return 0
-    for rec, got in result.mismatches:
-        console.print(f"mismatch recorded {json.dumps(rec)[:200]}")
-        console.print(f"         replayed {json.dumps(got)[:200]}")
+    console.print("replay differs from the transcript:")
+    for line in result.report():
+        console.print(line)
     return 1
 
 
