@@ -156,8 +156,8 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         got = mine[i] if i < len(mine) else None
         if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
             result.matched += 1
-            shown = reader.line(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
-                                rec.get("scene") or "")
+            shown = reader.event(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
+                                 rec.get("scene") or "", rec.get("ids"), rec.get("data"))
             if shown is not None:
                 line = f"[{rec['time']:7.2f}s] {shown}"
                 result.lines.append(line)
