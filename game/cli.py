@@ -106,6 +106,21 @@ PLUGGED: dict[str, Callable[[Any], None]] = {"explore": _add_explore, "map": _ad
                                               "serve": _add_serve}
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version (its metadata: pyproject.toml's ``version``),
+    read only when asked (``importlib.metadata`` is no part of every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("worldloom")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "unknown (not installed)"
+        print(f"worldloom {found}")
+        parser.exit()
+
+
 def command_of(argv: Sequence[str]) -> str | None:
     """The subcommand ``argv`` names (its first word that is not an option), or ``None``."""
     return next((a for a in argv if not a.startswith("-")), None)
@@ -116,14 +131,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands and that one of :data:`PLUGGED` (what :func:`main` uses, so a run imports only what
     its command needs; ``--help`` without a command lists them all)."""
     p = argparse.ArgumentParser(prog="worldloom", description="The game layer for real-time world models.")
+    p.add_argument("--version", action=_Version, nargs=0, help="print the installed version and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play a story (window, or --headless)")
     play.add_argument("story", help="story folder or story.yaml")
     play.add_argument("--headless", action="store_true", help="no window; follow the frame clock")
-    play.add_argument("--inputs", help="playthrough script (one input a line)")
-    play.add_argument("--record", help="write every frame and the audio to this .mp4")
-    play.add_argument("--transcript", help="write the JSON-lines transcript here")
+    play.add_argument("--inputs", help="playthrough script (one input a line; needs --headless)")
+    play.add_argument("--record", help="write every frame and the audio to this .mp4 (needs --headless)")
+    play.add_argument("--transcript", help="write the JSON-lines transcript here (needs --headless)")
     play.add_argument("--quiet", action="store_true",
                       help="headless: print none of the story (its lines, choices and ending go to stdout "
                            "otherwise); the summary, warnings and --transcript stay")
@@ -268,8 +284,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not args.headless:
         headless_only = [f"--{n}" for n in ("inputs", "record", "transcript") if getattr(args, n)]
         if headless_only:
-            raise InputError(f"{', '.join(headless_only)} work with --headless only",
-                             hint="add --headless, or drop them to play in the window")
+            one = len(headless_only) == 1
+            raise InputError(f"{', '.join(headless_only)} {'works' if one else 'work'} with --headless only",
+                             hint=f"add --headless, or drop {'it' if one else 'them'} to play in the window")
         if args.screenshot and (Path(args.screenshot).is_dir() or not args.screenshot.lower().endswith(".png")):
             raise InputError("--screenshot needs a .png file name", where=args.screenshot)
     from game.story.yamlio import gc_paused
@@ -329,9 +346,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if result.ok:
         console.print(f"replay matches the transcript: {result.matched} events")
         return 0
-    for rec, got in result.mismatches:
-        console.print(f"mismatch recorded {json.dumps(rec)[:200]}")
-        console.print(f"         replayed {json.dumps(got)[:200]}")
+    console.print("replay differs from the transcript:")
+    for line in result.report():
+        console.print(line)
     return 1
 
 

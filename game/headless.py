@@ -107,6 +107,7 @@ class HeadlessRunner:
         self.on_text = on_text
         self._reader = Reader(session.story, session.speaker_name)
         self._menu: list[str] = []
+        self._carried: list[str] | None = None  # the inventory last told to on_text
         self.errors: list[str] = []
         self.transcript = Transcript(transcript, session.caps.fps)
         self.recorder = recorder
@@ -175,11 +176,23 @@ class HeadlessRunner:
     def _events(self, events: list[Event]) -> None:
         for e in events:
             self.transcript.event(e)
-            shown = self._reader.line(e.kind, e.speaker, e.text, e.scene) if self.on_text is not None else None
+            shown = self._reader.event(e.kind, e.speaker, e.text, e.scene, e.ids, e.data) \
+                if self.on_text is not None else None
             if shown is not None and self.on_text is not None:
                 self.on_text(shown)
             if self.recorder is not None and e.kind in SUBTITLED and e.text:  # the recording's subtitles
                 self.recorder.caption(e.text, self.session.speaker_name(e.speaker))
+        self._show_carried()
+
+    def _show_carried(self) -> None:
+        """Tell ``on_text`` what the player carries when it changed since it was last told (or
+        since the start): ``(you now carry: tower key)``."""
+        if self.on_text is None:
+            return
+        now = list(self.session.state.inventory)
+        if self._carried is not None and now != self._carried:
+            self.on_text(self._reader.carry(now))
+        self._carried = now
 
     def _play(self) -> None:
         """Stream the pending request to the end."""
@@ -217,7 +230,9 @@ class HeadlessRunner:
                 self.on_text(line)
 
     def start(self) -> None:
-        self._events(self.session.start().events)
+        events = self.session.start().events
+        self._carried = list(self.session.state.inventory)  # what the player starts with is not news
+        self._events(events)
         self._play()
         self._show_menu()
 
@@ -303,7 +318,10 @@ class HeadlessRunner:
         elif v == "wait":
             self._events(s.submit(Wait(seconds=float(a[0]))).events)
         elif v == "give":
-            self._events(s.submit(Give(item_id=a[0], character_id=a[1])).events)
+            events = s.submit(Give(item_id=a[0], character_id=a[1])).events
+            if self.on_text is not None:  # the player's act, as a choice taken reads
+                self.on_text(self._reader.give(a[0], a[1]))
+            self._events(events)
         elif v == "ask":
             self._ask(a[0], a[1], cmd.where)
         elif v == "say":

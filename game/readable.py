@@ -9,8 +9,8 @@ window does: ``Creature: Chrr-rrip!``, not ``creature: Chrr-rrip!``; ``AN ENDING
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from game.locale import ui
 from game.story.story import Story
@@ -19,6 +19,11 @@ from game.story.strings import ending_name
 #: Event kinds a player reads (the others, ``effect``, ``reaction``, ``give``..., change the game
 #: without a line of their own).
 SHOWN = ("scene", "line", "say", "reply", "choice", "exit", "ending", "warning")
+
+
+def _opening(name: str) -> str:
+    """``name`` opening a line: its first letter upper-cased (``the creature`` -> ``The creature``)."""
+    return name[:1].upper() + name[1:]
 
 
 class Numbered(Protocol):
@@ -59,7 +64,56 @@ class Reader:
         if kind == "ending":
             return f"{ui('ui.ending')}: {ending_name(self.story, scene, text)}"
         who = self.name(speaker)  # a name opening the line takes a capital: "The creature: ..."
-        return f"{who[:1].upper()}{who[1:]}: {text}" if who else text
+        return f"{_opening(who)}: {text}" if who else text
+
+    def event(self, kind: str, speaker: str, text: str, scene: str = "",
+              ids: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> str | None:
+        """As :meth:`line`, and also what the player sees happen: a character acting in view
+        (``agent`` with ``data.seen``: ``Ysolde takes the oil flask.``, ``Brann goes to the
+        causeway.``, ``Ysolde gives you the tower key.``; her words come as their own ``line``
+        events) and a quest's new stage (``Quest: Get the oil and a wick up to the lamp room.``,
+        ``Quest done: ...``)."""
+        ids, data = ids or {}, data or {}
+        if kind == "quest" and text:
+            return f"Quest done: {text}" if data.get("what") == "done" else f"Quest: {text}"
+        if kind == "agent" and data.get("seen"):
+            return self._acted(speaker, data)
+        return self.line(kind, speaker, text, scene)
+
+    def _acted(self, agent: str, data: Mapping[str, Any]) -> str | None:
+        who = _opening(self.name(agent) or agent)
+        act, item, to = data.get("kind"), self.item(str(data.get("item", ""))), str(data.get("to", ""))
+        if act == "move":
+            return f"{who} goes to {self.place(to)}."
+        if act == "take":
+            return f"{who} takes the {item}."
+        if act == "drop":
+            return f"{who} drops the {item}."
+        if act == "give":
+            return f"{who} gives you the {item}." if to == "player" else f"{who} gives the {item} to {self.name(to)}."
+        return None  # waiting, or talking (her lines are events of their own)
+
+    def item(self, item_id: str) -> str:
+        """An item's display name (its id when the story has no such item)."""
+        found = self.story.model.items.get(item_id)
+        return found.name if found is not None else item_id
+
+    def place(self, location_id: str) -> str:
+        """A location's display name (its id when the story has no such location)."""
+        found = self.story.model.locations.get(location_id)
+        return found.name if found is not None else location_id
+
+    def give(self, item_id: str, to: str) -> str:
+        """The player's ``give`` as taken: ``> Give the smooth stone to the creature``, or with an
+        item ``to``, ``> Use the oil flask on the spare wick``."""
+        if to in self.story.model.items:
+            return f"> Use the {self.item(item_id)} on the {self.item(to)}"
+        return f"> Give the {self.item(item_id)} to {self.name(to) or to}"
+
+    def carry(self, items: Sequence[str]) -> str:
+        """What the player holds after it changed: ``(you now carry: tower key, oil flask)``."""
+        names = ", ".join(self.item(i) for i in items)
+        return f"(you now carry: {names})" if names else "(you now carry nothing)"
 
     @staticmethod
     def menu(choices: Sequence[Numbered]) -> list[str]:

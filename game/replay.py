@@ -15,7 +15,10 @@ action (``agent`` rows with ``data.by == "model"``) choose it again from the tra
 
 from __future__ import annotations
 
+import difflib
 import io
+import itertools
+import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,15 +39,70 @@ _COMPARED = ("type", "frame", "scene", "speaker", "text", "ids")
 
 @dataclass
 class ReplayResult:
-    """``matched`` rows, and the first ``mismatches`` (recorded vs replayed)."""
+    """``matched`` rows, and the first ``mismatches`` (recorded vs replayed, ``None``: nothing replayed).
+
+    Attributes:
+        differences: events that differ in all (recorded or replayed ones with no match in the
+            other, aligned by :class:`difflib.SequenceMatcher`: an inserted line counts once, not
+            as a shift of every later event).
+        diffs: the first 5 of them, aligned so: ``(recorded, replayed)``, ``None`` on the side
+            that has no event there.
+        events: the recorded events compared.
+        story_hashes: ``(recorded, replayed)`` story digests when they differ (the story was
+            edited since the transcript was recorded), else ``None``.
+    """
 
     matched: int = 0
     mismatches: list[tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    differences: int = 0
+    diffs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = field(default_factory=list)
+    events: int = 0
+    story_hashes: tuple[str, str] | None = None
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
+
+    def report(self) -> list[str]:
+        """What ``worldloom replay`` says of a replay that differs: why (the story changed), the
+        first difference by frame, event kind, id and text, the count, and up to 5 differences."""
+        out: list[str] = []
+        if self.story_hashes is not None:
+            old, new = self.story_hashes
+            out.append(f"the story changed since this transcript was recorded (hash {old[:12]} vs {new[:12]})")
+        for n, (rec, got) in enumerate(self.diffs or self.mismatches):
+            frame = (rec or got or {}).get("frame", "?")
+            lead = "the first difference is" if n == 0 else "  then"
+            out.append(f"{lead} at frame {frame}: {_versus(rec, got)}")
+        out.append(f"{self.differences or len(self.mismatches)} of {self.events} events differ "
+                   f"({self.matched} matched before the first difference)")
+        return out
+
+
+def _parts(row: dict[str, Any]) -> list[str]:
+    """A row as a reader names it: kind, ids (``quay.l7``, ``ysolde/hand_key``) and text."""
+    ids = row.get("ids") or {}
+    text = str(row.get("text") or "")
+    parts = [str(row.get("type", "?")), "/".join(str(ids[k]) for k in sorted(ids))]
+    parts.append(repr(text if len(text) <= 40 else text[:39] + "…") if text else "")
+    return parts
+
+
+def _versus(rec: dict[str, Any] | None, got: dict[str, Any] | None) -> str:
+    """``line quay.l7 'Brann…' recorded, quay.l7 'Gulls…' replayed`` (what the replayed row
+    shares with the recorded one is not said twice)."""
+    if rec is None:
+        return f"nothing recorded, {' '.join(p for p in _parts(got or {}) if p)} replayed"
+    mine = " ".join(p for p in _parts(rec) if p)
+    if got is None:
+        return f"{mine} recorded, nothing replayed"
+    theirs = [b for a, b in zip(_parts(rec), _parts(got), strict=True) if b and b != a]
+    return f"{mine} recorded, {' '.join(theirs) or 'the same kind, id and text (other fields)'} replayed"
+
+
+def _key(row: dict[str, Any]) -> str:
+    return json.dumps([row.get(k) for k in _COMPARED], sort_keys=True, default=str)
 
 
 def _event_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -98,8 +156,8 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         got = mine[i] if i < len(mine) else None
         if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
             result.matched += 1
-            shown = reader.line(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
-                                rec.get("scene") or "")
+            shown = reader.event(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
+                                 rec.get("scene") or "", rec.get("ids"), rec.get("data"))
             if shown is not None:
                 line = f"[{rec['time']:7.2f}s] {shown}"
                 result.lines.append(line)
@@ -112,4 +170,16 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     if len(mine) != len(theirs) and not result.mismatches:
         result.mismatches.append(({"type": "length", "text": str(len(theirs))},
                                   {"type": "length", "text": str(len(mine))}))
+    result.events = len(theirs)
+    if result.mismatches:
+        ops = difflib.SequenceMatcher(None, [_key(r) for r in theirs], [_key(r) for r in mine],
+                                      autojunk=False).get_opcodes()
+        for op, i1, i2, j1, j2 in ops:
+            if op != "equal":
+                result.differences += max(i2 - i1, j2 - j1)
+                pairs = itertools.zip_longest(theirs[i1:i2], mine[j1:j2])
+                result.diffs.extend(itertools.islice(pairs, max(0, 5 - len(result.diffs))))
+    recorded = str(head.get("story_hash") or "")
+    if recorded and recorded != session.story.digest:
+        result.story_hashes = (recorded, session.story.digest)
     return result

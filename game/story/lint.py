@@ -24,7 +24,16 @@ from PIL import Image
 from game.errors import ExpressionError, StoryError, near_hint
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
-from game.story.expr import EFFECT_FUNCTIONS, LITERALS, WORLD_KEYS, Effect, capitalised, combine, constant_failure
+from game.story.expr import (
+    CONDITION_FUNCTIONS,
+    EFFECT_FUNCTIONS,
+    LITERALS,
+    WORLD_KEYS,
+    Effect,
+    capitalised,
+    combine,
+    constant_failure,
+)
 from game.story.ink import is_ink_path
 from game.story.loader import cache_dir, cached_digest, load_story, story_file
 from game.story.mechanics import anywhere_gotos, mechanic_conditions, mechanic_effects, mechanic_reactions
@@ -203,45 +212,45 @@ class Linter:
             self.add("WL001", ("start",), m.start, m.scenes)
         for i, it in enumerate(m.inventory):
             if it not in m.items:
-                self.add("WL002", ("inventory", i), it)
+                self.add("WL002", ("inventory", i), it, m.items)
         for sid, sc in m.scenes.items():
             if sc.location not in m.locations:
                 self.add("WL016", ("scenes", sid, "location"), sc.location)
             for cid in sc.present:
                 if cid not in m.cast:
-                    self.add("WL003", ("scenes", sid, "present", cid), cid)
+                    self.add("WL003", ("scenes", sid, "present", cid), cid, m.cast)
             for iid in sc.items:
                 if iid not in m.items:
-                    self.add("WL002", ("scenes", sid, "items", iid), iid)
+                    self.add("WL002", ("scenes", sid, "items", iid), iid, m.items)
                 else:
                     self.obtainable.add(iid)
             for cid in sc.on_give:
                 if cid not in m.cast and cid != "any":
-                    self.add("WL003", ("scenes", sid, "on_give", cid), cid)
+                    self.add("WL003", ("scenes", sid, "on_give", cid), cid, m.cast)
         for path, r in self.story.reactions():
             if r.goto and r.goto not in m.scenes:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
             for who in r.react:
                 if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who)
+                    self.add("WL003", (*path, "react", who), who, self.m.cast)
         for path, line in self.story.lines():
             if line.speaker not in ("narrator", "player", "") and line.speaker not in m.cast:
-                self.add("WL003", (*path, "speaker"), line.speaker)
+                self.add("WL003", (*path, "speaker"), line.speaker, m.cast)
 
     def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
         m = self.m
         for fn, args in calls:
             if fn in ("has", "count", "take", "drop", "give", "combine") and args and isinstance(args[0], str):
                 if args[0] not in m.items:
-                    self.add("WL002", path, args[0])
+                    self.add("WL002", path, args[0], m.items)
             if fn == "combine" and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
-                self.add("WL002", path, args[1])
+                self.add("WL002", path, args[1], m.items)
             if fn in ("holds", "gave") and len(args) == 2 and isinstance(args[1], str) and args[1] not in m.items:
-                self.add("WL002", path, args[1])
+                self.add("WL002", path, args[1], m.items)
             if fn in ("trust", "affinity", "rel", "holds", "gave", "react", "give"):
                 who = args[1] if fn == "give" else args[0]
                 if isinstance(who, str) and who not in m.cast:
-                    self.add("WL003", path, who)
+                    self.add("WL003", path, who, m.cast)
             if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
                 self.add("WL001", path, args[0], m.scenes)
             self._check_mechanic_call(path, fn, args)
@@ -290,7 +299,7 @@ class Linter:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
             for who in r.react:
                 if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who)
+                    self.add("WL003", (*path, "react", who), who, self.m.cast)
         for path, r in [*self.story.reactions(), *mechanic_reactions(m)]:
             for role_id in r.roles:
                 if role_id not in m.roles:
@@ -350,7 +359,7 @@ class Linter:
             try:
                 eff = self.story.effect(src)
             except ExpressionError as exc:
-                self.add("WL007", path, exc.why)
+                self._bad_expression(path, exc)
                 continue
             compiled_effects.append((path, eff))
             key = "do: " + src  # effects and conditions of the same text are checked apart
@@ -360,7 +369,7 @@ class Linter:
             if doomed is not None:
                 self.add("WL024", path, doomed.why)
             if eff.kind == "assign" and eff.target and eff.target.kind == "name" and eff.target.name not in declared:
-                self.add("WL014", path, eff.target.name)
+                self.add("WL014", path, eff.target.name, declared)
             self._undeclared(path, src, eff.names - declared)
             self._check_calls(path, eff.calls)
             if eff.kind == "call" and eff.op == "take":
@@ -372,7 +381,7 @@ class Linter:
             try:
                 cond = self.story.condition(src)
             except ExpressionError as exc:
-                self.add("WL007", path, exc.why)
+                self._bad_expression(path, exc)
                 continue
             if src not in self._doomed:  # one check per distinct expression: stories repeat them
                 self._doomed[src] = constant_failure(cond.tree)
@@ -394,6 +403,13 @@ class Linter:
                     choice_id = getattr(self._reaction_at(path[:-1]), "id", path[-2])
                     self.add("WL012", path, choice_id)
 
+    def _bad_expression(self, path: Path_, exc: ExpressionError) -> None:
+        """WL007 for an expression that does not compile; an unknown function's hint starts with
+        the known one nearest it (``hass`` -> "did you mean 'has'?")."""
+        unknown = re.match(r"unknown function '([^']*)'", exc.why)
+        near = near_hint(unknown[1], [*CONDITION_FUNCTIONS, *EFFECT_FUNCTIONS]) if unknown else ""
+        self.add("WL007", path, exc.why, fix=near)
+
     def _undeclared(self, path: Path_, src: str, names: Iterable[str]) -> None:
         """WL004 for each undeclared name ``src`` reads; WL027 (with the line to write) for one that is
         a value in another spelling (``true``, ``none``, ``null``: :data:`~game.story.expr.LITERALS`)."""
@@ -401,7 +417,7 @@ class Linter:
             if n.lower() in LITERALS:
                 self.add("WL027", path, n, fix=f"write {capitalised(src)!r}; ")
             else:
-                self.add("WL004", path, n)
+                self.add("WL004", path, n, [*self.m.variables, *WORLD_KEYS])
 
     def _effect_failure(self, eff: Effect) -> ExpressionError | None:
         """The error an effect raises every time it runs: a constant part that fails
@@ -537,7 +553,7 @@ class Linter:
         for path, text, gift in texts:
             for name in dict.fromkeys(INTERPOLATION.findall(text)):
                 if name not in known and not (gift and name in GIFT_NAMES):
-                    self.add("WL019", path, "{" + name + "}")
+                    self.add("WL019", path, "{" + name + "}", [f"{{{k}}}" for k in known])
 
     def check_catalogues(self) -> None:
         """WL021-WL026: each ``locale/<lang>.po``: its syntax (WL025), placeholders its translations drop
@@ -708,9 +724,23 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     if extra is not None:
         diags = diags + extra(story, overrides)
         files += extra.files(story)
+    files_seen = {f: i for i, f in reversed(list(enumerate(position(d.where)[0] for d in diags)))}
+    diags.sort(key=lambda d: (files_seen[position(d.where)[0]], position(d.where)))  # by line in each file
     if use_cache and not ink:
         _write_memo(_memo_file(story.digest, overrides, root, tag), root.parent, files, diags, modules)
     return diags
+
+
+def position(where: str) -> tuple[str, int, int]:
+    """``(file, line, column)`` of a finding's ``file:line:col`` (``0`` for a part it lacks): lint
+    prints each file's findings in this order (the files in the order their first finding came)."""
+    parts = where.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    parts = where.rsplit(":", 1)
+    if len(parts) == 2 and parts[1].isdigit():
+        return parts[0], int(parts[1]), 0
+    return where, 0, 0
 
 
 @cache

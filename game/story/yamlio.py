@@ -385,10 +385,31 @@ def read_text(path: Path) -> str:
 OPENED_CONTEXTS = ("while parsing a flow", "while scanning a quoted scalar")
 
 
-def yaml_syntax_error(exc: yaml.MarkedYAMLError, fname: str) -> StoryError:
+def runaway_quote(text: str, line: int) -> Any | None:
+    """The start mark of a quoted string that runs over lines and ends on ``line`` (0-based),
+    where a parser stopped: the quote it closes there was meant to open the next string, so
+    the one that opened lines before is the one never closed. ``None`` when there is none.
+
+    PyYAML's own scanner (``yaml.scan``), run up to the error, finds it (the error's
+    ``context_mark`` then names only the enclosing mapping)."""
+    found = None
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.line > line:
+                break
+            if (isinstance(token, yaml.ScalarToken) and token.style in ('"', "'")
+                    and token.start_mark.line < token.end_mark.line == line):
+                found = token.start_mark
+    except yaml.YAMLError:
+        pass
+    return found
+
+
+def yaml_syntax_error(exc: yaml.MarkedYAMLError, fname: str, text: str = "") -> StoryError:
     """The :class:`StoryError` of a YAML syntax error: at the opening bracket or quote when an
-    unclosed one is the cause (PyYAML's ``context_mark``), else where the parser noticed it
-    (``problem_mark``); the message names both places."""
+    unclosed one is the cause (PyYAML's ``context_mark``, or with ``text``, the file's text, a
+    quoted string running on to the line of the error: :func:`runaway_quote`), else where the
+    parser noticed it (``problem_mark``); the message names both places."""
     def at(mark: Any) -> str:
         return f"{fname}:{mark.line + 1}:{mark.column + 1}" if mark is not None else fname
 
@@ -398,6 +419,11 @@ def yaml_syntax_error(exc: yaml.MarkedYAMLError, fname: str) -> StoryError:
         return StoryError(f"YAML syntax error: {opened} opened here is never closed "
                           f"({exc.problem} at line {problem.line + 1 if problem else '?'})", where=at(context),
                           hint="close the bracket or quote")
+    quote = runaway_quote(text, problem.line) if text and problem is not None else None
+    if quote is not None:
+        return StoryError(f"YAML syntax error: a quoted string opened here runs on to line {problem.line + 1}, "
+                          f"where the parser stopped ({exc.problem} at line {problem.line + 1})", where=at(quote),
+                          hint="close the quote on the line it opens")
     return StoryError(f"YAML syntax error: {exc.problem}", where=at(problem))
 
 
@@ -415,7 +441,7 @@ def compose_marked(text: str, fname: str) -> Marked:
         with gc_paused():
             return _compose(loader, fname)
     except yaml.MarkedYAMLError as exc:
-        raise yaml_syntax_error(exc, fname) from exc
+        raise yaml_syntax_error(exc, fname, text) from exc
     except yaml.YAMLError as exc:
         raise StoryError(f"YAML error: {exc}", where=fname) from exc
     finally:

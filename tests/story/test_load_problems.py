@@ -50,3 +50,15 @@ def test_an_unclosed_quote_is_reported_where_it_opened(tmp_path: Path) -> None:
     with pytest.raises(StoryError) as err:
         load_story(folder, use_cache=False)
     assert err.value.where.endswith("story.yaml:3:8"), str(err.value)
+
+
+def test_an_unclosed_quote_closed_by_a_later_one_is_reported_where_it_opened(tmp_path: Path) -> None:
+    # line 8 opens a quote never closed; the next quoted string (line 11) closes it, and the parser
+    # stops there, three lines on, inside a block mapping whose start its error names
+    folder = _write(tmp_path, HEAD + "scenes:\n  a:\n    location: x\n    say: \"The wick catches.\n"
+                    "    lines:\n      - plain\n      - \"quoted\"\n")
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    assert err.value.where.endswith("story.yaml:8:10"), str(err.value)
+    assert "quoted string opened here runs on to line 11" in err.value.why
+    assert lint_story(folder, use_cache=False)[0].where.endswith("story.yaml:8:10")
