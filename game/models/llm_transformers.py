@@ -77,8 +77,9 @@ PREENCODE_CHUNK = 32
 #: Where the player's open turn's text goes when :meth:`TransformersDialogueModel.open_ids` renders it
 #: (a private-use character: no tokenizer's special token, kept by chat templates).
 OPEN_MARK = "\ue000"
-#: Ways to quantize the weights after loading (``""``: float32 as loaded).
-QUANTIZE = ("", "int8")
+#: Ways to quantize the weights after loading (``""``: float32 as loaded; ``"int8"``: every linear layer;
+#: ``"int8-head"``: only the output matrix, the vocabulary-sized one a fifth of SmolLM2's weights).
+QUANTIZE = ("", "int8", "int8-head")
 #: Bump when the layout of the converted-weights cache changes.
 CACHE_VERSION = "1"
 
@@ -151,7 +152,8 @@ class TransformersDialogueModel:
         top_p: nucleus size when sampling.
         name: model name for records (default: derived from the source).
         progress: ``progress(stage, fraction)`` while loading.
-        quantize: ``"int8"``: dynamic int8 quantization of every linear layer after loading
+        quantize: ``"int8"``: dynamic int8 quantization of every linear layer after loading, one
+            scale per output row; ``"int8-head"``: of the output (vocabulary) matrix only
             (:data:`QUANTIZE`); ``""``: float32.
         fast_kv: keep the KV cache in buffers with room to grow and let torch group the
             query heads of grouped-query attention (:mod:`game.models.kv_fast`: the same
@@ -206,8 +208,8 @@ class TransformersDialogueModel:
             else:
                 self._load(self.source)
         self._model.eval()
-        if quantize == "int8":
-            self._quantize_int8()
+        if quantize:
+            self._quantize_int8(head_only=quantize == "int8-head")
         self.fast_kv = fast_kv
         if fast_kv:
             from game.models.kv_fast import use_sdpa_gqa
@@ -268,17 +270,27 @@ class TransformersDialogueModel:
         self._progress("saving converted weights to the cache", 0.9)
         self._save_converted(cached)
 
-    def _quantize_int8(self) -> None:
-        """Dynamic int8 quantization of every ``nn.Linear`` (weights int8, activations quantized
-        on the fly; :func:`torch.ao.quantization.quantize_dynamic`)."""
+    def _quantize_int8(self, head_only: bool = False) -> None:
+        """Dynamic int8 quantization (:func:`torch.ao.quantization.quantize_dynamic`) of every
+        ``nn.Linear``, or with ``head_only`` of the output embedding only: int8 weights with one
+        scale per output row (``per_channel_dynamic_qconfig``: a row's error is bounded by its own
+        largest weight / 127, not the whole matrix's), activations quantized on the fly. The
+        model is changed in place (no copy of the float weights is made)."""
         self._progress("quantizing to int8", 0.95)
         torch = self._torch
-        dynamic: Any = torch.ao.quantization.quantize_dynamic
+        quantization: Any = torch.ao.quantization
+        qconfig = quantization.per_channel_dynamic_qconfig
+        targets: dict[Any, Any] = {torch.nn.Linear: qconfig}
+        if head_only:
+            head = self._model.get_output_embeddings()
+            names = [name for name, module in self._model.named_modules() if module is head]
+            targets = {names[0]: qconfig} if names and isinstance(head, torch.nn.Linear) else {}
         with warnings.catch_warnings():  # torch.ao.quantization is deprecated in favour of torchao, and still works
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", UserWarning)
-            self._model = dynamic(self._model, {torch.nn.Linear}, dtype=torch.qint8)
-        self.name += "-int8"
+            if targets:
+                self._model = quantization.quantize_dynamic(self._model, targets, dtype=torch.qint8, inplace=True)
+        self.name += "-" + ("int8-head" if head_only else "int8")
 
     def _save_converted(self, target: Path) -> None:
         """Save the dequantised model and tokenizer to ``target`` atomically (best effort)."""
