@@ -216,7 +216,7 @@ def main() -> None:
     if args.compare:
         arms["model B"] = build(args.compare, card, enc, told, filler)
     for name, arm in arms.items():
-        print(f"{name}: {arm.model.name}")
+        print(f"{name}: {arm.model.name}, weights {getattr(arm.model, 'quantize', '') or 'float32'}")
     cats = [c.strip() for c in args.categories.split(",") if c.strip()]
     pool = [p for c in cats for p in data["probes"] if p["category"] == c]
     asks = pool[::max(1, len(pool) // max(1, args.n))][:args.n]
@@ -226,7 +226,8 @@ def main() -> None:
     load = os.getloadavg()
     print(f"\nload average {load[0]:.1f} {load[1]:.1f}; CPU seconds of this thread (one torch thread: the "
           f"model's whole work)")
-    medians = {name: summary(f"{name} ({arm.model.name})", arm) for name, arm in arms.items()}
+    medians = {name: summary(f"{name} ({arm.model.name}, {getattr(arm.model, 'quantize', '') or 'float32'})", arm)
+               for name, arm in arms.items()}
     if args.compare and all(medians.values()):
         a, b = medians["model A"], medians["model B"]
         print(f"\nmodel-reply median CPU, A / B: {a:.2f} / {b:.2f} s = {a / b:.2f}x")

@@ -39,8 +39,9 @@ class ModelSpec:
         gguf_file: transformers: a GGUF file name inside ``source``.
         model: openai: the model name (``""``: ``$WORLDLOOM_OPENAI_MODEL``).
         options: more settings, JSON-able: transformers ``reuse_prefix``,
-            ``repetition_penalty``, ``top_p``, ``quantize`` (``"int8"``: dynamic int8 linear
-            layers); openai ``context_size``, ``timeout_s``;
+            ``repetition_penalty``, ``top_p``, ``quantize`` (the linear layers' weights:
+            ``"fp16"`` by default, ``"float32"``, ``"int8"``, ``"int8-head"``;
+            :data:`game.models.llm_transformers.QUANTIZE`); openai ``context_size``, ``timeout_s``;
             scripted ``answers`` (``[[pattern, answer], ...]``) and ``default``.
     """
 
@@ -152,7 +153,7 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
         return OpenAIDialogueModel(model=spec.model or None, base_url=spec.source or None,
                                    context_size=int(opts.get("context_size", 8192)),
                                    timeout_s=float(opts.get("timeout_s", 60.0)))
-    from game.models.llm_transformers import TransformersDialogueModel
+    from game.models.llm_transformers import DEFAULT_QUANTIZE, TransformersDialogueModel
 
     source, gguf = spec.source or None, spec.gguf_file or None
     if source in PACKAGED and not gguf:
@@ -163,7 +164,7 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
                                      reuse_prefix=bool(opts.get("reuse_prefix", True)),
                                      repetition_penalty=float(opts.get("repetition_penalty", 1.15)),
                                      top_p=float(opts.get("top_p", 0.9)), name=str(opts.get("name", "")),
-                                     progress=progress, quantize=str(opts.get("quantize", "")))
+                                     progress=progress, quantize=str(opts.get("quantize", DEFAULT_QUANTIZE)))
 
 
 class ModelRegistry:
