@@ -562,14 +562,8 @@ class TransformersDialogueModel:
             self._lock.release()
 
     def _pick(self, logits: Any, generated: list[int], temperature: float, gen: Any) -> int:
-        """The next token: greedy at ``temperature`` 0, else a seeded draw from the smallest set of
-        most likely tokens whose probability reaches :attr:`top_p` (nucleus sampling, Holtzman et al.
-        2020), after the repetition penalty (Keskar et al. 2019, CTRL).
-
-        The nucleus is looked for among the :data:`NUCLEUS_CANDIDATES` most likely tokens first
-        (``topk``: ~0.1 ms against ~4 ms for sorting SmolLM2's 49,152 logits every token); only when
-        their mass stays under ``top_p`` is the whole vocabulary sorted. Either way the nucleus and
-        its probabilities are the same, so the same seed draws the same token."""
+        """The next token: greedy at ``temperature`` 0, else a seeded draw from the nucleus
+        (:func:`nucleus`, top-p sampling) after the repetition penalty (Keskar et al. 2019, CTRL)."""
         torch = self._torch
         logits = logits.float().clone()
         if self.repetition_penalty != 1.0 and generated:
@@ -578,14 +572,8 @@ class TransformersDialogueModel:
             logits[idx] = torch.where(vals > 0, vals / self.repetition_penalty, vals * self.repetition_penalty)
         if temperature <= 0:
             return int(torch.argmax(logits))
-        probs = torch.softmax(logits / temperature, dim=-1)
-        sorted_p, order = torch.topk(probs, min(NUCLEUS_CANDIDATES, probs.numel()))
-        if float(sorted_p.sum()) < self.top_p:  # a flat distribution: the nucleus is larger
-            sorted_p, order = torch.sort(probs, descending=True)
-        keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < self.top_p
-        keep[0] = True
-        sorted_p = sorted_p * keep
-        choice = torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=gen)
+        kept, order = nucleus(torch.softmax(logits / temperature, dim=-1), self.top_p)
+        choice = torch.multinomial(kept / kept.sum(), 1, generator=gen)
         return int(order[int(choice)])
 
     def stream(self, messages: list[Message], max_new_tokens: int = 128, temperature: float = 0.0,
@@ -662,6 +650,27 @@ class TransformersDialogueModel:
     def cached_prompts(self) -> list[tuple[list[int], int]]:
         """``(token ids, cached length)`` of each slot, least recently used first (for inspection)."""
         return [(list(s.ids), int(s.cache.get_seq_length())) for s in self._slots.values()]
+
+
+def nucleus(probs: Any, top_p: float) -> tuple[Any, Any]:
+    """The smallest set of most likely tokens whose probability reaches ``top_p`` (top-p sampling,
+    Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration"): ``(probabilities, token
+    ids)``, most likely first, the probabilities as in ``probs`` (a 1-D float tensor summing to 1).
+
+    It is looked for among the :data:`NUCLEUS_CANDIDATES` most likely tokens first (``topk``: ~0.1 ms,
+    against ~4 ms for sorting SmolLM2's 49,152 probabilities every token); only when their mass stays
+    under ``top_p`` is the whole vocabulary sorted. (A seeded draw from it picks other tokens than a
+    draw from the whole sorted vocabulary did: ``torch.multinomial`` spends the generator's numbers
+    per entry of the vector it is given.)"""
+    import torch
+
+    sorted_p, order = torch.topk(probs, min(NUCLEUS_CANDIDATES, probs.numel()))
+    if float(sorted_p.sum()) < top_p:  # a flat distribution: the nucleus is larger
+        sorted_p, order = torch.sort(probs, descending=True)
+    keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < top_p
+    keep[0] = True
+    n = int(keep.sum())
+    return sorted_p[:n], order[:n]
 
 
 @dataclass

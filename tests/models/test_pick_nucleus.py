@@ -1,5 +1,5 @@
-"""Top-p sampling looks for the nucleus among the most likely tokens first, and draws the same token from the
-same seed as sorting the whole vocabulary did, for peaked and flat distributions alike."""
+"""Top-p sampling looks for the nucleus among the most likely tokens first: the same tokens and probabilities
+as sorting the whole vocabulary, for peaked and flat distributions alike, without the sort when it can."""
 
 from __future__ import annotations
 
@@ -11,37 +11,30 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from game.models.llm_transformers import NUCLEUS_CANDIDATES, TransformersDialogueModel  # noqa: E402
+from game.models.llm_transformers import NUCLEUS_CANDIDATES, TransformersDialogueModel, nucleus  # noqa: E402
 
 
-def sort_all(logits: Any, generated: list[int], temperature: float, gen: Any, top_p: float, penalty: float) -> int:
-    """The sampler before: the whole vocabulary sorted for every token."""
-    logits = logits.float().clone()
-    if generated:
-        idx = torch.tensor(sorted(set(generated)))
-        vals = logits[idx]
-        logits[idx] = torch.where(vals > 0, vals / penalty, vals * penalty)
-    probs = torch.softmax(logits / temperature, dim=-1)
+def sorted_nucleus(probs: Any, top_p: float) -> tuple[list[int], list[float]]:
+    """The nucleus as the sampler before found it: the whole vocabulary sorted."""
     sorted_p, order = torch.sort(probs, descending=True)
     keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < top_p
     keep[0] = True
-    sorted_p = sorted_p * keep
-    return int(order[int(torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=gen))])
+    return order[keep].tolist(), sorted_p[keep].tolist()
 
 
-@pytest.mark.parametrize("scale", [4.0, 0.05])  # peaked: the nucleus is a few tokens; flat: thousands
-def test_nucleus_draws_what_sorting_the_vocabulary_drew(scale: float) -> None:
-    model = SimpleNamespace(_torch=torch, repetition_penalty=1.15, top_p=0.9)
+@pytest.mark.parametrize("scale", [8.0, 4.0, 1.5, 0.05])  # a few tokens ... thousands of them
+def test_the_nucleus_is_the_one_sorting_the_vocabulary_finds(scale: float) -> None:
     g = torch.Generator().manual_seed(3)
-    for trial in range(60):
+    sizes = []
+    for trial in range(40):
         logits = torch.randn(49152, generator=g) * scale
-        generated = [int(i) for i in torch.randint(0, 49152, (trial % 7,), generator=g)]
-        temperature = (0.3, 0.8, 1.0)[trial % 3]
-        a = TransformersDialogueModel._pick(model, logits, generated, temperature,  # type: ignore[arg-type]
-                                            torch.Generator().manual_seed(trial))
-        b = sort_all(logits, generated, temperature, torch.Generator().manual_seed(trial), 0.9, 1.15)
-        assert a == b, (scale, trial)
-    assert NUCLEUS_CANDIDATES < 49152
+        probs = torch.softmax(logits / (0.3, 0.8, 1.0)[trial % 3], dim=-1)
+        kept, order = nucleus(probs, 0.9)
+        want_ids, want_p = sorted_nucleus(probs, 0.9)
+        assert sorted(order.tolist()) == sorted(want_ids)
+        assert sorted(kept.tolist()) == pytest.approx(sorted(want_p))
+        sizes.append(len(want_ids))
+    assert min(sizes) >= 1 and (scale > 1 or max(sizes) > NUCLEUS_CANDIDATES)
 
 
 def test_a_peaked_distribution_is_not_sorted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,6 +53,18 @@ def test_a_peaked_distribution_is_not_sorted_whole(monkeypatch: pytest.MonkeyPat
     flat = torch.zeros(49152)
     TransformersDialogueModel._pick(model, flat, [], 1.0, torch.Generator().manual_seed(0))  # type: ignore[arg-type]
     assert sorted_sizes == [49152]  # no nucleus among them: the whole vocabulary
+
+
+def test_draws_come_from_the_nucleus_and_repeat_with_the_seed() -> None:
+    model = SimpleNamespace(_torch=torch, repetition_penalty=1.0, top_p=0.9)
+    logits = torch.full((1000,), -10.0)
+    logits[[7, 8, 9]] = torch.tensor([3.0, 2.9, 2.8])
+    draws = [TransformersDialogueModel._pick(model, logits, [], 1.0, torch.Generator().manual_seed(s))  # type: ignore[arg-type]
+             for s in range(60)]
+    assert set(draws) == {7, 8, 9}
+    again = [TransformersDialogueModel._pick(model, logits, [], 1.0, torch.Generator().manual_seed(s))  # type: ignore[arg-type]
+             for s in range(60)]
+    assert again == draws
 
 
 def test_greedy_ignores_the_nucleus() -> None:
