@@ -37,8 +37,9 @@ some with ``--only``):
   pre-encoding (the known start of the next prompt encoded after each reply: the new
   path), whose CPU is printed as its own figure; CPU ms of the model's thread (p50/p95
   over turns 2..N) and wall ms; whether the first token equals the whole prompt's; the
-  whole reply's time; then (unless ``--no-int8``) the int8 model on the same prompts and
-  its greedy agreement with float32. Then the fast KV cache (the default before), the
+  whole reply's time; then the other weight formats of ``--formats`` (float32 weights, the default
+  before; int8 unless ``--no-int8``) on the default's (float16 weights) prompts, on the same path,
+  their first token and whole reply against the default's. Then the fast KV cache (the default before), the
   player's turn header pre-encoded too (the default now), and (unless ``--typing 0``) the
   line also encoded while the player types it at ``--typing`` characters a second
   (:func:`typed_ahead`: at each word's end when the model is free by then; a reply that
@@ -396,16 +397,18 @@ def talk_turns(model: Any, lines: list[str], args: argparse.Namespace, idle: boo
         build_s = time.perf_counter() - t_build
         typing_cpu, typing_wait, typing_runs = typed_ahead(model, prefix, line, typing) if typing else (0.0, 0.0, 0)
         t0, c0 = time.perf_counter(), time.thread_time()
-        first, cpu, wall, deltas = "", 0.0, 0.0, []
+        first, cpu, wall = "", 0.0, 0.0
+        deltas: list[str] = []
         for delta in model.stream(msgs, max_new_tokens=args.tokens, temperature=0.0):
             if not deltas:
                 cpu, wall, first = time.thread_time() - c0 + typing_wait, time.perf_counter() - t0 + typing_wait, delta
             deltas.append(delta)
-        reply_s = time.perf_counter() - t0
+        reply_s, reply_cpu = time.perf_counter() - t0, time.thread_time() - c0
         reply = "".join(deltas).strip()
         st = dict(model.last_stats)
         row = {"msgs": msgs, "first": first, "reply": reply, "cpu": cpu, "wall": wall, "build_s": build_s,
-               "reply_s": reply_s, "prompt": st["prompt_tokens"], "reused": st["reused_tokens"], "history": history,
+               "reply_s": reply_s, "reply_cpu": reply_cpu,
+               "prompt": st["prompt_tokens"], "reused": st["reused_tokens"], "history": history,
                "idle_cpu": float(pre.get("cpu_s", 0.0)), "idle_tokens": float(pre.get("encoded_tokens", 0.0)),
                "prefix0": prefix if turn == 1 else None,
                "tail": [] if forced else tail, "line_tokens": 0 if forced else line_tokens,
@@ -545,29 +548,35 @@ def first_token(args: argparse.Namespace) -> None:
               f"{sum(1 for w in waits if w > 0)}, longest {1000 * max(waits):.0f} ms; first token equal to the "
               f"whole-prompt run's on the same prompts: {same_typed}/{len(lines)}")
     reply_new, reply_old = [r["reply_s"] for r in new[1:]], [r["reply_s"] for r in last[1:]]
-    print(f"  whole reply (<= {args.tokens} tokens, from the stream call; wall): median new "
-          f"{statistics.median(reply_new):.2f} s (p95 {pcts(reply_new)[1] / 1000:.2f}), previous "
-          f"{statistics.median(reply_old):.2f} s; goal median reply <= 2 s: "
-          f"{'met' if statistics.median(reply_new) <= 2 else 'NOT met'} at this length")
+    cpu_new = [r["reply_cpu"] for r in new[1:]]
+    print(f"  whole reply (<= {args.tokens} tokens, from the stream call): CPU median "
+          f"{statistics.median(cpu_new):.2f} s "
+          f"(p95 {pcts(cpu_new)[1] / 1000:.2f}); wall median new {statistics.median(reply_new):.2f} s (p95 "
+          f"{pcts(reply_new)[1] / 1000:.2f}), previous {statistics.median(reply_old):.2f} s; goal median reply <= 2 s "
+          f"(CPU): {'met' if statistics.median(cpu_new) <= 2 else 'NOT met'} at this length")
     print("  turn 1: " + (f"without idle pre-encoding {1000 * bare[0]['cpu']:.0f} ms CPU, " if bare else "")
            + f"new {1000 * new[0]['cpu']:.0f} ms (the sink pre-encoded while the game opened)")
-    if args.int8:
+    formats = [f for f in args.formats.split(",") if f and (args.int8 or f != "int8")]
+    new50 = pcts([r["cpu"] for r in new][1:])[0]
+    for fmt in formats:  # other weight formats on the same prompts (the default's), the same path
         with real_cache():
-            q = TransformersDialogueModel(quantize="int8")
+            q = TransformersDialogueModel(quantize=fmt)
         torch.set_num_threads(1)
-        quant = talk_turns(q, lines, args, idle=True, forced=new)
+        quant = talk_turns(q, lines, args, idle=True, header=True, forced=new)
         first_same = sum(1 for a, b in zip(quant, new, strict=True) if a["first"] == b["first"])
         reply_same = sum(1 for a, b in zip(quant, new, strict=True) if a["reply"] == b["reply"])
         c50, c95 = pcts([r["cpu"] for r in quant][1:])
         w50, w95 = pcts([r["wall"] for r in quant][1:])
-        print(f"  int8 ({q.name}, dynamic quantization of the linear layers) on the same prompts, idle "
-              f"pre-encoding: first token p50/p95 CPU {c50:.0f}/{c95:.0f} ms, wall {w50:.0f}/{w95:.0f} ms; "
-              f"whole reply median {statistics.median(r['reply_s'] for r in quant[1:]):.2f} s; idle CPU per turn "
-              f"p50 {1000 * statistics.median(r['idle_cpu'] for r in quant[1:]):.0f} ms")
-        print(f"  int8 vs float32, greedy on the same prompts: first token equal {first_same}/{len(lines)}, whole "
-              f"reply equal {reply_same}/{len(lines)}")
-        for a, b in list(zip(quant, new, strict=True))[:3]:
-            print(f"    float: {b['reply'][:90]!r}\n    int8:  {a['reply'][:90]!r}")
+        print(f"  {fmt} weights ({q.name}) on the same prompts, the same path: first token p50/p95 CPU "
+              f"{c50:.0f}/{c95:.0f} ms (the default {model.quantize}: {new50:.0f}; {fmt} / default "
+              f"{c50 / max(new50, 1e-9):.2f}x), wall {w50:.0f}/{w95:.0f} ms; whole reply CPU median "
+              f"{statistics.median(r['reply_cpu'] for r in quant[1:]):.2f} s (default "
+              f"{statistics.median(r['reply_cpu'] for r in new[1:]):.2f}); idle CPU per turn p50 "
+              f"{1000 * statistics.median(r['idle_cpu'] for r in quant[1:]):.0f} ms")
+        print(f"  {fmt} vs the default, greedy on the same prompts: first token equal {first_same}/{len(lines)}, "
+              f"whole reply equal {reply_same}/{len(lines)}")
+        for a, b in [(a, b) for a, b in zip(quant, new, strict=True) if a["reply"] != b["reply"]][:3]:
+            print(f"    default: {b['reply'][:90]!r}\n    {fmt}: {a['reply'][:90]!r}")
 
 
 #: Questions for the window section, none of them one of Eve's authored answers (the model answers).
@@ -677,6 +686,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--talk", type=int, default=24, help="exchanges of the Eve talk in first_token (at most 60)")
     ap.add_argument("--no-int8", dest="int8", action="store_false",
                     help="first_token: skip the int8 model's run on the same prompts")
+    ap.add_argument("--formats", default="float32,int8",
+                    help="first_token: other weight formats run on the default's prompts, the same path "
+                         "(game.models.llm_transformers.QUANTIZE)")
     ap.add_argument("--only", default="", help=f"comma-separated sections of: {', '.join(SECTIONS)}")
     args = ap.parse_args(argv)
     args.sizes = [10_000] if args.quick else [int(x) for x in args.sizes.split(",") if x]

@@ -39,8 +39,9 @@ class ModelSpec:
         gguf_file: transformers: a GGUF file name inside ``source``.
         model: openai: the model name (``""``: ``$WORLDLOOM_OPENAI_MODEL``).
         options: more settings, JSON-able: transformers ``reuse_prefix``,
-            ``repetition_penalty``, ``top_p``, ``quantize`` (``"int8"``: dynamic int8 linear
-            layers); openai ``context_size``, ``timeout_s``;
+            ``repetition_penalty``, ``top_p``, ``quantize`` (the linear layers' weights:
+            ``"fp16"`` by default, ``"float32"``, ``"int8"``, ``"int8-head"``;
+            :data:`game.models.llm_transformers.QUANTIZE`); openai ``context_size``, ``timeout_s``;
             scripted ``answers`` (``[[pattern, answer], ...]``) and ``default``.
     """
 
@@ -76,21 +77,56 @@ class ModelSpec:
         return cls(kind, texts["source"], texts["gguf_file"], texts["model"], dict(options))
 
 
+#: Options a ``transformers`` spec string may set after ``?`` (``name=value``, joined by ``&``) -> their type.
+TRANSFORMERS_OPTIONS: dict[str, type] = {"quantize": str, "top_p": float, "repetition_penalty": float,
+                                         "reuse_prefix": bool}
+
+
+def _spec_options(text: str, where: str) -> dict[str, Any]:
+    """``quantize=int8&top_p=0.8`` -> ``{"quantize": "int8", "top_p": 0.8}`` (:data:`TRANSFORMERS_OPTIONS`).
+
+    Raises:
+        ModelError: an unknown option, no ``=``, or a value of the wrong type.
+    """
+    options: dict[str, Any] = {}
+    for part in filter(None, text.split("&")):
+        key, eq, value = part.partition("=")
+        kind = TRANSFORMERS_OPTIONS.get(key.strip())
+        if kind is None or not eq:
+            raise ModelError(f"unknown model option {part!r}", where=where,
+                             hint="name=value, one of: " + ", ".join(TRANSFORMERS_OPTIONS))
+        value = value.strip()
+        if kind is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ModelError(f"model option {key} must be true or false, not {value!r}", where=where)
+            options[key.strip()] = value.lower() in ("true", "1")
+            continue
+        try:
+            options[key.strip()] = kind(value)
+        except ValueError as exc:
+            raise ModelError(f"model option {key} must be a {kind.__name__}, not {value!r}", where=where) from exc
+    return options
+
+
 def parse_model_spec(text: str) -> ModelSpec:
     """A spec from a short string: ``transformers``, ``transformers:<folder or hub id>``,
     ``transformers:<folder>#<file.gguf>``, ``transformers:gemma3-270m`` (a packaged model,
     :data:`game.models.embedded.PACKAGED`), ``openai``, ``openai:<model>``, ``scripted``.
+    A ``transformers`` spec may end with options after ``?``: ``transformers:?quantize=int8``
+    (the embedded model, int8), ``transformers:/m/x#f.gguf?quantize=int8-head&top_p=0.8``
+    (:data:`TRANSFORMERS_OPTIONS`).
 
     Raises:
-        ModelError: an unknown kind.
+        ModelError: an unknown kind, or an unknown or malformed option.
     """
     kind, _, rest = text.strip().partition(":")
     kind = kind.strip().lower() or "transformers"
     if kind not in KINDS:
         raise ModelError(f"unknown dialogue model {text!r}", hint="transformers[:path], openai[:model] or scripted")
     if kind == "transformers":
+        rest, _, query = rest.partition("?")
         source, _, gguf = rest.partition("#")
-        return ModelSpec("transformers", source=source, gguf_file=gguf)
+        return ModelSpec("transformers", source=source, gguf_file=gguf, options=_spec_options(query, text))
     if kind == "openai":
         return ModelSpec("openai", model=rest)
     return ModelSpec("scripted")
@@ -117,7 +153,7 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
         return OpenAIDialogueModel(model=spec.model or None, base_url=spec.source or None,
                                    context_size=int(opts.get("context_size", 8192)),
                                    timeout_s=float(opts.get("timeout_s", 60.0)))
-    from game.models.llm_transformers import TransformersDialogueModel
+    from game.models.llm_transformers import DEFAULT_QUANTIZE, TransformersDialogueModel
 
     source, gguf = spec.source or None, spec.gguf_file or None
     if source in PACKAGED and not gguf:
@@ -128,7 +164,7 @@ def build_model(spec: ModelSpec, progress: Callable[[str, float], None] | None =
                                      reuse_prefix=bool(opts.get("reuse_prefix", True)),
                                      repetition_penalty=float(opts.get("repetition_penalty", 1.15)),
                                      top_p=float(opts.get("top_p", 0.9)), name=str(opts.get("name", "")),
-                                     progress=progress, quantize=str(opts.get("quantize", "")))
+                                     progress=progress, quantize=str(opts.get("quantize", DEFAULT_QUANTIZE)))
 
 
 class ModelRegistry:
