@@ -128,6 +128,18 @@ _FIRST = frozenset("i me my mine myself i'm i've i'd i'll".split())
 _SECOND = frozenset("you your yours yourself yourselves you're you've you'd you'll ya u".split())
 
 
+def someone_elses_turn(sentence: str, names: Sequence[str]) -> bool:
+    """Whether ``sentence`` opens with another speaker's label: a chat role ("Player: ...", "user:...")
+    or a capitalised one or two words and a colon and a space that are none of her ``names`` ("Tomas: ...",
+    the player's turn; "Mort: ...", a script's line). "Listen: the tide's turning." is speech."""
+    label = _LABEL.match(sentence)
+    word = label.group(1).lower() if label else ""
+    if word in _TURN_ROLES:
+        return True
+    return bool(label and label.group(2) and label.group(1)[0].isupper() and word not in _NOT_SPEAKERS
+                and word not in {n.lower() for n in names})
+
+
 def perspective(text: str) -> tuple[bool, bool]:
     """``(mentions first person, mentions second person)`` of ``text``."""
     toks = set(tokens(text))
@@ -786,13 +798,8 @@ class DialoguePipeline:
         model has started writing someone else's turn ("Player: ...", the player's own name
         once she knows it: "Tomas: ...", or any other speaker label: "Mort: ...")."""
         names = [n for n in (self.guard.facts.name, *self.guard.facts.aliases) if n]
-        label = _LABEL.match(sentence)
-        word = label.group(1).lower() if label else ""
-        if word in _TURN_ROLES:
-            return None  # "Player: ...", "user:..."
-        if (label and label.group(2) and label.group(1)[0].isupper() and word not in _NOT_SPEAKERS
-                and word not in {n.lower() for n in names}):
-            return None  # "Tomas: ..." (the player's turn) or "Mort: ...": a script's line the model started
+        if someone_elses_turn(sentence, names):
+            return None
         for name in sorted(names, key=len, reverse=True):
             m = re.match(rf"\s*\**{re.escape(name)}\**\s*:\s*", sentence, re.I)
             if m:
