@@ -68,11 +68,11 @@ accepted in this reply. A failure is kind ``incoherent``; the reason names the s
     copied from her earlier replies.
 13. **another fact's number or name** (kind ``contradiction``): the player asks a question one fact
     of her card answers (:meth:`~game.cast.grounding.Grounding.topic` at :data:`SPECIFICS_TOPIC` or
-    more), her opening states numbers (or names), and not one of them is a number (or name) of that
-    fact's answer, of the player's line or of what they told her: "How old is the lens?" ->
-    "Forty-one years old." (Hild's years; the lens is from 1871), "What's the brass bell by the
-    door?" -> "That's Old Meg." (her foghorn). A reply that states no number or name is not judged
-    here.
+    more), her reply states numbers (or names), and not one of them is a number (or name) of that
+    fact's answer, of the player's line or of what they told her (a later sentence: in the reply so far):
+    "How old is the lens?" -> "Forty-one years old." (Hild's years; the lens is from 1871), "Does the
+    foghorn have a name?" -> "Vesper, and she sings at dawn." (her lemon tree's). A reply that states no
+    number or name is not judged here.
 
 What the player's line does (apology, thanks, question...) is the
 :class:`~game.cast.appraisal.Appraiser`'s intent, as for her mood and her replaced replies (one
@@ -324,10 +324,9 @@ class Coherence:
         Returns:
             ``Verdict(True)``, or kind ``incoherent`` with the reason.
         """
-        if not earlier:
-            why = self._other_fact(sentence, player_line, list(told))
-            if why:
-                return Verdict(False, "contradiction", (why,), sentence)
+        why = self._other_fact(sentence, player_line, list(told), list(earlier))
+        if why:
+            return Verdict(False, "contradiction", (why,), sentence)
         why = self._why(sentence, player_line, topic, list(earlier), list(told))
         return Verdict(False, "incoherent", (why,), sentence) if why else Verdict(True)
 
@@ -346,15 +345,19 @@ class Coherence:
                 out.add(w)
         return out
 
-    def _other_fact(self, sentence: str, line: str, told: list[str]) -> str:
-        """Rule 13 (see the module doc): why the opening ``sentence`` answers the card fact the
-        player's question ``line`` asks for with another number or name, or ``""``."""
+    def _other_fact(self, sentence: str, line: str, told: list[str], earlier: list[str]) -> str:
+        """Rule 13 (see the module doc): why ``sentence`` answers the card fact the player's question
+        ``line`` asks for with another number or name, or ``""``. A later sentence is judged with the
+        ``earlier`` ones of the reply: once the fact's number or name is said, other numbers may follow
+        ("Seven years this winter. Hild kept it forty-one before me.")."""
         if self.topics is None or "?" not in line:
             return ""
         said_n = {q.value for q in quantities(sentence)}
         said_names = self._names_in(sentence)
         if not said_n and not said_names:
             return ""
+        so_far = " ".join([*earlier, sentence])
+        said_n, said_names = {q.value for q in quantities(so_far)}, self._names_in(so_far)
         fact = self.topics.topic(line, threshold=SPECIFICS_TOPIC)
         if fact is None or not fact.id.startswith(("card.", "answer.")):
             return ""

@@ -82,6 +82,14 @@ def test_a_question_her_card_answers_gets_no_other_facts_number_or_name(coherenc
     assert (not verdict.ok and verdict.kind == "contradiction") is stopped, verdict
 
 
+def test_a_later_sentence_is_judged_with_the_reply_so_far(coherence: Coherence) -> None:
+    line = "How long have you kept the light?"
+    late = coherence.check("It was electrified in 1968.", line, earlier=["The light's been on a long time."])
+    assert not late.ok and late.kind == "contradiction"
+    # once her card's number is said, another may follow
+    assert coherence.check("Hild kept it forty-one before me.", line, earlier=["Seven years this winter."]).ok
+
+
 @pytest.mark.parametrize(("reply", "stopped"), [
     ("Evening. The wind had me off the stones, and Eve stayed in the lantern room all night.", True),
     ("Eve looks at you and smiles.", True),
