@@ -44,7 +44,9 @@ this turn. What it knows is **allowed**; anything else fails:
    (:data:`TROUBLE_WORDS`).
 7. **the player's line said back as hers**: a sentence of four words or more whose words
    are (nine in ten or more) the player's line this turn ("I love honey cake." to "I love
-   honey cake."; "Biscuit is staying with my sister."), kind ``repeat``.
+   honey cake."; "Biscuit is staying with my sister."), kind ``repeat``; not a statement that answers
+   a yes/no question in which neither of them is named ("Is the tide turning yet?" -> "The tide is
+   turning.").
 
 8. **her own age**: "I'm 31", "I am twenty-five years old", "I turned forty" where her card's age
    (a fact whose unit says "old": Eve's "thirty-six years old") is another (``contradiction``), even
@@ -278,13 +280,23 @@ def _age_words(text: str, age: int) -> str:
     return ""
 
 
+#: Words of the first and second person (a line with none speaks of neither of them).
+_PERSONAL = frozenset("i i'm i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself "
+                      "we we're our us".split())
+
+
 def _parroted(text: str, player_line: str) -> str:
     """The sentence of ``text`` (four words or more) made of the player's words, or ``""``."""
     said = set(tokens(player_line))
     if not said:
         return ""
+    # a yes/no question about neither of them, said back as a statement, is its answer ("Is the tide
+    # turning yet?" -> "The tide is turning.")
+    asked = player_line.rstrip().endswith("?") and not said & _PERSONAL
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         words = tokens(sentence)
+        if asked and not sentence.rstrip().endswith("?") and not set(words) & _PERSONAL:
+            continue
         if len(words) >= 4 and sum(w in said for w in words) >= 0.9 * len(words):
             return sentence.strip()
     return ""

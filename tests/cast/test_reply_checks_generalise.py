@@ -152,3 +152,16 @@ def test_retrieval_and_counselling_registers_are_assistant_speak(eve: Any, reply
     assert assistant_speak(reply)[0] == family
     verdict = PersonaGuard(facts_from_card(eve, eve.home)).check(reply)
     assert verdict.ok is (family == ""), verdict
+
+
+@pytest.mark.parametrize(("line", "reply", "stopped"), [
+    ("Is the tide turning yet?", "The tide is turning.", False),  # the answer, in the question's words
+    ("Is it true the gulls answer the foghorn?", "The gulls answer the foghorn.", False),
+    ("I love honey cake.", "I love honey cake.", True),  # the player's line said as hers
+    ("My dog is called Biscuit. He's staying with my sister.", "Biscuit is staying with my sister.", True),
+    ("Can you hear the sea from your bed?", "Can you hear the sea from your bed?", True),
+])
+def test_a_yes_no_question_answered_in_its_own_words_is_no_parrot(eve: Any, told: PersonaFacts, line: str,
+                                                                  reply: str, stopped: bool) -> None:
+    verdict, _ = Verifier(FactSheet.from_card(eve)).check(reply, told, line)
+    assert (not verdict.ok and verdict.kind == "repeat") is stopped, verdict
