@@ -357,8 +357,9 @@ def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
 
 COHERENCE = ROOT / "bench" / "data" / "coherence_replies.yaml"
 #: The splits of ``coherence_replies.yaml`` in the order they print: tuned on (``dev``), held out in session 5
-#: (``heldout``), held out in session 6 (``heldout2``, labelled and committed before that session's rules).
-SPLITS = {"dev": 0, "heldout": 1, "heldout2": 2}
+#: (``heldout``), held out in session 6 (``heldout2``, labelled and committed before that session's rules) and in
+#: session 7 (``heldout3``, ``heldout4``: raw model replies of talks B and A, labelled before rules were scored).
+SPLITS = {"dev": 0, "heldout": 1, "heldout2": 2, "heldout3": 3, "heldout4": 4}
 
 
 def checks_at(rev: str) -> tuple[Any, Any]:

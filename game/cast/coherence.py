@@ -58,6 +58,22 @@ accepted in this reply. A failure is kind ``incoherent``; the reason names the s
     still need lighthouses?" -> "No, I don't."), "yes" where it asks whether it is obsolete, to
     be left or automated.
 
+14. **herself by name**: her own name as someone in the story ("...and Eve stayed in the lantern
+    room all night", "Eve's kettle"), not said to introduce herself ("I'm Eve", "call me Eve", "Eve
+    Solvang, keeper") or as a bare name ("Eve."): she narrates herself in the third person.
+15. **a stock line for no answer**: the model says (five words in a row of) one of her lines for when
+    she has no answer: her card's fallbacks, deflections and ``replies.question`` lines ("I'd rather
+    listen to the kettle, and I'm not sure what's on the island." to "Do you have any music out
+    here?"). The pipeline says such a line itself when the model fails; from the model it is a dodge
+    copied from her earlier replies.
+13. **another fact's number or name** (kind ``contradiction``): the player asks a question one fact
+    of her card answers (:meth:`~game.cast.grounding.Grounding.topic` at :data:`SPECIFICS_TOPIC` or
+    more), her reply states numbers (or names), and not one of them is a number (or name) of that
+    fact's answer, of the player's line or of what they told her (a later sentence: in the reply so far):
+    "How old is the lens?" -> "Forty-one years old." (Hild's years; the lens is from 1871), "Does the
+    foghorn have a name?" -> "Vesper, and she sings at dawn." (her lemon tree's). A reply that states no
+    number or name is not judged here.
+
 What the player's line does (apology, thanks, question...) is the
 :class:`~game.cast.appraisal.Appraiser`'s intent, as for her mood and her replaced replies (one
 source of truth; a greeting, which it has no intent for, is read by its opening words).
@@ -77,7 +93,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from game.cast.appraisal import INTENTS, Appraiser
-from game.cast.factsheet import singular
+from game.cast.factsheet import FactSheet, quantities, singular
+from game.cast.grounding import TOPIC_NEAR, Grounding
 from game.cast.guard import Verdict
 from game.cast.similarity import normalise, tokens
 from game.models.llm import split_sentences
@@ -99,6 +116,10 @@ RELEVANCE_WORDS = 5
 LIST_RELEVANCE = 0.35
 #: Sentences of her authored lines with fewer words are not matched as copied ("Forgiven." fits many lines).
 COPIED_WORDS = 4
+#: Topic score (:meth:`~game.cast.grounding.Grounding.topic`) from which a question counts as asking
+#: for that card fact's number or name (rule 13): :data:`~game.cast.grounding.TOPIC_NEAR`, the score
+#: from which the pipeline says that fact instead of a rejected reply.
+SPECIFICS_TOPIC = TOPIC_NEAR
 #: Her last this-many model replies are kept for the repeated-phrase check.
 RECENT = 12
 #: Words in a row that, said in two of her replies, are a repeated phrase.
@@ -154,6 +175,11 @@ _FOR = frozenset("need needs needed matter matters worth like love enjoy miss im
                  "care belong".split())
 _AGAINST = frozenset("automate automated obsolete useless hate hated bored boring pointless dying dead leave leaving "
                      "quit sell close closed replace replaced outdated unnecessary abandon give".split())
+#: Verbs after her own name that make it narration (rule 14), besides any word ending in "-ed".
+_NARRATED = frozenset("is was has had does did goes went says said looks sees saw keeps kept sits sat stands stood "
+                      "walks walked smiles smiled nods nodded laughs laughed turns turned takes took gives gave "
+                      "knows knew thinks thought feels felt hears heard watches watched lives will would can "
+                      "could might must should shall tends winds wound pours poured loves likes hates".split())
 _A = {"apology": "an apology", "thanks": "thanks", "compliment": "a compliment", "insult": "an insult",
       "threat": "a threat", "gift": "a gift", "question": "a question", "other": "small talk"}
 _NOT_THINGS = frozenset("name own way mind heart life word god dear goodness".split())
@@ -205,6 +231,11 @@ class Coherence:
         names: her own names (lower case): not someone else she could call "she".
         dear: what her card has her keep and hold to (its tags and home, lower case: "lighthouse",
             "island", "skerrow"), for the yes/no stance check.
+        topics: finds the card fact a question asks for (:class:`~game.cast.grounding.Grounding`;
+            ``None``: rule 13 is not checked).
+        stock: her lines for when she has no answer (fallbacks, deflections, ``replies.question``; rule 15).
+        sheet: her card's fact sheet (:class:`~game.cast.factsheet.FactSheet`): which capitalised
+            words are names, for rule 13 (``None``: only words not opening a sentence).
         appraiser: reads the player's line's intent (:class:`~game.cast.appraisal.Appraiser`; the one
             source of what a line does). ``None``: one on ``embedder``; no embedder either: the signals
             that need the intent (an apology turned back, the social exemption, copied lines) are not
@@ -217,6 +248,10 @@ class Coherence:
     appraiser: Any = None
     names: tuple[str, ...] = ()
     dear: frozenset[str] = frozenset()
+    topics: Any = None
+    sheet: FactSheet | None = None
+    stock: tuple[str, ...] = ()
+    _stock: set[tuple[str, ...]] = field(default_factory=set)
     _said: dict[str, str] = field(default_factory=dict)  # normalised sentence of an authored line -> its intent
     _intents: dict[str, str] = field(default_factory=dict)
     _recent: deque[tuple[str, ...]] = field(default_factory=lambda: deque(maxlen=RECENT))
@@ -227,6 +262,8 @@ class Coherence:
         if str(getattr(self.embedder, "model_id", "")).startswith("hash-"):
             self.embedder = None  # a bag-of-words hash (no model extras) has no meaning to judge relevance by
         self._own = set(_grams(_words(self.own_text), PHRASE_WORDS))
+        self._stock = {g for line in self.stock for g in _grams(_words(line), PHRASE_WORDS)
+                       if not all(w in _STOP for w in g)}
         if self.appraiser is None and self.embedder is not None:
             self.appraiser = Appraiser(self.embedder)
         for intent, texts in self.lines.items():
@@ -241,8 +278,11 @@ class Coherence:
         names = tuple(w.lower() for n in (card.name, card.nickname) for w in re.findall(r"[\w'-]+", n or ""))
         dear = frozenset(singular(w.lower()) for t in (*getattr(card, "tags", ()), card.home or "")
                          for w in re.findall(r"[A-Za-z]+", t) if len(w) > 3)
+        topics = Grounding(card, embedder, topic_threshold=None) if embedder is not None else None
+        replies = getattr(card, "replies", None)
+        stock = (*card.fallbacks, *card.deflections, *(getattr(replies, "question", ()) if replies else ()))
         return cls(embedder, own_text=card_text(card), lines=authored_lines(card), appraiser=appraiser,
-                   names=names, dear=dear)
+                   names=names, dear=dear, topics=topics, sheet=FactSheet.from_card(card), stock=stock)
 
     def intent(self, line: str) -> str:
         """What the player's ``line`` does (``apology``, ``thanks``... by the appraiser), ``""`` when unknown."""
@@ -284,8 +324,74 @@ class Coherence:
         Returns:
             ``Verdict(True)``, or kind ``incoherent`` with the reason.
         """
+        why = self._other_fact(sentence, player_line, list(told), list(earlier))
+        if why:
+            return Verdict(False, "contradiction", (why,), sentence)
         why = self._why(sentence, player_line, topic, list(earlier), list(told))
         return Verdict(False, "incoherent", (why,), sentence) if why else Verdict(True)
+
+    def _names_in(self, text: str) -> set[str]:
+        """The names ``text`` says (lower case): capitalised words that are names of her card, or
+        words her card never writes in lower case ("Old Meg", "Tuesday" is not one: a calendar word)."""
+        vocab = self.sheet.vocabulary if self.sheet is not None else frozenset()
+        known = self.sheet.names if self.sheet is not None else frozenset()
+        out = set()
+        for m in re.finditer(r"\b[A-Z][\w'’-]+", text):
+            w = m.group(0).lower().removesuffix("'s").removesuffix("’s")
+            opens = not text[:m.start()].rstrip(" \"'“‘(*") or text[:m.start()].rstrip(" \"'“‘(*")[-1] in ".!?:…"
+            if w in ("i", "i'm", "i'll", "i've", "i'd") or w in self.names:
+                continue
+            if w in known or (not opens and w not in vocab):
+                out.add(w)
+        return out
+
+    def _other_fact(self, sentence: str, line: str, told: list[str], earlier: list[str]) -> str:
+        """Rule 13 (see the module doc): why ``sentence`` answers the card fact the player's question
+        ``line`` asks for with another number or name, or ``""``. A later sentence is judged with the
+        ``earlier`` ones of the reply: once the fact's number or name is said, other numbers may follow
+        ("Seven years this winter. Hild kept it forty-one before me.")."""
+        if self.topics is None or "?" not in line:
+            return ""
+        said_n = {q.value for q in quantities(sentence)}
+        said_names = self._names_in(sentence)
+        if not said_n and not said_names:
+            return ""
+        so_far = " ".join([*earlier, sentence])
+        said_n, said_names = {q.value for q in quantities(so_far)}, self._names_in(so_far)
+        fact = self.topics.topic(line, threshold=SPECIFICS_TOPIC)
+        if fact is None or not fact.id.startswith(("card.", "answer.")):
+            return ""
+        answer = fact.value if fact.id.startswith("card.") else fact.text
+        want_n = {q.value for q in quantities(answer)}
+        want_names = {w.lower() for w in re.findall(r"[A-Z][\w'’-]+", answer)} - {"i"}
+        context = " ".join([line, *told])
+        free_n = {q.value for q in quantities(context)}
+        free_names = {w.lower() for w in re.findall(r"[\w'’-]+", context)}
+        if want_n and said_n and not said_n & (want_n | free_n):
+            return (f"answers {fact.question!r} (a question her card answers) with "
+                    f"{', '.join(str(n) for n in sorted(said_n))}; her card says {answer}")
+        if want_names and not want_n and said_names and not said_names & (want_names | free_names):
+            return (f"answers {fact.question!r} (a question her card answers) with "
+                    f"{', '.join(sorted(said_names))}; her card says {answer}")
+        return ""
+
+    def _self_named(self, sentence: str) -> list[str]:
+        """Her own name (:attr:`names`, capitalised) in ``sentence`` followed by a verb or "'s" (the
+        words "Eve stayed", "Eve's kettle"), not after "I'm", "I am", "call me", "name is", "it's",
+        "this is", "as", "Mrs"... (see rule 14)."""
+        out: list[str] = []
+        for name in self.names:
+            if len(name) < 3:
+                continue
+            for m in re.finditer(rf"\b{re.escape(name.capitalize())}(?P<s>['’]s)?\s+(?P<next>[a-z][\w'’-]*)", sentence):
+                before = sentence[:m.start()].lower().rstrip(" ,\"'“‘")
+                if re.search(r"(?:\bi'm|\bi’m|\bi am|\bme|\bname is|\bname's|\bnamed|\bcalled|\bit's|\bit’s|\bit is|"
+                             r"\bthis is|\bas|\bmrs|\bmiss|\bms|\bkeeper|\bdear|\bwas|\bjust|\bonly|\bplain)$", before):
+                    continue
+                nxt = m.group("next").lower()
+                if m.group("s") or nxt in _NARRATED or nxt.endswith("ed"):
+                    out.append(m.group(0))
+        return out
 
     def _stance(self, sentence: str, line: str) -> str:
         """Why a bare yes/no ``sentence`` to the player's yes/no question ``line`` says against what her
@@ -336,6 +442,13 @@ class Coherence:
                                                                       if w.lower() not in self.names}
             if not (set(near) & _SHE) and not others:
                 return "speaks of 'she' when nobody she could be was named (narrates herself in the third person)"
+        # 15. a stock line for no answer, from the model ("I'd rather listen to the kettle, and ...")
+        stock = next((g for g in _grams(words, PHRASE_WORDS) if g in self._stock), None)
+        if stock:
+            return f"says her stock line for no answer ({' '.join(stock)!r}...) instead of answering"
+        # 14. herself by name, in the third person ("and Eve stayed in the lantern room all night")
+        for m in self._self_named(sentence):
+            return f"speaks of herself by name ({m!r}: narrates herself in the third person)"
         # 12. a bare yes or no that goes against what her card holds to
         stance = self._stance(sentence, line) if opening else ""
         if stance:
@@ -409,4 +522,4 @@ class Coherence:
 
 
 __all__ = ["COPIED_WORDS", "FRAGMENT_WORDS", "LIST_RELEVANCE", "MIN_LATER_RELEVANCE", "MIN_RELEVANCE", "PHRASE_WORDS",
-           "RECENT", "RELEVANCE_WORDS", "Coherence", "authored_lines", "card_text"]
+           "RECENT", "RELEVANCE_WORDS", "SPECIFICS_TOPIC", "Coherence", "authored_lines", "card_text"]

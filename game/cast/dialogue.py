@@ -128,6 +128,18 @@ _FIRST = frozenset("i me my mine myself i'm i've i'd i'll".split())
 _SECOND = frozenset("you your yours yourself yourselves you're you've you'd you'll ya u".split())
 
 
+def someone_elses_turn(sentence: str, names: Sequence[str]) -> bool:
+    """Whether ``sentence`` opens with another speaker's label: a chat role ("Player: ...", "user:...")
+    or a capitalised one or two words and a colon and a space that are none of her ``names`` ("Tomas: ...",
+    the player's turn; "Mort: ...", a script's line). "Listen: the tide's turning." is speech."""
+    label = _LABEL.match(sentence)
+    word = label.group(1).lower() if label else ""
+    if word in _TURN_ROLES:
+        return True
+    return bool(label and label.group(2) and label.group(1)[0].isupper() and word not in _NOT_SPEAKERS
+                and word not in {n.lower() for n in names})
+
+
 def perspective(text: str) -> tuple[bool, bool]:
     """``(mentions first person, mentions second person)`` of ``text``."""
     toks = set(tokens(text))
@@ -521,54 +533,59 @@ class DialoguePipeline:
                          source=source, player_text=check.text, injection=check.reasons, seed=seed,
                          timings=timings, **more)
 
+        def say(line: str, source: Source, **more: Any) -> Generator[Sentence, None, Reply]:
+            sentences = split_sentences(line)
+            for i, sentence in enumerate(sentences):
+                stamp()
+                yield Sentence(sentence, i, source)
+            return finish(sentences, source, **more)
+
         match = self.knowledge.match(check.text) if self.knowledge is not None and check.text else None
         if match is not None:
-            sentences = split_sentences(match.answer.answer)
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, "authored")
-            return finish(sentences, "authored", authored_id=match.answer.id, score=match.score,
-                          check={"status": "authored"})
-        if check.injection and not self.settings.model_on_injection:
-            sentences = split_sentences(self._deflection(seed))
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, "deflection")
-            return finish(sentences, "deflection", check={"status": "authored"})
+            return (yield from say(match.answer.answer, "authored", authored_id=match.answer.id, score=match.score,
+                                   check={"status": "authored"}))
+        if check.injection:
+            # a flagged line: a deflection, or (model_on_injection) the model alone, its whole reply held
+            # until it passed; never an answer from her facts, card topics or intent lines
+            if not self.settings.model_on_injection:
+                return (yield from say(self._deflection(seed), "deflection", check={"status": "authored"}))
+            if self.facts is not None:
+                self.guard.facts = self.facts(check.text)
+            return (yield from self._from_model(check, seed, None, say, stamp, finish, spent, card=False))
         if self.facts is not None:
             self.guard.facts = self.facts(check.text)
-        # a flagged line (asked of the model only with model_on_injection) is never answered from her facts
         grounded = (self.grounding.match(check.text, self.guard.facts.beliefs)
-                    if self.grounding is not None and check.text and not check.injection else None)
-        topic = grounded is None and self.grounding is not None and bool(check.text) and not check.injection
+                    if self.grounding is not None and check.text else None)
+        topic = grounded is None and self.grounding is not None and bool(check.text)
         if topic:
             # a question about her own life that her card answers, found by meaning (Grounding.topic)
             grounded = self._guarded(self.grounding.topic(check.text))  # type: ignore[union-attr]
         if grounded is not None:
-            sentences = split_sentences(grounded.text)
             kind: Source = "authored" if topic and not grounded.id.startswith("card.") else "grounded"
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, kind)
-            return finish(sentences, kind, authored_id=grounded.id, score=grounded.score,
-                          check={"status": "authored", "fact": grounded.id, "value": grounded.value,
-                                 **({"topic": True} if topic else {})})
+            return (yield from say(grounded.text, kind, authored_id=grounded.id, score=grounded.score,
+                                   check={"status": "authored", "fact": grounded.id, "value": grounded.value,
+                                          **({"topic": True} if topic else {})}))
         known = {e: v for e, k, v, src in self.guard.facts.beliefs
                  if k == "name" and e.startswith("player_") and told_by_player(src)}
         direct = (self.replies.direct(check.text, seed, allowed=self._speakable, known=known)
-                  if self.replies is not None and check.text and not check.injection else None)
+                  if self.replies is not None and check.text else None)
         if direct is not None:
             # an insult, thanks, an apology... or a fact just told: her authored line for it, not the model's
-            sentences = split_sentences(direct.text)
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, "authored")
-            return finish(sentences, "authored", authored_id=direct.id,
-                          check={"status": "authored", "intent": direct.intent, "pick": direct.id, "direct": True})
-        self._line = check.text
-        self._checked = []
+            return (yield from say(direct.text, "authored", authored_id=direct.id,
+                                   check={"status": "authored", "intent": direct.intent, "pick": direct.id,
+                                          "direct": True}))
         hint = (self.grounding.hint(check.text, self.guard.facts.beliefs)
                 if self.grounding is not None and check.text else None)
+        return (yield from self._from_model(check, seed, hint, say, stamp, finish, spent, card=True))
+
+    def _from_model(self, check: InputCheck, seed: int, hint: Hint | None,
+                    say: Callable[..., Generator[Sentence, None, Reply]], stamp: Callable[[], None],
+                    finish: Callable[..., Reply], spent: list[int], card: bool) -> Generator[Sentence, None, Reply]:
+        """The model's reply to the checked line (attempts within the token budget); when every attempt
+        failed: the hinted fact, a fact or card topic near the line (only with ``card``: never for a
+        flagged line), a deflection (a flagged line the model broke persona on) or her line for its intent."""
+        self._line = check.text
+        self._checked = []
         rejected: list[Rejection] = []
         emitted: list[str] = []
         attempts = 0
@@ -621,34 +638,27 @@ class DialoguePipeline:
                        "numbers": numbers, "coherent": self.coherence is not None}
             return finish(emitted, "model", model=model_name, attempts=attempts, rejected=tuple(rejected),
                           truncated=truncated, error=error, check=verdict)
+        tried = {"model": model_name, "attempts": attempts, "rejected": tuple(rejected), "error": error}
         if hint is not None and hint.enforce:
             # the model would not say what she was told: she says it herself, in her authored voice
-            sentences = split_sentences(hint.answer.text)
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, "grounded")
-            return finish(sentences, "grounded", authored_id=hint.answer.id, score=hint.answer.score,
-                          model=model_name, attempts=attempts, rejected=tuple(rejected), error=error,
-                          check={"status": "authored", "fact": hint.answer.id, "value": hint.answer.value,
-                                 "hint": True})
+            return (yield from say(hint.answer.text, "grounded", authored_id=hint.answer.id, score=hint.answer.score,
+                                   check={"status": "authored", "fact": hint.answer.id, "value": hint.answer.value,
+                                          "hint": True}, **tried))
         incoherent = any(r.kind == "incoherent" for r in rejected)
-        near = (self.grounding.match(check.text, self.guard.facts.beliefs, threshold=REPLACE_THRESHOLD)
-                if incoherent and self.grounding is not None else None)
-        if near is None and self.grounding is not None and check.text and not check.injection:
-            # a question whose model reply was replaced: a card topic near it beats "I'd have to look
-            # in the logbook for that" (TOPIC_NEAR)
-            near = self._guarded(self.grounding.topic(check.text, threshold=TOPIC_NEAR))
+        near = None
+        if card and self.grounding is not None:
+            near = (self.grounding.match(check.text, self.guard.facts.beliefs, threshold=REPLACE_THRESHOLD)
+                    if incoherent else None)
+            if near is None and check.text:
+                # a question whose model reply was replaced: a card topic near it beats "I'd have to look
+                # in the logbook for that" (TOPIC_NEAR)
+                near = self._guarded(self.grounding.topic(check.text, threshold=TOPIC_NEAR))
         if near is not None or (incoherent and hint is not None):
             # the model made no sense: she says the fact closest to the line instead, in her authored voice
             answer = near if near is not None else hint.answer  # type: ignore[union-attr]
-            sentences = split_sentences(answer.text)
-            for i, sentence in enumerate(sentences):
-                stamp()
-                yield Sentence(sentence, i, "grounded")
-            return finish(sentences, "grounded", authored_id=answer.id, score=answer.score, model=model_name,
-                          attempts=attempts, rejected=tuple(rejected), error=error,
-                          check={"status": "authored", "fact": answer.id, "value": answer.value,
-                                 "replaced": "incoherent" if incoherent else "rejected"})
+            return (yield from say(answer.text, "grounded", authored_id=answer.id, score=answer.score,
+                                   check={"status": "authored", "fact": answer.id, "value": answer.value,
+                                          "replaced": "incoherent" if incoherent else "rejected"}, **tried))
         # a retort ("You've a strange way of talking") answers a line that tried to pull her out of
         # character; where the model broke on an innocent line, she answers the line's intent instead
         broke = check.injection and any(r.kind in PERSONA_BREAKS for r in rejected)
@@ -661,13 +671,9 @@ class DialoguePipeline:
             line, source, chosen = pick.text, pick.source, {"intent": pick.intent, "pick": pick.id}
         else:
             line = self._fallback(seed)
-        sentences = split_sentences(line)
-        for i, sentence in enumerate(sentences):
-            stamp()
-            yield Sentence(sentence, i, source)
-        return finish(sentences, source, model=model_name, attempts=attempts, rejected=tuple(rejected),
-                      error=error, authored_id=chosen.get("pick", ""),
-                      check={"status": "authored", **({"replaced": "incoherent"} if incoherent else {}), **chosen})
+        return (yield from say(line, source, authored_id=chosen.get("pick", ""),
+                               check={"status": "authored", **({"replaced": "incoherent"} if incoherent else {}),
+                                      **chosen}, **tried))
 
     def _speakable(self, text: str) -> bool:
         """Whether every sentence of an authored ``text`` passes the persona guard (a sentence that
@@ -792,13 +798,8 @@ class DialoguePipeline:
         model has started writing someone else's turn ("Player: ...", the player's own name
         once she knows it: "Tomas: ...", or any other speaker label: "Mort: ...")."""
         names = [n for n in (self.guard.facts.name, *self.guard.facts.aliases) if n]
-        label = _LABEL.match(sentence)
-        word = label.group(1).lower() if label else ""
-        if word in _TURN_ROLES:
-            return None  # "Player: ...", "user:..."
-        if (label and label.group(2) and label.group(1)[0].isupper() and word not in _NOT_SPEAKERS
-                and word not in {n.lower() for n in names}):
-            return None  # "Tomas: ..." (the player's turn) or "Mort: ...": a script's line the model started
+        if someone_elses_turn(sentence, names):
+            return None
         for name in sorted(names, key=len, reverse=True):
             m = re.match(rf"\s*\**{re.escape(name)}\**\s*:\s*", sentence, re.I)
             if m:

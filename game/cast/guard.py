@@ -91,7 +91,8 @@ OOC_PHRASES: tuple[str, ...] = (
     "happy to help", "here to help", "how can i help you", "how can i assist", "how may i assist", "assist you",
     "feel free to ask", "any other questions",
     # assistant-speak and meta talk about prompts, players and games
-    "next prompt", "your prompt", "a prompt", "prompts", "the player", "this game", "the game", "a game",
+    "next prompt", "your prompt", "a prompt", "prompts", "the player", "the player's", "the players", "this game",
+    "the game", "a game",
     "video game", "simulation", "npc", "as requested", "here is the code", "here's the code", "here is a python",
     "here's a python", "python code", "python script", "json", "javascript", "in python", "the code", "code block",
     "i'd be happy to", "i would be happy to", "i'm happy to help", "sure here", "sure here's", "sure here is",
@@ -134,7 +135,11 @@ _META = re.compile(
 #: "Best regards", "Thanks for reaching out", "It was a pleasure chatting", "Enjoy the rest of your");
 #: ``service``: customer-service register ("I apologize for any inconvenience", "Thank you for your
 #: patience", "don't hesitate to", "I'll make sure to be as courteous as possible", "no problem at
-#: all", "I'm always here for you", "your experience").
+#: all", "I'm always here for you", "your experience"); ``retrieval``: an assistant's talk of a text it was
+#: given or a search ("in the document", "the information provided", "I couldn't find the correct entry",
+#: "the one you're looking for", "a specific answer"); ``therapy``: the counselling register ("your feelings are
+#: valid", "it's okay to feel", "please know that", "everyone has their own", "seek professional help",
+#: "coping strategies"). Written from the common registers of chat-assistant models, not from one talk's replies.
 ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.compile(rx)) for family, rx in (
     ("capability",
      r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|cant|lack|have no|am without)(?: have| possess)?(?: the| any)? "
@@ -187,6 +192,24 @@ ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.com
      r"\bno problem at all\b|\bi'm (?:always )?here (?:for you|to (?:help|assist|serve|listen))\b|"
      r"\b(?:at your service|my pleasure to (?:help|assist)|how (?:else )?(?:can|may) i (?:help|assist|be of)|"
      r"rest assured|we value)\b"),
+    ("retrieval",
+     r"\b(?:in|from) the (?:provided |given |above |following )?(?:document|passage|context|article|dataset|"
+     r"database|search results?)\b(?!\s+(?:box|case|bag|tin|drawer|folder|chest|wallet))|"
+     r"\bthe (?:information|text|details|context|data) (?:you )?(?:provided|given|"
+     r"supplied|shared)\b|\b(?:based on|according to) the (?:information|text|context|document|passage|data)\b|"
+     r"\bi (?:couldn't|could not|can't|cannot|was unable to|am unable to) (?:seem to )?find (?:the |a |any )?"
+     r"(?:correct |specific |relevant |exact )?(?:entry|information|phrase|answer|details|record|reference|data|"
+     r"results?)\b|\b(?:what|the one|the thing|the answer|the information) you(?:'re| are) looking for\b|"
+     r"\b(?:a|any|the) specific (?:text|solution|answer|information|phrase|details|response)\b"),
+    ("therapy",
+     r"\byour feelings are (?:valid|important|understandable)\b|\b(?:it's|it is) (?:okay|ok|alright|normal|"
+     r"natural|perfectly fine) to (?:feel|be feeling|not be okay|struggle)\b|\bbe (?:gentle|kind) (?:to|with) "
+     r"yourself\b|\bself care\b|\b(?:mental|emotional) (?:health|well being|wellbeing)\b|"
+     r"\beveryone (?:has|deals with|copes with|experiences|goes through) (?:different|their own)\b|"
+     r"\b(?:it's|it is) important to (?:remember|acknowledge|recogni[sz]e|practi[cs]e|prioriti[sz]e|seek|"
+     r"reach out|validate|communicate)\b|\bplease know that\b|\bseek (?:professional )?(?:help|support|"
+     r"guidance)\b|\ba safe space\b|\b(?:coping|support) (?:strategies|mechanisms|systems?|network)\b|"
+     r"\bdifferent (?:abilities|resources|coping)\b|\bon your (?:healing |personal )?journey\b"),
 ))
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from game.cast.castroom import build_cast
 from game.cast.coherence import Coherence
+from game.cast.dialogue import someone_elses_turn
 from game.cast.guard import PersonaFacts, PersonaGuard, Verdict
 from game.cast.verifier import Verifier
 from game.errors import InputError
@@ -46,7 +47,9 @@ def check_reply(guard: PersonaGuard, verifier: Verifier | None, sentences: list[
     first sentence that fails), or ``""`` when every sentence passes both. ``facts``: her
     beliefs and names at that turn; ``player_line``: what the player said to her then.
 
-    As in the pipeline, a sentence with nothing speakable ("Mm.") is passed over; a reply of
+    As in the pipeline, a reply ends at a sentence that opens another speaker's turn ("Tomas: ...",
+    :func:`~game.cast.dialogue.someone_elses_turn`; a reply of nothing before it fails as ``label``); a
+    sentence with nothing speakable ("Mm.") is passed over; a reply of
     nothing else fails as ``empty``. A sentence of numbers alone ("1871.") is an answer: the
     verifier checks it. With ``coherence`` (:class:`~game.cast.coherence.Coherence`), each sentence
     that passed both is checked for coherence too (``topic``: the player's line before this one)."""
@@ -54,6 +57,9 @@ def check_reply(guard: PersonaGuard, verifier: Verifier | None, sentences: list[
     empty = ""
     kept: list[str] = []
     for sentence in sentences:
+        if someone_elses_turn(sentence, [n for n in (facts.name, *facts.aliases) if n]):
+            # the pipeline ends the reply here, before any check ("Tomas: My name is..."): the player's turn
+            return f"label: {sentence[:40]!r} opens someone else's turn" if not said else ""
         verdict = guard.check(sentence)
         if not verdict.ok and verdict.kind == "empty":
             if not any(c.isdigit() for c in sentence):

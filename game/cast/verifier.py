@@ -44,7 +44,17 @@ this turn. What it knows is **allowed**; anything else fails:
    (:data:`TROUBLE_WORDS`).
 7. **the player's line said back as hers**: a sentence of four words or more whose words
    are (nine in ten or more) the player's line this turn ("I love honey cake." to "I love
-   honey cake."; "Biscuit is staying with my sister."), kind ``repeat``.
+   honey cake."; "Biscuit is staying with my sister."), kind ``repeat``; not a statement that answers
+   a yes/no question in which neither of them is named ("Is the tide turning yet?" -> "The tide is
+   turning.").
+
+8. **her own age**: "I'm 31", "I am twenty-five years old", "I turned forty" where her card's age
+   (a fact whose unit says "old": Eve's "thirty-six years old") is another (``contradiction``), even
+   when the number is the player's own age, told this turn.
+9. **the player's facts taken as hers**: a told name, home or the name of a told pet or person
+   said in a frame that makes it hers: "I'm Ingrid" / "my name is Ingrid", "I come from Aberdeen"
+   / "I grew up in Aberdeen" / "my home is Aberdeen", "my cat Pepper" / "Pepper, my cat"
+   (``contradiction``; "I'd like to see Aberdeen one day" is not such a frame).
 
 Returns a :class:`~game.cast.guard.Verdict` (``ok`` or kind ``contradiction`` /
 ``unverified`` / ``identity`` / ``ooc``) and the counts of what was checked (:class:`Checked`).
@@ -175,6 +185,17 @@ _PAST_ROLE = re.compile(r"(?i)\b(?:taught|teach|trained|train|raised|brought (?:
                         r"(?:my|your|her) (?:grand)?(?:mother|father|mum|dad|gran|granny|grandma|grandpa))\b")
 #: What her card says of such a person (:attr:`FactSheet.about` words).
 _PAST_WORDS = frozenset("raised taught trained kept keeper".split()) | KIN
+#: "I'm 31", "I am twenty-five (years old)", "I turned forty": an age she gives herself (group 1).
+_SELF_AGE = re.compile(rf"(?i:\bi(?:'m|’m| am)\s+(?:only\s+|just\s+|nearly\s+|almost\s+)?|\bi turned\s+)"
+                       rf"({NUMBER_WORD})(?=\s+years?\s+old\b|\s*(?:[.,;!?]|$|\s+(?:now|this|last|in|too|myself|and|as|come|next|on)\b))")
+#: Frames that make a value hers ({v}: the value, escaped): her name, her home, her pet or person.
+_HERS = {
+    "name": (r"\bi(?:'m|’m| am)\s+{v}\b", r"\bmy name(?:'s|’s| is)\s+{v}\b", r"\bcall me\s+{v}\b"),
+    "home": (r"\b(?:i|we)\s+(?:(?:have\s+)?(?:always\s+)?(?:live|lived|grew up|was born|were born|come|came|am|'m|’m)"
+             r"(?:\s+\w+)?)\s+(?:in|from|at|near)\s+(?:the\s+)?{v}\b", r"\bmy (?:home|hometown|town|city|village)"
+             r"(?:'s|’s| is| was)?\s+(?:in\s+)?{v}\b", r"\bi(?:'m|’m| am) from\s+{v}\b"),
+    "kin": (r"\bmy\s+(?:\w+\s+){{0,2}}{v}\b", r"\b{v},?\s+my\s+(?:own\s+|old\s+|dear\s+)?\w+"),
+}
 _NAME_Q = re.compile(r"(?i)\bname\b|\bcalled\b|\bcall (?:it|him|her|them|the)\b")
 
 
@@ -259,13 +280,23 @@ def _age_words(text: str, age: int) -> str:
     return ""
 
 
+#: Words of the first and second person (a line with none speaks of neither of them).
+_PERSONAL = frozenset("i i'm i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself "
+                      "we we're our us".split())
+
+
 def _parroted(text: str, player_line: str) -> str:
     """The sentence of ``text`` (four words or more) made of the player's words, or ``""``."""
     said = set(tokens(player_line))
     if not said:
         return ""
+    # a yes/no question about neither of them, said back as a statement, is its answer ("Is the tide
+    # turning yet?" -> "The tide is turning.")
+    asked = player_line.rstrip().endswith("?") and not said & _PERSONAL
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         words = tokens(sentence)
+        if asked and not sentence.rstrip().endswith("?") and not set(words) & _PERSONAL:
+            continue
         if len(words) >= 4 and sum(w in said for w in words) >= 0.9 * len(words):
             return sentence.strip()
     return ""
@@ -345,6 +376,9 @@ class Verifier:
         why = self._player_past(text, facts, player_line)
         if why:
             return Verdict(False, "contradiction", (why,), facts.player_name), checked
+        why = self._own_age(text) or self._taken(text, facts, player_line)
+        if why:
+            return Verdict(False, "contradiction", (why,), text), checked
         for q in found:
             if (q.value, q.unit) in pairs:
                 continue
@@ -463,6 +497,53 @@ class Verifier:
         for m in re.finditer(r"\b([A-Z][\w'-]+)\s+([A-Z][\w'-]+)", text):
             out += [w for w in (m.group(1).lower(), m.group(2).lower()) if w not in common]
         return list(dict.fromkeys(w.removesuffix("'s").removesuffix("’s") for w in out if w not in ("i",)))
+
+    def _own_age(self, text: str) -> str:
+        """Why ``text`` gives her an age her card does not ("I'm 31" where it says thirty-six), or ``""``."""
+        ages = {parse_number(f.value) or next((q.value for q in quantities(f.value)), None)
+                for f in self.sheet.facts if "old" in f.unit.lower().split()}
+        ages.discard(None)
+        if not ages:
+            return ""
+        for m in _SELF_AGE.finditer(text):
+            n = parse_number(m.group(1))
+            if n is not None and n not in ages:
+                return f"says she is {m.group(1)}; her card says {', '.join(str(a) for a in sorted(ages))}"
+        return ""
+
+    @staticmethod
+    def _taken(text: str, facts: PersonaFacts, player_line: str) -> str:
+        """Why ``text`` takes a fact of the player's as hers (see the module doc, 9), or ``""``: the
+        player's name, home, or a told pet's or person's name in a frame of hers ("my cat Pepper")."""
+        told: list[tuple[str, str]] = []  # (frame kind, value)
+        for entity, key, value, _ in facts.beliefs:
+            if not value.strip():
+                continue
+            if (entity, key) == ("player", "name"):
+                told.append(("name", value))
+            elif (entity, key) == ("player", "home"):
+                told.append(("home", value))
+            elif entity.startswith("player_") and key == "name":
+                told.append(("kin", value))
+        for t in facts_told(player_line):
+            if (t.entity, t.key) in (("player", "name"), ("player", "home")):
+                told.append((t.key, t.value))
+            elif t.entity.startswith("player_") and t.key == "name":
+                told.append(("kin", t.value))
+        if facts.player_name:
+            told.append(("name", facts.player_name))
+        own = {w.lower() for w in re.findall(r"[\w'-]+", " ".join([facts.name, *facts.aliases, facts.home]))}
+        for kind, value in dict.fromkeys(told):
+            words = [w for w in re.findall(r"[\w'’-]+", value) if w[:1].isupper() or kind == "home"]
+            if not words or {w.lower() for w in words} <= own:
+                continue
+            v = r"\s+".join(re.escape(w) for w in words)
+            for frame in _HERS[kind]:
+                m = re.search(frame.format(v=v + r"(?!['’\w])"), text, re.I)
+                if m:
+                    what = {"name": "name", "home": "home", "kin": "pet's or person's name"}[kind]
+                    return f"takes the player's {what} ({value}) as hers: {m.group(0)!r}"
+        return ""
 
     def _player_past(self, text: str, facts: PersonaFacts, player_line: str) -> str:
         """Why ``text`` names the player as a person from her past (who taught or raised her) where her
