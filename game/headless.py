@@ -23,6 +23,7 @@ from game.inputs.script import Command
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
+from game.world.backends.scenery import UndrawnScenery
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
@@ -72,6 +73,8 @@ class HeadlessRunner:
         on_chunk: called with each chunk (tests, benchmarks).
         on_error: told (one line naming the script line) of a command that could not apply and
             left the game as it was, the run going on (see :meth:`run`).
+        on_note: told once per scene and phrase of scenery the backend did not draw
+            (:class:`game.world.backends.scenery.UndrawnScenery`).
 
     Attributes:
         errors: those lines, in order.
@@ -80,9 +83,12 @@ class HeadlessRunner:
     def __init__(self, session: Session, transcript: IO[str] | None = None,
                  recorder: Recorder | None = None,
                  on_chunk: Callable[[FrameChunk], None] | None = None,
-                 on_error: Callable[[str], None] | None = None) -> None:
+                 on_error: Callable[[str], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> None:
         self.session = session
         self.on_error = on_error
+        self.on_note = on_note
+        self._undrawn = UndrawnScenery()
         self.errors: list[str] = []
         self.transcript = Transcript(transcript, session.caps.fps)
         self.recorder = recorder
@@ -154,12 +160,14 @@ class HeadlessRunner:
         h = hashlib.sha256()
         start = s.state.frame
         ignored: tuple[str, ...] = ()
+        undrawn: list[str] = []
         for chunk in s.stream():
             frames += chunk.n_frames
             h.update(chunk.frames.tobytes())
             if chunk.audio is not None:
                 h.update(chunk.audio.tobytes())
             ignored = chunk.ignored
+            undrawn += self._undrawn.tell(s.state.scene, chunk.ignored)
             self.frame_hash.update(chunk.frames.tobytes())
             if self.recorder is not None:
                 self.recorder.add(chunk.frames, chunk.audio)
@@ -168,6 +176,8 @@ class HeadlessRunner:
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "chunk",
                                "request": request.summary(), "frames": frames,
                                "sha256": h.hexdigest(), "ignored": list(ignored)})
+        for line in undrawn if self.on_note is not None else ():
+            self.on_note(line)
 
     def start(self) -> None:
         self._events(self.session.start().events)
@@ -379,7 +389,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     try:
         rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
         out = _open_output(transcript) if transcript else None
-        runner = HeadlessRunner(session, out, rec, on_error=on_warning)
+        runner = HeadlessRunner(session, out, rec, on_error=on_warning, on_note=on_warning)
         runner.header(str(story_path))
         runner.start()
         for cmd in commands:

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from game.errors import WorldloomError
+from game.world.backends.scenery import UNDRAWN
 from game.world.protocol import FrameChunk, WorldRequest
 
 
@@ -80,6 +81,7 @@ class FrameFeed:
         self._max_seq = 0
         self._thread: threading.Thread | None = None
         self._errors: list[str] = []
+        self._undrawn: list[str] = []
         self.streaming_seq = 0
         self.chunks = 0
 
@@ -153,6 +155,7 @@ class FrameFeed:
                     audio=chunk.audio if i == 0 else None, audio_rate=chunk.audio_rate,
                     last=chunk.last and i == chunk.n_frames - 1))
             self._max_seq = max(self._max_seq, chunk.seq)
+            self._undrawn += [n for n in chunk.ignored if n.startswith(UNDRAWN)]
             self.chunks += 1
             self._cond.notify_all()
             return True
@@ -190,6 +193,13 @@ class FrameFeed:
         """Frames waiting to be shown."""
         with self._cond:
             return len(self._queue)
+
+    def take_undrawn(self) -> list[str]:
+        """The backend's notes of scenery it did not draw (:data:`~game.world.backends.scenery.UNDRAWN`)
+        since the last call, as the chunks queued carried them."""
+        with self._cond:
+            out, self._undrawn = self._undrawn, []
+            return out
 
     def take_errors(self) -> list[str]:
         """Errors the worker met since the last call (e.g. a backend that is down)."""
