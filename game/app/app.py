@@ -908,8 +908,10 @@ class App:
 
     def drop(self, item_id: str, pos: tuple[int, int]) -> bool:
         """Drop a dragged item at ``pos``: on a character gives it, elsewhere on the world
-        gives it to the nearest character by x; over the inventory cancels."""
-        if self.layout.inventory.collidepoint(pos) or not self.layout.world.collidepoint(pos):
+        gives it to the nearest character by x; over the inventory (or a chip, which may reach
+        over the world's edge) cancels."""
+        if self.layout.inventory.collidepoint(pos) or not self.layout.world.collidepoint(pos) \
+                or any(h.rect.collidepoint(pos) for h in self.chip_hits):
             return False
         boxes = self.character_boxes()
         target = next((c for c, r in boxes.items() if r.collidepoint(pos)), "")
