@@ -73,8 +73,6 @@ class HeadlessRunner:
         on_chunk: called with each chunk (tests, benchmarks).
         on_error: told (one line naming the script line) of a command that could not apply and
             left the game as it was, the run going on (see :meth:`run`).
-        on_note: told once per scene and phrase of scenery the backend did not draw
-            (:class:`game.world.backends.scenery.UndrawnScenery`).
 
     Attributes:
         errors: those lines, in order.
@@ -83,12 +81,9 @@ class HeadlessRunner:
     def __init__(self, session: Session, transcript: IO[str] | None = None,
                  recorder: Recorder | None = None,
                  on_chunk: Callable[[FrameChunk], None] | None = None,
-                 on_error: Callable[[str], None] | None = None,
-                 on_note: Callable[[str], None] | None = None) -> None:
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.session = session
         self.on_error = on_error
-        self.on_note = on_note
-        self._undrawn = UndrawnScenery()
         self.errors: list[str] = []
         self.transcript = Transcript(transcript, session.caps.fps)
         self.recorder = recorder
@@ -167,7 +162,7 @@ class HeadlessRunner:
             if chunk.audio is not None:
                 h.update(chunk.audio.tobytes())
             ignored = chunk.ignored
-            undrawn += self._undrawn.tell(s.state.scene, chunk.ignored)
+            undrawn += self._told(s.state.scene, chunk.ignored)
             self.frame_hash.update(chunk.frames.tobytes())
             if self.recorder is not None:
                 self.recorder.add(chunk.frames, chunk.audio)
@@ -204,6 +199,19 @@ class HeadlessRunner:
                     self.recorder.add(chunk.frames, chunk.audio, idle=True)
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "idle",
                                "frames": played})
+
+    #: Told once per scene and phrase of scenery the backend did not draw
+    #: (:class:`game.world.backends.scenery.UndrawnScenery`); ``play_headless`` sets its ``on_warning``.
+    on_note: Callable[[str], None] | None = None
+    _undrawn: UndrawnScenery | None = None
+
+    def _told(self, scene: str, ignored: tuple[str, ...]) -> list[str]:
+        """The warning lines for the undrawn scenery in a chunk's ``ignored`` not told before."""
+        if self.on_note is None:
+            return []
+        if self._undrawn is None:
+            self._undrawn = UndrawnScenery()
+        return self._undrawn.tell(scene, ignored)
 
     def run(self, cmd: Command) -> None:
         """Run one command. A line that cannot apply in the game as it is (no such choice,
@@ -389,8 +397,9 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
     try:
         rec = Recorder(record, caps.width, caps.height, caps.fps, caps.audio_rate) if record else None
         out = _open_output(transcript) if transcript else None
-        runner = HeadlessRunner(session, out, rec, on_error=on_warning, on_note=on_warning)
+        runner = HeadlessRunner(session, out, rec, on_error=on_warning)
         runner.header(str(story_path))
+        runner.on_note = on_warning
         runner.start()
         for cmd in commands:
             runner.run(cmd)

@@ -46,7 +46,6 @@ from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
 from game.story.strings import ending_title
-from game.world.backends.scenery import UndrawnScenery
 
 Direction = Literal["w", "a", "s", "d"]
 
@@ -127,7 +126,6 @@ class App:
         self._fonts: dict[float, Fonts] = {}
         #: Scenery the backend did not draw, one line per scene and phrase, as told on stderr.
         self.author_notes: list[str] = []
-        self._undrawn = UndrawnScenery()
         self.feed = FrameFeed(session, buffer_frames=max(2 * caps.frames_per_block, int(caps.fps)),
                               threaded=threaded)
         self.clock = FrameClock(caps.fps)
@@ -1067,7 +1065,7 @@ class App:
         self._toast = (self._toast[0], self._toast[1] + dt)
         for err in self.feed.take_errors():
             self.notify(err)
-        for line in self._undrawn.tell(self.session.state.scene, self.feed.take_undrawn()):
+        for line in self.feed.take_undrawn(self.session.state.scene):
             self.author_notes.append(line)
             print(f"worldloom: {line}", file=sys.stderr)  # for the author at the terminal, once
         self._take_stream()

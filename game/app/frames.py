@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from game.errors import WorldloomError
-from game.world.backends.scenery import UNDRAWN
+from game.world.backends.scenery import UNDRAWN, UndrawnScenery
 from game.world.protocol import FrameChunk, WorldRequest
 
 
@@ -82,6 +82,7 @@ class FrameFeed:
         self._thread: threading.Thread | None = None
         self._errors: list[str] = []
         self._undrawn: list[str] = []
+        self._told = UndrawnScenery()
         self.streaming_seq = 0
         self.chunks = 0
 
@@ -194,12 +195,13 @@ class FrameFeed:
         with self._cond:
             return len(self._queue)
 
-    def take_undrawn(self) -> list[str]:
-        """The backend's notes of scenery it did not draw (:data:`~game.world.backends.scenery.UNDRAWN`)
-        since the last call, as the chunks queued carried them."""
+    def take_undrawn(self, scene: str) -> list[str]:
+        """Warning lines (:class:`~game.world.backends.scenery.UndrawnScenery`, each once per scene
+        and phrase) for the scenery the chunks queued since the last call said was not drawn;
+        ``scene``: the scene they were drawn for."""
         with self._cond:
-            out, self._undrawn = self._undrawn, []
-            return out
+            notes, self._undrawn = self._undrawn, []
+        return self._told.tell(scene, notes)
 
     def take_errors(self) -> list[str]:
         """Errors the worker met since the last call (e.g. a backend that is down)."""
