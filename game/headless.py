@@ -23,7 +23,7 @@ from game.inputs.script import Command
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
-from game.world.backends.scenery import UndrawnScenery
+from game.world import undrawn
 from game.world.protocol import FrameChunk
 from game.world.record import Recorder
 
@@ -155,14 +155,14 @@ class HeadlessRunner:
         h = hashlib.sha256()
         start = s.state.frame
         ignored: tuple[str, ...] = ()
-        undrawn: list[str] = []
+        untold: list[str] = []
         for chunk in s.stream():
             frames += chunk.n_frames
             h.update(chunk.frames.tobytes())
             if chunk.audio is not None:
                 h.update(chunk.audio.tobytes())
             ignored = chunk.ignored
-            undrawn += self._told(s.state.scene, chunk.ignored)
+            untold += self.scenery.tell(s.state.scene, chunk.ignored) if self.scenery is not None else []
             self.frame_hash.update(chunk.frames.tobytes())
             if self.recorder is not None:
                 self.recorder.add(chunk.frames, chunk.audio)
@@ -171,8 +171,8 @@ class HeadlessRunner:
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "chunk",
                                "request": request.summary(), "frames": frames,
                                "sha256": h.hexdigest(), "ignored": list(ignored)})
-        for line in undrawn if self.on_note is not None else ():
-            self.on_note(line)
+        if self.scenery is not None:
+            self.scenery.said(untold)
 
     def start(self) -> None:
         self._events(self.session.start().events)
@@ -200,18 +200,9 @@ class HeadlessRunner:
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "idle",
                                "frames": played})
 
-    #: Told once per scene and phrase of scenery the backend did not draw
-    #: (:class:`game.world.backends.scenery.UndrawnScenery`); ``play_headless`` sets its ``on_warning``.
-    on_note: Callable[[str], None] | None = None
-    _undrawn: UndrawnScenery | None = None
-
-    def _told(self, scene: str, ignored: tuple[str, ...]) -> list[str]:
-        """The warning lines for the undrawn scenery in a chunk's ``ignored`` not told before."""
-        if self.on_note is None:
-            return []
-        if self._undrawn is None:
-            self._undrawn = UndrawnScenery()
-        return self._undrawn.tell(scene, ignored)
+    #: Scenery the backend did not draw, told once per scene and phrase to its ``say``
+    #: (:class:`game.world.undrawn.UndrawnScenery`); ``play_headless`` gives it ``on_warning``.
+    scenery: undrawn.UndrawnScenery | None = None
 
     def run(self, cmd: Command) -> None:
         """Run one command. A line that cannot apply in the game as it is (no such choice,
@@ -399,7 +390,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
         out = _open_output(transcript) if transcript else None
         runner = HeadlessRunner(session, out, rec, on_error=on_warning)
         runner.header(str(story_path))
-        runner.on_note = on_warning
+        runner.scenery = undrawn.UndrawnScenery(on_warning)
         runner.start()
         for cmd in commands:
             runner.run(cmd)

@@ -23,8 +23,8 @@ from typing import Protocol
 import numpy as np
 
 from game.errors import WorldloomError
-from game.world.backends.scenery import UNDRAWN, UndrawnScenery
 from game.world.protocol import FrameChunk, WorldRequest
+from game.world.undrawn import UNDRAWN, UndrawnScenery
 
 
 class Streamer(Protocol):
@@ -196,7 +196,7 @@ class FrameFeed:
             return len(self._queue)
 
     def take_undrawn(self, scene: str) -> list[str]:
-        """Warning lines (:class:`~game.world.backends.scenery.UndrawnScenery`, each once per scene
+        """Warning lines (:class:`~game.world.undrawn.UndrawnScenery`, each once per scene
         and phrase) for the scenery the chunks queued since the last call said was not drawn;
         ``scene``: the scene they were drawn for."""
         with self._cond:

@@ -21,7 +21,7 @@ from game.inputs.meaning import LexicalEmbedder, Resolver  # noqa: E402
 from game.inputs.script import parse_line  # noqa: E402
 from game.session import open_game  # noqa: E402
 from game.state import Choose, Move  # noqa: E402
-from game.world.backends.scenery import UndrawnScenery  # noqa: E402
+from game.world.undrawn import UndrawnScenery  # noqa: E402
 
 STORY = Path(__file__).resolve().parents[2] / "stories" / "gullhaven"
 NOTE = "scenery: nothing in the vocabulary is near 'a workbench' (nearest is desk at 0.44); not drawn"

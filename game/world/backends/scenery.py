@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from game.errors import WorldloomError
+from game.world.undrawn import UNDRAWN
 
 #: ``texts -> (N, D)`` unit vectors (e.g. ``get_embedder().encode``).
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -191,37 +192,6 @@ def _named(phrase: str) -> list[str]:
             taken.append(span)
             hits.append((m.start(), name))
     return [name for _, name in sorted(hits)]
-
-
-#: How a backend's note (in :attr:`game.world.protocol.FrameChunk.ignored`) starts when a phrase
-#: of the scene's setting was not drawn (see :meth:`Vocabulary.read`).
-UNDRAWN = "scenery: "
-
-
-class UndrawnScenery:
-    """Tells an author, once per scene and phrase, the words of a setting the backend did not draw.
-
-    The painter reports them only in each chunk's ``ignored`` list (the transcript's), where
-    nobody playing looks. :meth:`tell` turns the new ones into warning lines naming the scene:
-    ``scene 'net_shed': 'a workbench' is not drawn (nearest is desk at 0.44): name something
-    the painter draws, or give the scene art``.
-    """
-
-    def __init__(self) -> None:
-        self._told: set[tuple[str, str]] = set()
-
-    def tell(self, scene: str, ignored: Sequence[str]) -> list[str]:
-        """Warning lines for the :data:`UNDRAWN` notes of ``ignored`` not told before for ``scene``."""
-        out = []
-        for note in ignored:
-            if not note.startswith(UNDRAWN) or (scene, note) in self._told:
-                continue
-            self._told.add((scene, note))
-            what = note[len(UNDRAWN):].removeprefix("nothing in the vocabulary is near ").removesuffix("; not drawn")
-            phrase, _, why = what.partition(" (")
-            out.append(f"scene {scene!r}: {phrase} is not drawn" + (f" ({why}" if why else "")
-                       + ": name something the painter draws (game/world/backends/scenery.py), or give the scene art")
-        return out
 
 
 class Vocabulary:
