@@ -21,6 +21,7 @@ from game.readable import Reader
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
 from game.story.story import Story
+from game.world import undrawn
 from game.world.protocol import FrameChunk
 
 if TYPE_CHECKING:
@@ -204,12 +205,14 @@ class HeadlessRunner:
         h = hashlib.sha256()
         start = s.state.frame
         ignored: tuple[str, ...] = ()
+        untold: list[str] = []
         for chunk in s.stream():
             frames += chunk.n_frames
             h.update(chunk.frames.tobytes())
             if chunk.audio is not None:
                 h.update(chunk.audio.tobytes())
             ignored = chunk.ignored
+            untold += self.scenery.tell(s.state.scene, chunk.ignored) if self.scenery is not None else []
             self.frame_hash.update(chunk.frames.tobytes())
             if self.recorder is not None:
                 self.recorder.add(chunk.frames, chunk.audio)
@@ -218,6 +221,8 @@ class HeadlessRunner:
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "chunk",
                                "request": request.summary(), "frames": frames,
                                "sha256": h.hexdigest(), "ignored": list(ignored)})
+        if self.scenery is not None:
+            self.scenery.said(untold)
 
     def _show_menu(self) -> None:
         """Tell ``on_text`` the choices on offer, when they are not those it was last told."""
@@ -257,6 +262,10 @@ class HeadlessRunner:
                     self.recorder.add(chunk.frames, chunk.audio, idle=True)
         self.transcript.write({"frame": start, "time": round(start / s.caps.fps, 4), "type": "idle",
                                "frames": played})
+
+    #: Scenery the backend did not draw, told once per scene and phrase to its ``say``
+    #: (:class:`game.world.undrawn.UndrawnScenery`); ``play_headless`` gives it ``on_warning``.
+    scenery: undrawn.UndrawnScenery | None = None
 
     def run(self, cmd: Command) -> None:
         """Run one command. A line that cannot apply in the game as it is (no such choice,
@@ -452,6 +461,7 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
         out = _open_output(transcript) if transcript else None
         runner = HeadlessRunner(session, out, rec, on_error=on_warning, on_text=on_text)
         runner.header(str(story_path))
+        runner.scenery = undrawn.UndrawnScenery(on_warning)
         runner.start()
         for cmd in commands:
             runner.run(cmd)

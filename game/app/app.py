@@ -18,6 +18,7 @@ they run on the :class:`~game.app.inputs.InputWorker` thread, through
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
@@ -111,6 +112,8 @@ class App:
         self.fps = caps.fps
         self.layout: Layout = make_layout(self.screen.get_size(), self.frame_size)
         self._fonts: dict[float, Fonts] = {}
+        #: Scenery the backend did not draw, one line per scene and phrase, as told on stderr.
+        self.author_notes: list[str] = []
         self.feed = FrameFeed(session, buffer_frames=max(2 * caps.frames_per_block, int(caps.fps)),
                               threaded=threaded)
         self.clock = FrameClock(caps.fps)
@@ -891,8 +894,10 @@ class App:
 
     def drop(self, item_id: str, pos: tuple[int, int]) -> bool:
         """Drop a dragged item at ``pos``: on a character gives it, elsewhere on the world
-        gives it to the nearest character by x; over the inventory cancels."""
-        if self.layout.inventory.collidepoint(pos) or not self.layout.world.collidepoint(pos):
+        gives it to the nearest character by x; over the inventory (or a chip, which may reach
+        over the world's edge) cancels."""
+        if self.layout.inventory.collidepoint(pos) or not self.layout.world.collidepoint(pos) \
+                or any(h.rect.collidepoint(pos) for h in self.chip_hits):
             return False
         boxes = self.character_boxes()
         target = next((c for c, r in boxes.items() if r.collidepoint(pos)), "")
@@ -1048,6 +1053,9 @@ class App:
         self._toast = (self._toast[0], self._toast[1] + dt)
         for err in self.feed.take_errors():
             self.notify(err)
+        for line in self.feed.take_undrawn(self.session.state.scene):
+            self.author_notes.append(line)
+            print(f"worldloom: {line}", file=sys.stderr)  # for the author at the terminal, once
         self._take_stream()
         self.worker.collect()
         while self._voice_in:

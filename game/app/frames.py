@@ -24,6 +24,7 @@ import numpy as np
 
 from game.errors import WorldloomError
 from game.world.protocol import FrameChunk, WorldRequest
+from game.world.undrawn import UNDRAWN, UndrawnScenery
 
 
 class Streamer(Protocol):
@@ -80,6 +81,8 @@ class FrameFeed:
         self._max_seq = 0
         self._thread: threading.Thread | None = None
         self._errors: list[str] = []
+        self._undrawn: list[str] = []
+        self._told = UndrawnScenery()
         self.streaming_seq = 0
         self.chunks = 0
 
@@ -153,6 +156,7 @@ class FrameFeed:
                     audio=chunk.audio if i == 0 else None, audio_rate=chunk.audio_rate,
                     last=chunk.last and i == chunk.n_frames - 1))
             self._max_seq = max(self._max_seq, chunk.seq)
+            self._undrawn += [n for n in chunk.ignored if n.startswith(UNDRAWN)]
             self.chunks += 1
             self._cond.notify_all()
             return True
@@ -190,6 +194,14 @@ class FrameFeed:
         """Frames waiting to be shown."""
         with self._cond:
             return len(self._queue)
+
+    def take_undrawn(self, scene: str) -> list[str]:
+        """Warning lines (:class:`~game.world.undrawn.UndrawnScenery`, each once per scene
+        and phrase) for the scenery the chunks queued since the last call said was not drawn;
+        ``scene``: the scene they were drawn for."""
+        with self._cond:
+            notes, self._undrawn = self._undrawn, []
+        return self._told.tell(scene, notes)
 
     def take_errors(self) -> list[str]:
         """Errors the worker met since the last call (e.g. a backend that is down)."""

@@ -67,3 +67,33 @@ def test_the_more_marker_is_inside_the_text_column_for_every_french_line(screen:
             if marker < 5:
                 lost.append(text)
     assert lost == [], f"{len(lost)} of {2 * len(lines)} lines lost their marker"
+
+
+def test_dropping_an_item_back_on_a_chip_over_the_world_keeps_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from game.app.app import App
+    from game.inputs.channels import Channels
+    from game.inputs.meaning import LexicalEmbedder, Resolver
+    from game.session import open_game
+    from game.state import Choose
+    from game.story.strings import LANG_ENV
+
+    monkeypatch.setenv(LANG_ENV, "fr")
+    game = open_game(STORIES / "eve", backend="null", dialogue=None, voice=False, save_dir=tmp_path / "s",
+                     size=(960, 540))
+    session = game.session
+    channels = Channels(session, Resolver(session.story, LexicalEmbedder()), voice_dir=tmp_path / "voice")
+    app = App(session, (1280, 720), threaded=False, audio=False, channels=channels)
+    try:
+        app.start()
+        session.submit(Choose(choice_id="knock"))  # into her kitchen: someone to give it to
+        app.step()
+        assert session.view().characters
+        lemon = next(h for h in app.chip_hits if h.key == "lemon")
+        assert lemon.rect.left < app.layout.world.right  # the long name's chip reaches over the world
+        spot = (lemon.rect.left + 4, lemon.rect.centery)
+        assert app.layout.world.collidepoint(spot) and not app.drop("lemon", spot)
+        assert "lemon" in session.state.inventory
+    finally:
+        app.close()
+        game.close()

@@ -11,7 +11,7 @@ from game.state import Wait
 from game.story import load_story
 from game.story.runtime import StoryRuntime
 from game.world.backends.landmarks import oak
-from game.world.backends.palette import resolve_look, resolve_time, palette_for
+from game.world.backends.palette import palette_for, resolve_look, resolve_time
 from game.world.backends.procedural import ProceduralBackend
 from game.world.director import Director
 

@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from game.errors import WorldloomError
+from game.world.undrawn import UNDRAWN
 
 #: ``texts -> (N, D)`` unit vectors (e.g. ``get_embedder().encode``).
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -258,7 +259,7 @@ class Vocabulary:
             else:
                 why = (f"nearest is {name} at {sim:.2f}" if name else
                        f"no embedder to match by meaning{': ' + self.unavailable if self.unavailable else ''}")
-                notes.append(f"scenery: nothing in the vocabulary is near {phrase!r} ({why}); not drawn")
+                notes.append(f"{UNDRAWN}nothing in the vocabulary is near {phrase!r} ({why}); not drawn")
         if _DARK_LAMP.search(text.lower()):
             names.append("unlit")
         interior = next((n for n in names if BY_NAME[n].kind == "interior"), "")
