@@ -25,8 +25,8 @@ count         "I keep forty hives", "I have 3 kids", "there are 12       ``playe
 place         "I keep forty hives near Rotterdam" (a capitalised place    ``player_<noun>.place``
               after near/in/at/outside/by/on)                            ("near Rotterdam")
 carer         "My dog is called Biscuit. He's staying with my sister",    ``player_<relation>.carer``
-              "my sister is looking after him/Biscuit/my dog", "my       ("with your sister")
-              neighbour, Mrs Duncan, is feeding her" (a pronoun with
+              "my sister is looking after him/Biscuit/my dog", "my       ("with your sister", "with
+              neighbour, Mrs Duncan, is feeding her" (a pronoun with    your neighbour, Mrs Duncan")
               nothing before it in the line: the last one told of)
 likes         "I love X", "I like X", "I enjoy X", "X is my favourite",  ``player.likes`` (a list)
               "nothing beats X", "I'm fond of X"
@@ -249,7 +249,7 @@ _CARER = tuple(re.compile(rx, re.I) for rx in (
     rf"\b(he|she|it|they|my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are|'re|’re)\s+(?:now\s+)?"
     rf"{_STAYING}\s+(?:with|by|at)\s+(my\s+(?:{_RELATIONS})|{_NAME_WORD})",
     # "my sister is looking after him", "Anna's minding Biscuit"
-    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*(?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP},)?"
+    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*((?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP}),)?"
     rf"\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
     rf"caring for|keeping|feeding|watching)\s+(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
 ))
@@ -298,18 +298,22 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
             return earlier[-1] if earlier and not [f for f in found if f.entity.startswith("player_")] else ""
         return next((e for e, n, _ in names if n == p), "")
 
-    def carer(phrase: str) -> str:
+    def carer(phrase: str, called: str = "") -> str:
         p = " ".join(phrase.split())
         if p.lower().startswith("my "):
-            return "with your " + p[3:].lower()
+            # "my neighbour, Mrs Duncan,": the name said beside the relation is kept with it
+            named = " ".join(_cap(w) for w in called.split()) if called and _is_name(called.split()[-1],
+                                                                                         need_cap=True) else ""
+            return "with your " + p[3:].lower() + (f", {named}" if named else "")
         return "" if not _is_name(p, need_cap=True) else "with " + _cap(p)
 
     out: list[Told] = []
     for i, rx in enumerate(_CARER):
         for m in rx.finditer(text):
-            cared, by = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
-            entity, value = who(cared, m.start()), carer(by)
-            if entity and value and entity != "player_" + value.removeprefix("with your ").replace(" ", "_") \
+            cared, by, called = (m.group(1), m.group(2), "") if i == 0 else (m.group(3), m.group(1), m.group(2) or "")
+            entity, value = who(cared, m.start()), carer(by, called)
+            relation = value.removeprefix("with your ").split(",")[0]
+            if entity and value and entity != "player_" + relation.replace(" ", "_") \
                     and not _DENIAL.search(m.group(0)):
                 out.append(Told(entity, "carer", value, "thing" if entity.removeprefix("player_") in _PETS
                                 else "person"))
