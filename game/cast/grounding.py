@@ -147,10 +147,18 @@ _FRAME = re.compile(r"(?i)^\s*(?:(?:may|can|could|might) i (?:ask|know)(?: you)?
                     r"can you (?:remember|recall|tell me)|would you tell me)\b[\s,]*")
 
 
+#: Polite asides anywhere in a question that name the asker, not whose fact it is ("What age are you,
+#: if you don't mind me asking?", "Where did you grow up, if I may ask?").
+_ASIDE = re.compile(r"(?i)\b(?:if you (?:don't|do not|don’t) mind(?: (?:me|my) asking)?|if i (?:may|might|can) "
+                    r"(?:ask|say so)|if i may|if you'll forgive me asking|(?:i'm|i am) (?:just )?curious|"
+                    r"i was wondering|i've always wondered)\b")
+
+
 def _person(text: str) -> tuple[bool, bool]:
     """Whether ``text`` asks of the player (first person) and of her (second person), once a frame
-    that names only the asker or the one asked (:data:`_FRAME`) is taken off."""
-    toks = set(tokens(_FRAME.sub("", text, count=1)))
+    that names only the asker or the one asked (:data:`_FRAME`) and polite asides (:data:`_ASIDE`)
+    are taken off."""
+    toks = set(tokens(_ASIDE.sub(" ", _FRAME.sub("", text, count=1))))
     return bool(toks & _FIRST), bool(toks & _SECOND)
 
 
@@ -504,7 +512,7 @@ class Grounding:
         """
         if not text.strip() or not _ASK.search(text):
             return None
-        bare = set(tokens(_TOLD_FRAME.sub(" ", text)))
+        bare = set(tokens(_ASIDE.sub(" ", _TOLD_FRAME.sub(" ", text))))
         if not bare & _FIRST_OWN or bare & _SECOND or _names_untold(text, beliefs):
             return None  # not the player's, hers, or a pet of theirs she was never told of
         facts = [(e, k, v) for e, k, v, src in beliefs if told_by_player(src) and v
