@@ -60,9 +60,9 @@ RECENT_LINES = 6
 #: The player's words go into a ``{value}`` slot only when at most this long (characters, words),
 #: made of letters, digits, spaces, apostrophes and hyphens; anything else: the slot's line is not used.
 SLOT_MAX_CHARS = 32
-SLOT_MAX_WORDS = 5  # "with your neighbour, Mrs Duncan"
+SLOT_MAX_WORDS = 5  # "with your neighbour Mrs Duncan"
 
-_SLOT_OK = re.compile(r"[^\W_](?:[\w' \-]|, (?=[^\W_]))*(?<=[^\W_])|[^\W_]")
+_SLOT_OK = re.compile(r"[^\W_](?:[\w' \-]*[^\W_])?")
 _ENTITY_OK = re.compile(r"player(?:_[a-z]+){0,3}")
 
 
@@ -71,8 +71,7 @@ def slot_value(text: str) -> str:
 
     NFKC-normalised, spaces collapsed, surrounding quotes and punctuation dropped; then it must
     be at most :data:`SLOT_MAX_CHARS` characters and :data:`SLOT_MAX_WORDS` words of letters,
-    digits, apostrophes, hyphens and commas between words ("with your neighbour, Mrs Duncan"; no
-    braces, markup, newlines, control or chat tokens).
+    digits, apostrophes and hyphens (no braces, markup, newlines, control or chat tokens).
     """
     value = " ".join(unicodedata.normalize("NFKC", text).split()).strip(" \"'.,;:!?()[]")
     if not value or len(value) > SLOT_MAX_CHARS or len(value.split()) > SLOT_MAX_WORDS:

@@ -26,7 +26,7 @@ place         "I keep forty hives near Rotterdam" (a capitalised place    ``play
               after near/in/at/outside/by/on)                            ("near Rotterdam")
 carer         "My dog is called Biscuit. He's staying with my sister",    ``player_<relation>.carer``
               "my sister is looking after him/Biscuit/my dog", "my       ("with your sister", "with
-              neighbour, Mrs Duncan, is feeding her" (a pronoun with    your neighbour, Mrs Duncan")
+              neighbour, Mrs Duncan, is feeding her" (a pronoun with    your neighbour Mrs Duncan")
               nothing before it in the line: the last one told of)
 likes         "I love X", "I like X", "I enjoy X", "X is my favourite",  ``player.likes`` (a list)
               "nothing beats X", "I'm fond of X"
@@ -304,7 +304,7 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
             # "my neighbour, Mrs Duncan,": the name said beside the relation is kept with it
             named = " ".join(_cap(w) for w in called.split()) if called and _is_name(called.split()[-1],
                                                                                          need_cap=True) else ""
-            return "with your " + p[3:].lower() + (f", {named}" if named else "")
+            return "with your " + p[3:].lower() + (f" {named}" if named else "")  # no comma: not a vocative
         return "" if not _is_name(p, need_cap=True) else "with " + _cap(p)
 
     out: list[Told] = []
@@ -312,7 +312,7 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
         for m in rx.finditer(text):
             cared, by, called = (m.group(1), m.group(2), "") if i == 0 else (m.group(3), m.group(1), m.group(2) or "")
             entity, value = who(cared, m.start()), carer(by, called)
-            relation = value.removeprefix("with your ").split(",")[0]
+            relation = p_rel if (p_rel := by.lower().removeprefix("my ").strip()) else ""
             if entity and value and entity != "player_" + relation.replace(" ", "_") \
                     and not _DENIAL.search(m.group(0)):
                 out.append(Told(entity, "carer", value, "thing" if entity.removeprefix("player_") in _PETS

@@ -40,3 +40,19 @@ def test_greetings_and_introductions_are_small_talk(appraiser: Appraiser, line: 
 ])
 def test_a_real_apology_thanks_or_compliment_still_reads_so(appraiser: Appraiser, line: str, intent: str) -> None:
     assert appraiser.appraise(line).intent == intent, appraiser.appraise(line)
+
+
+@pytest.mark.parametrize(("line", "intent"), [
+    ("This tea is exactly right. Thank you.", "thanks"),            # talk B: was read as a compliment
+    ("The soup was lovely. Thanks ever so much.", "thanks"),
+    ("Nice fire. I'm sorry I was so rude earlier.", "apology"),
+])
+def test_a_sentence_that_thanks_or_apologises_decides_the_line(appraiser: Appraiser, line: str, intent: str) -> None:
+    got = appraiser.appraise(line)
+    assert got.intent == intent and got.score >= 0.45, got
+
+
+def test_a_line_that_asks_is_read_whole(appraiser: Appraiser) -> None:
+    # "Thank you." alone scores ~0.75 as thanks: a line that also asks is not read by that part
+    assert appraiser.appraise("Thank you.").score >= 0.7
+    assert appraiser.appraise("Thank you. Can I stay till morning?").score < 0.45

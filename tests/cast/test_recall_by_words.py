@@ -18,7 +18,7 @@ S = "the player said so"
 BELIEFS = (("player", "name", "Mara", S), ("player", "full_name", "Mara Lindqvist", S),
            ("player", "home", "Tromsø", S), ("player", "work", "bookbinder", S),
            ("player_hives", "count", "12", S), ("player_dog", "name", "Rufus", S),
-           ("player_dog", "carer", "with your brother, Sam", S), ("player", "age", "44", S),
+           ("player_dog", "carer", "with your brother Sam", S), ("player", "age", "44", S),
            ("player", "likes", "smoked mackerel", S), ("player", "dislikes", "turnips", S),
            ("player", "gave", "a tin of shortbread", "the player gave it to me"),
            ("player", "favourite colour", "blue", S))
@@ -76,7 +76,7 @@ def test_cue_words() -> None:
 
 def test_the_carer_s_own_name_is_kept_and_said_back(grounding: Grounding) -> None:
     told = facts_told("My neighbour, Mrs Duncan, is feeding her until Sunday.", {"player_cat": "Pepper"})
-    assert [(f.entity, f.key, f.value) for f in told] == [("player_cat", "carer", "with your neighbour, Mrs Duncan")]
+    assert [(f.entity, f.key, f.value) for f in told] == [("player_cat", "carer", "with your neighbour Mrs Duncan")]
     beliefs = (("player_cat", "name", "Pepper", S), *((f.entity, f.key, f.value, S) for f in told))
     got = grounding.match("And who was it I said was feeding her?", beliefs)
     assert got is not None and got.id == "told.player_cat.carer" and "Mrs Duncan" in got.text
@@ -91,3 +91,20 @@ def test_the_scripted_name_answer_does_not_take_a_surname_question(eve: Any, emb
     for line in ("What's my surname?", "And my last name, do you know it?"):
         got = knowledge.match(line)  # was "Ingrid. You told me at the door..."
         assert got is None or "Ingrid" not in got.answer.answer, (line, got)
+
+
+def test_the_carer_acknowledgement_with_her_name_is_spoken(eve: Any, embedder: Any) -> None:
+    # "With your neighbour, Mrs Duncan." read to the guard as calling the player Mrs Duncan: the line was dropped
+    from game.cast.dialogue import pipeline_for
+    from game.cast.memory import Memory
+    from game.cast.retrieval import HashEmbedder
+    from game.models.llm_scripted import ScriptedDialogueModel
+    from game.state.events import Event
+
+    memory = Memory(eve, embedder=HashEmbedder())
+    pipe = pipeline_for(eve, memory, ScriptedDialogueModel(default="Mm."), embedder=embedder)
+    for turn, line in enumerate(("The name's Ingrid.", "There's a grey cat waiting at home, Pepper."), 1):
+        pipe.reply(line, turn)
+        memory.observe(Event(kind="say", turn=turn, speaker="player", text=line, data={"target": "eve"}))
+    reply = pipe.reply("My neighbour, Mrs Duncan, is feeding her until Sunday.", 3)
+    assert reply.check.get("pick") == "replies.told.carer" and "Mrs Duncan" in reply.text, reply
