@@ -82,7 +82,7 @@ from game.cast.dialogue import (
     facts_from_memory,
     pipeline_for,
 )
-from game.cast.grounding import content_words, says_value
+from game.cast.grounding import OWN_GROUPS, content_words, recall_groups, says_value
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
 from game.cast.persona_log import PersonaLog, Rejection
@@ -207,12 +207,15 @@ class PlayerKnowledge(AuthoredKnowledge):
         none; one whose question is about *your* X while the line is about *my* X, or the
         other way round ("What did I tell you about my grandmother?" is not "Tell me about
         your grandmother."); or one that names the player while she does not know the
-        name and has no ``unknown`` line)."""
+        name and has no ``unknown`` line, or while the line's words ask for another fact of the
+        player's own (:func:`~game.cast.grounding.recall_groups`: "What's my surname?"))."""
         m = super().match(text)
         if m is None or owners_differ(text, m.question):
             return None
         if "{{user}}" not in m.answer.answer:
             return m
+        if recall_groups(text) & OWN_GROUPS - {"name"}:
+            return None  # "What's my surname?" asks for more than the name: the grounded full name answers
         name = self._player()
         if name:
             said = substitute(m.answer.answer, self._me, name)

@@ -147,10 +147,18 @@ _FRAME = re.compile(r"(?i)^\s*(?:(?:may|can|could|might) i (?:ask|know)(?: you)?
                     r"can you (?:remember|recall|tell me)|would you tell me)\b[\s,]*")
 
 
+#: Polite asides anywhere in a question that name the asker, not whose fact it is ("What age are you,
+#: if you don't mind me asking?", "Where did you grow up, if I may ask?").
+_ASIDE = re.compile(r"(?i)\b(?:if you (?:don't|do not|don’t) mind(?: (?:me|my) asking)?|if i (?:may|might|can) "
+                    r"(?:ask|say so)|if i may|if you'll forgive me asking|(?:i'm|i am) (?:just )?curious|"
+                    r"i was wondering|i've always wondered)\b")
+
+
 def _person(text: str) -> tuple[bool, bool]:
     """Whether ``text`` asks of the player (first person) and of her (second person), once a frame
-    that names only the asker or the one asked (:data:`_FRAME`) is taken off."""
-    toks = set(tokens(_FRAME.sub("", text, count=1)))
+    that names only the asker or the one asked (:data:`_FRAME`) and polite asides (:data:`_ASIDE`)
+    are taken off."""
+    toks = set(tokens(_ASIDE.sub(" ", _FRAME.sub("", text, count=1))))
     return bool(toks & _FIRST), bool(toks & _SECOND)
 
 
@@ -324,6 +332,72 @@ def told_group(entity: str, key: str) -> str:
     return _key_group(entity, key)[0]
 
 
+#: Words by which a first-person question says which told fact it asks for (:func:`recall_groups`),
+#: by :data:`QUESTIONS` group: what the player's own telling of it would use ("I mend clocks for a
+#: living" -> "What's my trade?"; "I'm fond of cullen skink" -> "What's the soup I'm so fond of?").
+RECALL_CUES: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
+    "full_name": "surname surnames",
+    "name": "name named",
+    "age": "old age aged birthday",
+    "home": "live lived living home hometown city town country village from",
+    "work": "job work trade living profession occupation craft career",
+    "likes": "like love fond enjoy adore treat beats",
+    "dislikes": "hate abide bear stand loathe detest dislike",
+    "gave": "gave brought carried present gift",
+    "favourite": "favourite favorite best",
+    "relation": "name named called",
+    "carer": "looking minding feeding caring staying watching keeping sitting",
+    "count": "many number",
+    "place": "where keep kept",
+}.items()}
+#: The groups of the player's own facts (no thing of theirs): a line whose words ask for one of them
+#: is not answered with another (:meth:`Grounding.match`).
+OWN_GROUPS = frozenset({"name", "full_name", "age", "home", "work"})
+#: Cue phrases that need more than one word ("full name", "did I bring"; "who am I").
+_CUE_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(rx, re.I), group) for rx, group in (
+    (r"\b(?:full|last|family|second|whole)\s+name\b", "full_name"),
+    (r"\bwho am i\b|\bwhat am i called\b", "name"),
+    (r"\bdid i\s+(?:\w+\s+)?(?:give|bring|carry|make|hand)\b", "gave"),
+    (r"\bwhat (?:do|did) i (?:say i )?do\b", "work"),
+    (r"\blook(?:s|ing)? after\b|\bwho has\b|\bwho's got\b", "carer"),
+))
+#: "like" that compares, not likes ("Do I look like I can swim?").
+_AS_LIKE = re.compile(r"(?i)\b(?:looks?|looked|sounds?|seems?|feels?|just|things|something|anything)\s+like\b")
+#: A like said with a negation is a dislike asked for ("What don't I like?").
+_NEGATED_LIKE = re.compile(r"(?:n't|n’t|\bnot|\bnever)\s+(?:\w+\s+)?(?:like|love|enjoy|stand|bear|abide)\b", re.I)
+#: The telling round a recall question ("did I tell you", "do you remember"): the "you" in it is
+#: the one told, not whom the question is about.
+_TOLD_FRAME = re.compile(r"(?i)\b(?:(?:do|did|can|could|would|will) you\s+(?:still\s+)?(?:remember|recall|know|tell me|"
+                         r"name|say)|you (?:remember|recall|know)|(?:tell|told|say to|said to|mention(?:ed)? to|"
+                         r"give|gave|bring|brought|carry|carried|make|made|hand|handed|show|showed) you|"
+                         r"remind me|tell me)\b")
+_THIRD = frozenset("he she him her his hers they them".split())  # not "it": "what is it I said..."
+_FIRST_OWN = frozenset("i my mine myself i'm i've i'd".split())
+
+
+def recall_groups(text: str) -> set[str]:
+    """The :data:`QUESTIONS` groups a question's words ask for (:data:`RECALL_CUES`, :data:`_CUE_PHRASES`):
+    "What's my surname?" -> ``{"full_name"}``; "What is it I said I couldn't bear?" -> ``{"dislikes"}``."""
+    words = {w.removesuffix("'s") for w in tokens(_AS_LIKE.sub(" ", text))}
+    groups = {g for g, cues in RECALL_CUES.items() if words & cues}
+    groups |= {g for rx, g in _CUE_PHRASES if rx.search(text)}
+    if "full_name" in groups:
+        groups.discard("name")
+    if _NEGATED_LIKE.search(text):
+        groups.discard("likes")
+        groups.add("dislikes")
+    return groups
+
+
+def _names_untold(text: str, beliefs: Beliefs) -> bool:
+    """Whether ``text`` names a relation or pet of the player's ("my cat") she was told nothing of."""
+    told = {w for e, _, _, src in beliefs if e.startswith("player_") and told_by_player(src)
+            for thing in [e.removeprefix("player_").replace("_", " ")]
+            for t in tokens(thing) for w in (t, t.removesuffix("s"), *THING_WORDS.get(thing, ()))}
+    return any(m.group(1).lower() not in _OWN and m.group(1).lower().removesuffix("s") not in told
+               and m.group(1).lower() in RELATION_WORDS for m in _MY_THING.finditer(text))
+
+
 class Grounding:
     """Finds the fact a question asks for and says it (see the module doc).
 
@@ -395,18 +469,15 @@ class Grounding:
                  if any(w in words or w + "s" in words or w.removesuffix("s") in words
                         for w in (t, *THING_WORDS.get(thing, ())))
                  or (thing in pet_names and set(tokens(pet_names[thing])) <= words)}
-        told_things = {w for fid, _, _, fact in rows if fact is None
-                       for thing in [_key_group(*fid.split(".")[1:3])[1]]
-                       for t in tokens(thing) for w in (t, t.removesuffix("s"), *THING_WORDS.get(thing, ()))}
-        unknown_thing = any(m.group(1).lower() not in _OWN and m.group(1).lower().removesuffix("s") not in told_things
-                            and m.group(1).lower() in RELATION_WORDS for m in _MY_THING.finditer(text))
+        unknown_thing = _names_untold(text, beliefs)
+        own = recall_groups(text) & OWN_GROUPS  # "What's my surname?" is not "What's my name?"
         q = self._vecs([text])[0]
         sims = self._vecs([r[1] for r in rows]) @ q
         for i in np.argsort(-sims):
             fid, question, value, fact = rows[int(i)]
             score = float(sims[int(i)])
             if score < (self.threshold if threshold is None else threshold):
-                return None
+                return self.recall(text, beliefs)
             if _person(question) != view:
                 continue
             if asks and asks_for(question) and asks_for(question) != asks:
@@ -418,12 +489,65 @@ class Grounding:
                     continue
                 if not thing and (named or unknown_thing):
                     continue  # "what my cat is called" with no cat told is not the player's name
+                if not thing and own and group not in own:
+                    continue  # the line's words ask for another of the player's own facts
                 said = told_text(self.templates, entity, key, value)
             else:
                 said = fact.say or f"{value}."
             said = said[:1].upper() + said[1:]
             return Grounded(fid, said, value, question, score)
-        return None
+        return self.recall(text, beliefs)
+
+    def recall(self, text: str, beliefs: Beliefs = ()) -> Grounded | None:
+        """The told fact a first-person question asks back by its words, or ``None``.
+
+        For a question no fact's questions match well enough (:meth:`match` falls back to this):
+        once the telling round it is taken off ("did I tell you", "do you remember", "remind me":
+        :data:`_TOLD_FRAME`), the line must ask (:data:`_ASK`), speak of the player ("I", "my") and not
+        of her ("you"). The facts it may ask for are those of the things it names (by a word for
+        the thing or its name; a bare "her" or "him" is the pet or person she was told of last),
+        else the player's own; of those, the ones whose group its words ask for
+        (:func:`recall_groups`: "surname" asks for the full name, "minding" for who has a pet, "couldn't
+        bear" for a dislike). Of several, the best by the score of :meth:`hint`.
+        """
+        if not text.strip() or not _ASK.search(text):
+            return None
+        bare = set(tokens(_ASIDE.sub(" ", _TOLD_FRAME.sub(" ", text))))
+        if not bare & _FIRST_OWN or bare & _SECOND or _names_untold(text, beliefs):
+            return None  # not the player's, hers, or a pet of theirs she was never told of
+        facts = [(e, k, v) for e, k, v, src in beliefs if told_by_player(src) and v
+                 and (e == "player" or e.startswith("player_"))]
+        if not facts:
+            return None
+        words = {w.removesuffix("'s") for w in tokens(text)}
+        names = {e: v for e, k, v in facts if k == "name" and e != "player"}
+
+        def named(entity: str) -> bool:
+            thing = entity.removeprefix("player_").replace("_", " ")
+            said = (*tokens(thing), *THING_WORDS.get(thing, ()))
+            return any(w in words or w + "s" in words or w.removesuffix("s") in words for w in said) or \
+                bool(entity in names and set(tokens(names[entity])) <= words)
+
+        things = [e for e in dict.fromkeys(e for e, _, _ in facts) if e != "player" and named(e)]
+        if not things and words & _THIRD:
+            # "who did I say was feeding her?": the pet or person she was told of last
+            things = [e for e in dict.fromkeys(e for e, k, _ in facts if k == "name") if e != "player"][-1:]
+        asked = recall_groups(text)
+        if things:
+            pool = [f for f in facts if f[0] in things]
+        else:
+            pool = [f for f in facts if f[0] == "player"
+                    and (_key_group(f[0], f[1])[0] != "favourite" or named("player_" + f[1].split()[-1]))]
+        pool = [f for f in pool if _key_group(f[0], f[1])[0] in asked]
+        if not pool:
+            return None
+        q = self._vecs([text])[0]
+        best = max(pool, key=lambda f: float(np.max(self._vecs(list(questions_for(f[0], f[1]))) @ q))
+                   + float(self._vecs([statement(*f)])[0] @ q))
+        entity, key, value = best
+        score = (float(np.max(self._vecs(list(questions_for(entity, key))) @ q))
+                 + float(self._vecs([statement(entity, key, value)])[0] @ q)) / 2
+        return Grounded(f"told.{entity}.{key}", told_text(self.templates, entity, key, value), value, "", score)
 
     def topic(self, text: str, threshold: float | None = None, margin: float = TOPIC_MARGIN) -> Grounded | None:
         """Her card's answer to a question about her own life, found by meaning, or ``None``.
@@ -502,7 +626,10 @@ class Grounding:
                     statement(entity, key, value), enforce)
 
 
-__all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "QUESTIONS", "STATEMENTS", "TEMPLATES",
+__all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "OWN_GROUPS", "QUESTIONS", "RECALL_CUES",
+           "STATEMENTS",
+           "TEMPLATES",
            "THING_WORDS", "TOPIC_MARGIN", "TOPIC_NEAR", "TOPIC_THRESHOLD", "Grounded", "Grounding", "Hint", "Topic",
-           "asks_for", "card_topics", "content_words", "fact_note", "questions_for", "says_value", "statement",
+           "asks_for", "card_topics", "content_words", "fact_note", "questions_for", "recall_groups", "says_value",
+           "statement",
            "told_by_player", "told_group", "told_text"]

@@ -60,7 +60,7 @@ RECENT_LINES = 6
 #: The player's words go into a ``{value}`` slot only when at most this long (characters, words),
 #: made of letters, digits, spaces, apostrophes and hyphens; anything else: the slot's line is not used.
 SLOT_MAX_CHARS = 32
-SLOT_MAX_WORDS = 4
+SLOT_MAX_WORDS = 5  # "with your neighbour Mrs Duncan"
 
 _SLOT_OK = re.compile(r"[^\W_](?:[\w' \-]*[^\W_])?")
 _ENTITY_OK = re.compile(r"player(?:_[a-z]+){0,3}")

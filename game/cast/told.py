@@ -25,8 +25,8 @@ count         "I keep forty hives", "I have 3 kids", "there are 12       ``playe
 place         "I keep forty hives near Rotterdam" (a capitalised place    ``player_<noun>.place``
               after near/in/at/outside/by/on)                            ("near Rotterdam")
 carer         "My dog is called Biscuit. He's staying with my sister",    ``player_<relation>.carer``
-              "my sister is looking after him/Biscuit/my dog", "my       ("with your sister")
-              neighbour, Mrs Duncan, is feeding her" (a pronoun with
+              "my sister is looking after him/Biscuit/my dog", "my       ("with your sister", "with
+              neighbour, Mrs Duncan, is feeding her" (a pronoun with    your neighbour Mrs Duncan")
               nothing before it in the line: the last one told of)
 likes         "I love X", "I like X", "I enjoy X", "X is my favourite",  ``player.likes`` (a list)
               "nothing beats X", "I'm fond of X"
@@ -115,7 +115,7 @@ _PETS = frozenset("dog puppy cat kitten horse pony parrot budgie rabbit hamster 
                   "ferret boat dinghy car van farm bees queen bee".split())
 _ASKING = re.compile(r"\?\s*$|^\s*(?:is|are|was|were|do|does|did|can|could|would|will|what|who|where|when|why|how)\b",
                      re.I)
-_DENIAL = re.compile(r"\b(?:not|n't|never|no longer)\b", re.I)
+_DENIAL = re.compile(r"\b(?:not|never|no longer)\b|n['’]t\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -221,9 +221,19 @@ _COUNT = tuple(re.compile(rx, re.I) for rx in (
     rf"\bthere are\s+({NUMBER_WORD})\s*([a-z]+s)\s+(?:on|in|at)\s+my\b",
     rf"\bmy\s+({NUMBER_WORD})\s*([a-z]+s)\b",
 ))
-_LIKES = re.compile(r"(?i:\bi\s+(?:really\s+|just\s+|absolutely\s+)?(love|like|enjoy|adore|hate|dislike|loathe|"
-                    r"detest|can't stand|cannot stand|can’t stand|don't like|do not like|don’t like)\s+)"
-                    r"([^.!?;,]{2,60})")
+#: One pattern for what the player likes or cannot abide: "I (really) love / like / enjoy / adore / hate /
+#: can't stand / don't like X", "I'm (very) fond of X", "nothing (in the world) beats X", "there's nothing
+#: like X". Group 1: the phrase that says how they feel (:data:`_AGAINST` reads a dislike in it); group 2: X.
+_LIKE_VERBS = (r"love|like|enjoy|adore|hate|dislike|loathe|detest|can't stand|cannot stand|can’t stand|don't like|"
+               r"do not like|don’t like")
+_LIKES = re.compile(rf"(?i:\b(i\s+(?:really\s+|just\s+|absolutely\s+)?(?:{_LIKE_VERBS})|"
+                    rf"(?:i'm|i’m|i am)\s+(?:very\s+|so\s+|awfully\s+|really\s+)?fond of|"
+                    rf"nothing(?:\s+in the world|\s+on earth)?\s+beats|there(?:'s|’s| is) nothing like)\s+)"
+                    rf"([^.!?;,]{{2,60}})")
+#: Words in the feeling phrase of :data:`_LIKES` that make it a dislike.
+_AGAINST = re.compile(r"hate|dislike|loathe|detest|n't|n’t|\bnot\b|stand", re.I)
+#: First words of a liked "thing" that is a person or a clause, not a thing ("I love you", "I like that").
+_NOT_A_THING = frozenset("you it that this being when how if me him her us them".split())
 _FAVOURITE = re.compile(r"(?i:\bmy\s+fav(?:ou?)rite\s+)([a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|was)\s+([^.!?;,]{2,40})")
 _GIFT = tuple(re.compile(rx, re.I) for rx in (
     r"\bi(?:'ve| have)?\s+(?:brought|made|got|found|baked|carried|picked)\s+(?:you|for you)\s+([^.!?;,]{2,50})",
@@ -239,7 +249,7 @@ _CARER = tuple(re.compile(rx, re.I) for rx in (
     rf"\b(he|she|it|they|my\s+(?:{_RELATIONS})|{_NAME_WORD})\s*(?:'s|’s|\s+is|\s+are|'re|’re)\s+(?:now\s+)?"
     rf"{_STAYING}\s+(?:with|by|at)\s+(my\s+(?:{_RELATIONS})|{_NAME_WORD})",
     # "my sister is looking after him", "Anna's minding Biscuit"
-    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*(?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP},)?"
+    rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*((?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP}),)?"
     rf"\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
     rf"caring for|keeping|feeding|watching)\s+(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
 ))
@@ -254,9 +264,6 @@ _TRADE = re.compile(r"(?i:\b(?:i|i've|i have)\s+(?:always\s+)?)([a-z]+)\s+([a-z]
 #: named after the sentence that brings it in.
 _NAMED_AFTER = re.compile(rf"(?i:\b(?:there's|there’s|there is|i've got|i’ve got|i have|i've|i keep|we have|we've got)"
                           rf"\s+an?\s+(?:[a-z]+\s+){{0,2}}?)({_RELATIONS})\b[^.!?;,]{{0,40}},\s*({_CAP})\s*(?:[.!]|$)")
-#: "Nothing (in the world) beats X", "I'm (very) fond of X": a thing the player likes.
-_FOND = re.compile(r"(?i:\b(?:nothing(?: in the world| on earth)? beats|there's nothing like|i'm (?:very |so |awfully |"
-                   r"really )?fond of|i am (?:very |so )?fond of))\s+([^.!?;,]{2,60})")
 _PRONOUNS = frozenset("he she it they him her them".split())
 _NOT_COUNTED = frozenset("years months weeks days hours minutes seconds times ways things people ones reasons "
                          "questions words".split())
@@ -291,18 +298,22 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
             return earlier[-1] if earlier and not [f for f in found if f.entity.startswith("player_")] else ""
         return next((e for e, n, _ in names if n == p), "")
 
-    def carer(phrase: str) -> str:
+    def carer(phrase: str, called: str = "") -> str:
         p = " ".join(phrase.split())
         if p.lower().startswith("my "):
-            return "with your " + p[3:].lower()
+            # "my neighbour, Mrs Duncan,": the name said beside the relation is kept with it
+            named = " ".join(_cap(w) for w in called.split()) if called and _is_name(called.split()[-1],
+                                                                                         need_cap=True) else ""
+            return "with your " + p[3:].lower() + (f" {named}" if named else "")  # no comma: not a vocative
         return "" if not _is_name(p, need_cap=True) else "with " + _cap(p)
 
     out: list[Told] = []
     for i, rx in enumerate(_CARER):
         for m in rx.finditer(text):
-            cared, by = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
-            entity, value = who(cared, m.start()), carer(by)
-            if entity and value and entity != "player_" + value.removeprefix("with your ").replace(" ", "_") \
+            cared, by, called = (m.group(1), m.group(2), "") if i == 0 else (m.group(3), m.group(1), m.group(2) or "")
+            entity, value = who(cared, m.start()), carer(by, called)
+            relation = p_rel if (p_rel := by.lower().removeprefix("my ").strip()) else ""
+            if entity and value and entity != "player_" + relation.replace(" ", "_") \
                     and not _DENIAL.search(m.group(0)):
                 out.append(Told(entity, "carer", value, "thing" if entity.removeprefix("player_") in _PETS
                                 else "person"))
@@ -370,20 +381,12 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
                 out.append(Told("player_" + noun, "place", f"{where.group(1).lower()} {where.group(2)}", "thing"))
     out += _carers(text, out, known or {})
     for m in _LIKES.finditer(text):
-        verb, what = m.group(1).lower(), _tidy(m.group(2))
-        if not what or what.lower().split()[0] in ("to", "you", "it", "that", "this", "being", "when", "how", "if"):
-            if not what.lower().startswith("to "):
-                continue
-        if what.lower().startswith(("you", "it ", "that", "this")):
-            continue
-        negative = verb in ("hate", "dislike", "loathe", "detest") or "n't" in verb or "not" in verb \
-            or "stand" in verb
-        out.append(Told("player", "dislikes" if negative else "likes", what, "person", many=True))
-    for m in _FOND.finditer(text):
-        what = _tidy(m.group(1))
-        if what and what.lower().split()[0] not in ("me", "you", "him", "her", "us", "them", "it", "that", "this") \
-                and not _DENIAL.search(text[:m.start()][-12:]):
-            out.append(Told("player", "likes", what, "person", many=True))
+        what = _tidy(m.group(2))
+        first_word = what.lower().split()[0] if what else ""
+        if not what or first_word in _NOT_A_THING or _DENIAL.search(text[:m.start()][-12:]):
+            continue  # "I love you", "nothing beats me at chess", "it's not that I like tea"
+        out.append(Told("player", "dislikes" if _AGAINST.search(m.group(1)) else "likes", what, "person",
+                        many=True))
     m = _FAVOURITE.search(text)
     if m:
         out.append(Told("player", f"favourite {m.group(1).lower()}", _tidy(m.group(2)), "person"))

@@ -83,8 +83,10 @@ def test_a_held_out_question_about_a_told_fact_gets_the_fact_last_in_the_prompt(
 
     model = Watching(default=["Honey cake, of course. You said so at the door."])
     pipe, _ = _told(eve, embedder, model, ["I love honey cake.", "I keep forty hives near Rotterdam."])
-    ask = "Which treat did I say I'm fond of?"
-    assert pipe.grounding is not None and pipe.grounding.match(ask, pipe.guard.facts.beliefs) is None  # held out
+    # no question of the fact's matches it and no word of it asks for a like (Grounding.recall): the model
+    # answers, with the fact last in its prompt
+    ask = "Which sweet did I mention, do you remember?"
+    assert pipe.grounding is not None and pipe.grounding.match(ask, pipe.guard.facts.beliefs) is None
     r = pipe.reply(ask, 5)
     assert r.source == "model" and "Honey cake" in r.text
     last = seen[-1][-1]
@@ -94,7 +96,7 @@ def test_a_held_out_question_about_a_told_fact_gets_the_fact_last_in_the_prompt(
 def test_a_reply_that_leaves_out_the_told_fact_is_regenerated_then_grounded(eve: Any, embedder: Any) -> None:
     pipe, _ = _told(eve, embedder, ScriptedDialogueModel(default=["Mm.", "The kettle's on, walker."]),
                     ["I love honey cake."])
-    r = pipe.reply("Which treat did I say I'm fond of?", 5)
+    r = pipe.reply("Which sweet did I mention, do you remember?", 5)
     assert r.source == "grounded" and "honey cake" in r.text.lower() and r.check["hint"] is True
     assert r.attempts == 3 and {x.kind for x in r.rejected} <= {"empty", "unanswered"}
     assert "unanswered" in {x.kind for x in r.rejected}

@@ -92,7 +92,8 @@ def test_the_slot_is_trimmed_of_quotes_and_spaces() -> None:
     assert slot_value('  "honey   cake".') == "honey cake"
     assert slot_value("Bis\ncuit") == "Bis cuit"  # no line break reaches her line
     assert slot_value("Ｂｉｓｃｕｉｔ") == "Biscuit"  # fullwidth letters are NFKC-normalised
-    assert slot_value("a b c d e") == "" and slot_value("x" * (SLOT_MAX_CHARS + 1)) == ""
+    assert slot_value("a b c d e f") == "" and slot_value("x" * (SLOT_MAX_CHARS + 1)) == ""
+    assert slot_value("with your neighbour Mrs Duncan") == "with your neighbour Mrs Duncan"  # a carer and her name
 
 
 def test_bad_replies_are_refused_at_load_and_round_trip(tmp_path: Path, eve: CharacterCard) -> None:

@@ -112,11 +112,11 @@ def test_only_the_opening_sentence_must_answer(eve: Any) -> None:
 
 
 def test_the_pipeline_never_delivers_the_non_answer(eve: Any, embedder: Any) -> None:
-    question = "Who rings the old ship's bell at new year?"
+    question = "Who cuts your hair out here?"  # nothing on her card answers it (the bell has a card fact now)
     evasive = ScriptedDialogueModel(default="The gulls are loud tonight.")
     reply = pipeline_for(eve, Memory(eve, embedder=embedder), evasive, embedder=embedder).reply(question, turn=1)
     assert reply.source == "authored" and reply.check["intent"] == "question" and "gulls" not in reply.text
     assert reply.rejected and {r.kind for r in reply.rejected} == {"unanswered"}
-    honest = ScriptedDialogueModel(default="I ring it myself, at the new year.")
+    honest = ScriptedDialogueModel(default="I cut it myself, with the kitchen scissors.")
     reply = pipeline_for(eve, Memory(eve, embedder=embedder), honest, embedder=embedder).reply(question, turn=1)
-    assert reply.source == "model" and reply.text == "I ring it myself, at the new year." and not reply.rejected
+    assert reply.source == "model" and reply.text == "I cut it myself, with the kitchen scissors." and not reply.rejected

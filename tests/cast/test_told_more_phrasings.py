@@ -35,7 +35,7 @@ def _told(eve: Any, *lines: str) -> list[tuple[str, str, str, str]]:
     ("There's a grey cat waiting at home, Pepper.", {}, [("player_cat", "name", "Pepper")]),
     ("I've got an old dog at home, Rufus.", {}, [("player_dog", "name", "Rufus")]),
     ("My neighbour, Mrs Duncan, is feeding her until Sunday.", {"player_cat": "Pepper"},
-     [("player_cat", "carer", "with your neighbour")]),
+     [("player_cat", "carer", "with your neighbour Mrs Duncan")]),
     ("My brother is feeding him while I'm away.", {"player_dog": "Rufus"},
      [("player_dog", "carer", "with your brother")]),
     ("Nothing in the world beats a bowl of cullen skink.", {}, [("player", "likes", "a bowl of cullen skink")]),
