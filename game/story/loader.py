@@ -65,9 +65,14 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marke
     parsed: dict[str, Marked] = {}
     folder = root.parent
 
-    def visit(rel: str, where: str) -> None:
+    # Depth first, each file before its includes and those in their order (an explicit stack, not a
+    # recursive closure: that was a reference cycle keeping every file's parsed values and marks alive
+    # until a collection scanned them, ~0.2 s of CPU of a cold lint of 5,000 scenes).
+    stack: list[tuple[str, str]] = [(root.name, str(root))]
+    while stack:
+        rel, where = stack.pop()
         if rel in texts:
-            return
+            continue
         if len(order) >= MAX_INCLUDES:
             raise StoryError(f"more than {MAX_INCLUDES} included files", where=where)
         try:
@@ -96,15 +101,7 @@ def read_sources(root: Path) -> tuple[dict[str, str], list[str], dict[str, Marke
         for i, name in enumerate(inc):
             if not isinstance(name, str):
                 raise StoryError("include: entries must be file names", where=marked.where(("include", i)))
-            visit(name, marked.where(("include", i)))
-
-    try:
-        visit(root.name, str(root))
-    finally:
-        # ``visit`` calls itself through its closure: a reference cycle that would keep every file's
-        # parsed values and marks alive until a collection scans them all (~0.2 s of CPU of a cold
-        # lint of 5,000 scenes); emptying the cell breaks it, so they are freed when unused.
-        del visit
+        stack.extend((name, marked.where(("include", i))) for i, name in reversed(list(enumerate(inc))))
     return texts, order, parsed
 
 

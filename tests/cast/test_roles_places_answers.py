@@ -119,4 +119,5 @@ def test_the_pipeline_never_delivers_the_non_answer(eve: Any, embedder: Any) -> 
     assert reply.rejected and {r.kind for r in reply.rejected} == {"unanswered"}
     honest = ScriptedDialogueModel(default="I cut it myself, with the kitchen scissors.")
     reply = pipeline_for(eve, Memory(eve, embedder=embedder), honest, embedder=embedder).reply(question, turn=1)
-    assert reply.source == "model" and reply.text == "I cut it myself, with the kitchen scissors." and not reply.rejected
+    assert reply.source == "model" and not reply.rejected
+    assert reply.text == "I cut it myself, with the kitchen scissors."
