@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from game.errors import ExpressionError, StoryError, near_hint
+from game.state.gamestate import REACTIONS
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import EFFECT_FUNCTIONS, LITERALS, WORLD_KEYS, Effect, capitalised, combine, constant_failure
@@ -38,7 +39,6 @@ from game.story.yamlio import Path_, gc_paused
 GIFT_NAMES = ("item", "character")
 #: Characters a line may have before the text panel must wrap it too far.
 MAX_LINE_CHARS = 160
-KNOWN_REACTIONS = {"leap", "recoil", "nuzzle", "tilt", "idle", "sleep", "flee"}
 
 
 @dataclass(frozen=True)
@@ -221,12 +221,18 @@ class Linter:
         for path, r in self.story.reactions():
             if r.goto and r.goto not in m.scenes:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
-            for who in r.react:
-                if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who)
+            self._check_react(path, r)
         for path, line in self.story.lines():
             if line.speaker not in ("narrator", "player", "") and line.speaker not in m.cast:
                 self.add("WL003", (*path, "speaker"), line.speaker)
+
+    def _check_react(self, path: Path_, r: Reaction) -> None:
+        """``react:`` names cast members (``WL003``) and reactions the world draws (``WL028``)."""
+        for who, reaction in r.react.items():
+            if who not in self.m.cast:
+                self.add("WL003", (*path, "react", who), who)
+            if reaction not in REACTIONS:
+                self.add("WL028", (*path, "react", who), reaction, REACTIONS)
 
     def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
         m = self.m
@@ -242,6 +248,8 @@ class Linter:
                 who = args[1] if fn == "give" else args[0]
                 if isinstance(who, str) and who not in m.cast:
                     self.add("WL003", path, who)
+            if fn == "react" and len(args) == 2 and isinstance(args[1], str) and args[1] not in REACTIONS:
+                self.add("WL028", path, args[1], REACTIONS)
             if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
                 self.add("WL001", path, args[0], m.scenes)
             self._check_mechanic_call(path, fn, args)
@@ -288,9 +296,7 @@ class Linter:
         for path, r in mechanic_reactions(m):
             if r.goto and r.goto not in m.scenes:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
-            for who in r.react:
-                if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who)
+            self._check_react(path, r)
         for path, r in [*self.story.reactions(), *mechanic_reactions(m)]:
             for role_id in r.roles:
                 if role_id not in m.roles:
@@ -719,7 +725,7 @@ def _code_digest(modules: tuple[str, ...] = ()) -> str:
     catalogue checks, and ``modules``: an extra check's). Read once per process: the memo's read
     and its write (and play's start lint after ``worldloom lint``) need the same sources."""
     h = hashlib.sha256()
-    for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
+    for name in (__name__, "game.story.diagnostics", "game.state.gamestate", "game.story.expr", "game.story.schema", "game.story.loader",
                  "game.story.strings", *modules):
         h.update(_source(name).read_bytes())
     return h.hexdigest()

@@ -65,6 +65,24 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["lint", str(tmp_path)]) == 0
 
 
+def test_an_unknown_reaction_is_named_with_the_near_one_and_the_reactions_the_world_draws(tmp_path: Path) -> None:
+    from game.state.gamestate import REACTIONS
+    from game.world.backends.motion import STATES
+
+    assert STATES is REACTIONS  # one list: what lint allows is what the world draws
+    story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\ncast: {cat: {name: Cat}}\n"
+                    "scenes:\n  a: {location: here, on_enter: [\"react('cat', 'nuzle')\"], choices: ["
+                    "{id: c, text: pet, react: {cat: purr}, goto: b}, {id: d, text: pat, react: {cat: leap}, goto: b}]}\n"
+                    "  b: {location: here, ending: e}\n")
+    found = {d.message: d for d in lint_story(tmp_path) if d.code == "WL028"}
+    assert set(found) == {"unknown reaction 'purr': the world draws it as idle",
+                          "unknown reaction 'nuzle': the world draws it as idle"}  # leap is one
+    listed = "the reactions are " + ", ".join(REACTIONS)
+    assert found["unknown reaction 'purr': the world draws it as idle"].hint == listed
+    assert found["unknown reaction 'nuzle': the world draws it as idle"].hint == "did you mean 'nuzzle'? " + listed
+    assert found["unknown reaction 'purr': the world draws it as idle"].where.endswith("story.yaml:7:97")  # at its entry (cat: purr)
+
+
 def test_undefined_scene_suggests_the_near_id_and_nothing_when_none_is_near(tmp_path: Path) -> None:
     story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nscenes:\n"
                     "  a: {location: here, choices: [{id: c, text: go, goto: kite_flght},"
