@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from game.errors import ExpressionError, StoryError, near_hint
+from game.errors import ExpressionError, StoryError, near, near_hint
 from game.state.gamestate import REACTIONS
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
@@ -434,20 +434,37 @@ class Linter:
         return None
 
     def check_graph(self) -> None:
+        """Reachability, dead ends and emptying menus. A scene that a ``WL001`` target misspells
+        (``goto: light_ending`` beside ``light_end``) is not also reported unreachable (``WL005``) or
+        never targeted (``WL015``): the graph is read with each near miss spelt right, so one
+        mistake is one finding. A scene those fixes would still not reach is reported as before."""
         g = self.edges()
         start = self.m.start
         seen = reachable(g, start)
         targets = {t for ts in g.values() for t in ts}
+        meant = self._meant(g)
+        seen_meant = reachable(meant, self._spelt(start))
+        targets_meant = {self._spelt(start), *(t for ts in meant.values() for t in ts)}
         for sid, sc in self.m.scenes.items():
-            if sid not in seen:
+            if sid not in seen and sid not in seen_meant:
                 self.add("WL005", ("scenes", sid), sid)
-            if sid not in targets and sid != start:
+            if sid not in targets and sid not in targets_meant and sid != start:
                 self.add("WL015", ("scenes", sid), sid)
             if not sc.ending and not g[sid]:
                 self.add("WL006", ("scenes", sid), sid)
             if sc.choices and all(c.once for c in sc.choices) and not sc.exits and not sc.ending:
                 if self._reaches(g, sid, sid):
                     self.add("WL013", ("scenes", sid), sid)
+
+    def _spelt(self, target: str) -> str:
+        """``target``, or the scene its ``WL001`` hint names when it is no scene (itself when none is near)."""
+        if target in self.m.scenes:
+            return target
+        return near(target, self.m.scenes) or target
+
+    def _meant(self, g: dict[str, set[str]]) -> dict[str, set[str]]:
+        """``g`` with each undefined target replaced by the scene its ``WL001`` hint names."""
+        return {sid: {self._spelt(t) for t in ts} for sid, ts in g.items()}
 
     @staticmethod
     def _reaches(g: dict[str, set[str]], src: str, dst: str) -> bool:
