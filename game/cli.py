@@ -121,7 +121,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play a story (window, or --headless)")
     play.add_argument("story", help="story folder or story.yaml")
     play.add_argument("--headless", action="store_true", help="no window; follow the frame clock")
-    play.add_argument("--inputs", help="playthrough script (one input a line)")
+    play.add_argument("--inputs", metavar="FILE",
+                      help="headless: playthrough script, one input a line (choose 1, say hello, wait 2...); "
+                           "'-' reads them from stdin as they come (pipe or type them; Ctrl-D ends); "
+                           "without it the story only starts")
     play.add_argument("--record", help="write every frame and the audio to this .mp4")
     play.add_argument("--transcript", help="write the JSON-lines transcript here")
     play.add_argument("--quiet", action="store_true",
@@ -274,10 +277,14 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise InputError("--screenshot needs a .png file name", where=args.screenshot)
     story = _load_and_warn(args.story)
     if args.headless:
-        from game.headless import play_headless
+        from game.headless import StreamScript, play_headless
         from game.inputs.script import read_script
 
-        commands = read_script(args.inputs) if args.inputs else []
+        typed = StreamScript(sys.stdin, on_error=lambda text: console.print(f"warning: {text}")) \
+            if args.inputs == "-" else None
+        if typed is not None and sys.stdin.isatty():
+            console.print("type one input a line (choose 1, say hello, wait 2...; see --help); Ctrl-D ends the game")
+        commands = typed if typed is not None else read_script(args.inputs) if args.inputs else []
         runner = play_headless(args.story, commands, story=story, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
@@ -295,6 +302,10 @@ def cmd_play(args: argparse.Namespace) -> int:
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
         if s.notice:
             console.print(f"note: {s.notice}")
+        if not args.inputs:
+            console.print("note: no --inputs given, so the story started and nothing was played after it: give a "
+                          "script with --inputs FILE (one input a line: choose 1, say hello, wait 2...), or "
+                          "--inputs - to pipe or type them")
         if args.record:
             srt = Path(args.record).with_suffix(".srt")
             console.print(f"recording: {args.record}" + (f" (subtitles in it and in {srt})" if srt.is_file() else ""))
@@ -305,6 +316,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         if runner.errors:
             console.print(f"{counted(len(runner.errors), 'script line')} could not apply (each named above, "
                           f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played")
+            return 1
+        if typed is not None and typed.errors:
+            console.print(f"skipped {counted(len(typed.errors), 'typed line')} that did not parse (each named above)")
             return 1
         return 0
     from game.app.window import run_window
