@@ -118,7 +118,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="worldloom", description="The game layer for real-time world models.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    play = sub.add_parser("play", help="play a story (window, or --headless)")
+    play = sub.add_parser("play", help="play a story (window, or --headless)",
+                          description="Play a story: in a window, or --headless on the frame clock from a "
+                                      "script of inputs (--inputs FILE, or - for stdin).")
     play.add_argument("story", help="story folder or story.yaml")
     play.add_argument("--headless", action="store_true", help="no window; follow the frame clock")
     play.add_argument("--inputs", metavar="FILE",
@@ -133,17 +135,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0,
                       help="seed of every random draw: the world, the story's random(), characters' picks "
                            "(default 0; the same seed and inputs play the same game)")
-    play.add_argument("--save-dir", help="where saves go")
+    play.add_argument("--save-dir", metavar="DIR",
+                      help="where saves go (default ~/.local/share/worldloom/saves/STORY_ID)")
     play.add_argument("--backend", default="procedural",
-                      help="world backend: procedural (default), null, diffusion, causal, action, remote, "
-                           "drifting (a simulation)")
+                      help="world backend: procedural (default: draws the scene, no model), "
+                           "null (flat grey frames: tests, replays), diffusion (SkyReels-V2 video model, --model), "
+                           "causal (block-causal Wan text-to-video, --model --checkpoint), "
+                           "action (keyboard + mouse world model, --model --checkpoint), "
+                           "remote (a worldloom serve, --url), drifting (simulates a model's drift, "
+                           "to try the error bank)")
     play.add_argument("--model", help="diffusion: model folder or hub id")
     play.add_argument("--checkpoint", help="causal / action: weights file (.safetensors, or shards with an index) "
                                            "for the architecture in --model")
     play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
     play.add_argument("--errorbank", metavar="DB",
-                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
-    play.add_argument("--no-errorbank", action="store_true", help="do not guard the backend or record failures")
+                      help="error-bank file (default $WORLDLOOM_ERRORBANK or ~/.local/share/worldloom/errorbank.db)")
+    play.add_argument("--no-errorbank", action="store_true",
+                      help="play the backend's frames as they come: a frozen, black, drifting or hung world is "
+                           "not caught and corrected, and nothing is recorded")
     play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
     play.add_argument("--screenshot", help="window: save a PNG of the window after --frames frames, then quit")
@@ -158,7 +167,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--watch", action="store_true",
                       help="window: reload the story when its files change on disk (F6 reloads by hand)")
 
-    rep = sub.add_parser("replay", help="replay a transcript without re-running models")
+    rep = sub.add_parser("replay", help="replay a transcript without re-running models",
+                         description="Replay a transcript a headless play wrote (--transcript) on the story, "
+                                     "without models, and say whether every event matches (exit 0) or not (exit 1).")
     rep.add_argument("transcript", help="the .jsonl a play wrote with --transcript")
     rep.add_argument("--story", help="story to use instead of the one the transcript names")
     rep.add_argument("--quiet", action="store_true", help="print only whether the replay matches, not the story")
@@ -172,7 +183,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
     extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
-    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors")
+    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors",
+                          description="Check a story (or one character card) and the cards its cast names: "
+                                      "each finding with its file:line:col, code, severity and hint "
+                                      "(docs/authoring-tools.md lists the codes).",
+                          epilog="exit codes: 0 no errors (warnings and info may remain); 1 at least one error "
+                                 "(a story that does not load is its WL018 errors); 2 no story or card at that "
+                                 "path, a malformed worldloom.toml, or a bad argument.")
     lint.add_argument("story", help="story folder or story.yaml")
     lint.add_argument("--format", choices=("text", "json"), default="text",
                       help="text: one finding a line (default); json: a list for tools")
@@ -180,7 +197,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, add in PLUGGED.items():
         if only is None or only == name:
             add(sub)
+    _describe(sub)
     return p
+
+
+def _describe(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give each command (and subcommand) without a description its one-line help as one, so
+    ``worldloom COMMAND --help`` says what the command does, not only the top-level list."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if not parser.description and helps.get(name):
+            parser.description = f"{helps[name][:1].upper()}{helps[name][1:]}."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def _backend_options(args: argparse.Namespace) -> dict[str, object]:
