@@ -206,8 +206,9 @@ def _describe(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ``worldloom COMMAND --help`` says what the command does, not only the top-level list."""
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, parser in sub.choices.items():
-        if not parser.description and helps.get(name):
-            parser.description = f"{helps[name][:1].upper()}{helps[name][1:]}."
+        said = helps.get(name)
+        if not parser.description and said:
+            parser.description = f"{said[:1].upper()}{said[1:]}."
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 _describe(action)

@@ -742,7 +742,8 @@ def _code_digest(modules: tuple[str, ...] = ()) -> str:
     catalogue checks, and ``modules``: an extra check's). Read once per process: the memo's read
     and its write (and play's start lint after ``worldloom lint``) need the same sources."""
     h = hashlib.sha256()
-    for name in (__name__, "game.story.diagnostics", "game.state.gamestate", "game.story.expr", "game.story.schema", "game.story.loader",
+    for name in (__name__, "game.story.diagnostics", "game.state.gamestate", "game.story.expr", "game.story.schema",
+                 "game.story.loader",
                  "game.story.strings", *modules):
         h.update(_source(name).read_bytes())
     return h.hexdigest()

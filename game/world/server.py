@@ -737,7 +737,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "serve", help="run a world backend behind a WebSocket (token: WORLDLOOM_TOKEN)",
         description="Serve a world backend to remote players. The token comes from WORLDLOOM_TOKEN.")
-    p.add_argument("--backend", default="procedural", help="backend to serve (procedural, diffusion, null...; default %(default)s)")
+    p.add_argument("--backend", default="procedural",
+                   help="backend to serve (procedural, diffusion, null...; default %(default)s)")
     p.add_argument("--model", help="model folder or hub id (diffusion)")
     p.add_argument("--size", help="default frame size WIDTHxHEIGHT")
     p.add_argument("--backend-arg", action="append", default=[], metavar="KEY=VALUE",
@@ -770,8 +771,10 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                      help="process: this one process holds every session (default); ray: Ray Serve")
     ray.add_argument("--ray-address", default="", help="Ray cluster to join (auto: the one `ray start` made here); "
                      "default: start a local one")
-    ray.add_argument("--replicas", type=int, default=1, help="world replicas (fixed; see --max-replicas; default %(default)s)")
-    ray.add_argument("--min-replicas", type=int, default=1, help="autoscale from this many world replicas (default %(default)s) ...")
+    ray.add_argument("--replicas", type=int, default=1,
+                     help="world replicas (fixed; see --max-replicas; default %(default)s)")
+    ray.add_argument("--min-replicas", type=int, default=1,
+                     help="autoscale from this many world replicas (default %(default)s) ...")
     ray.add_argument("--max-replicas", type=int, default=0, help="... to this many, by sessions per replica")
     ray.add_argument("--target-sessions", type=float, default=0.0,
                      help="busy sessions per replica the autoscaler aims at (default: half of --max-sessions)")

@@ -72,7 +72,8 @@ def test_an_unknown_reaction_is_named_with_the_near_one_and_the_reactions_the_wo
     assert STATES is REACTIONS  # one list: what lint allows is what the world draws
     story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\ncast: {cat: {name: Cat}}\n"
                     "scenes:\n  a: {location: here, on_enter: [\"react('cat', 'nuzle')\"], choices: ["
-                    "{id: c, text: pet, react: {cat: purr}, goto: b}, {id: d, text: pat, react: {cat: leap}, goto: b}]}\n"
+                    "{id: c, text: pet, react: {cat: purr}, goto: b},"
+                    " {id: d, text: pat, react: {cat: leap}, goto: b}]}\n"
                     "  b: {location: here, ending: e}\n")
     found = {d.message: d for d in lint_story(tmp_path) if d.code == "WL028"}
     assert set(found) == {"unknown reaction 'purr': the world draws it as idle",
@@ -80,10 +81,11 @@ def test_an_unknown_reaction_is_named_with_the_near_one_and_the_reactions_the_wo
     listed = "the reactions are " + ", ".join(REACTIONS)
     assert found["unknown reaction 'purr': the world draws it as idle"].hint == listed
     assert found["unknown reaction 'nuzle': the world draws it as idle"].hint == "did you mean 'nuzzle'? " + listed
-    assert found["unknown reaction 'purr': the world draws it as idle"].where.endswith("story.yaml:7:97")  # at its entry (cat: purr)
+    purr = found["unknown reaction 'purr': the world draws it as idle"]
+    assert purr.where.endswith("story.yaml:7:97")  # at its entry (cat: purr)
 
 
-def test_a_misspelt_goto_is_one_finding_not_three_and_a_far_one_still_leaves_its_scene_unreached(tmp_path: Path) -> None:
+def test_a_misspelt_goto_is_one_finding_not_three_and_a_far_one_still_leaves_it_unreached(tmp_path: Path) -> None:
     head = "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nscenes:\n"
     rest = ("  light_end: {location: here, choices: [{id: e, text: on, goto: after}]}\n"
             "  after: {location: here, ending: light}\n  dark_end: {location: here, ending: dark}\n")
