@@ -134,10 +134,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, nargs=0, help="print the installed version and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
-    play = sub.add_parser("play", help="play a story (window, or --headless)")
+    play = sub.add_parser("play", help="play a story (window, or --headless)",
+                          description="Play a story: in a window, or --headless on the frame clock from a "
+                                      "script of inputs (--inputs FILE, or - for stdin).")
     play.add_argument("story", help="story folder or story.yaml")
     play.add_argument("--headless", action="store_true", help="no window; follow the frame clock")
-    play.add_argument("--inputs", help="playthrough script (one input a line; needs --headless)")
+    play.add_argument("--inputs", metavar="FILE",
+                      help="headless: playthrough script, one input a line (choose 1, say hello, wait 2...); "
+                           "'-' reads them from stdin as they come (pipe or type them; Ctrl-D ends); "
+                           "without it the story only starts; needs --headless")
     play.add_argument("--record", help="write every frame and the audio to this .mp4 (needs --headless)")
     play.add_argument("--transcript", help="write the JSON-lines transcript here (needs --headless)")
     play.add_argument("--quiet", action="store_true",
@@ -146,17 +151,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0,
                       help="seed of every random draw: the world, the story's random(), characters' picks "
                            "(default 0; the same seed and inputs play the same game)")
-    play.add_argument("--save-dir", help="where saves go")
+    play.add_argument("--save-dir", metavar="DIR",
+                      help="where saves go (default ~/.local/share/worldloom/saves/STORY_ID)")
     play.add_argument("--backend", default="procedural",
-                      help="world backend: procedural (default), null, diffusion, causal, action, remote, "
-                           "drifting (a simulation)")
+                      help="world backend: procedural (default: draws the scene, no model), "
+                           "null (flat grey frames: tests, replays), diffusion (SkyReels-V2 video model, --model), "
+                           "causal (block-causal Wan text-to-video, --model --checkpoint), "
+                           "action (keyboard + mouse world model, --model --checkpoint), "
+                           "remote (a worldloom serve, --url), drifting (simulates a model's drift, "
+                           "to try the error bank)")
     play.add_argument("--model", help="diffusion: model folder or hub id")
     play.add_argument("--checkpoint", help="causal / action: weights file (.safetensors, or shards with an index) "
                                            "for the architecture in --model")
     play.add_argument("--url", help="remote: ws://HOST:PORT or wss://HOST:PORT (token from WORLDLOOM_TOKEN)")
     play.add_argument("--errorbank", metavar="DB",
-                      help="error-bank database (default: $WORLDLOOM_ERRORBANK, else ~/.local/share/worldloom)")
-    play.add_argument("--no-errorbank", action="store_true", help="do not guard the backend or record failures")
+                      help="error-bank file (default $WORLDLOOM_ERRORBANK or ~/.local/share/worldloom/errorbank.db)")
+    play.add_argument("--no-errorbank", action="store_true",
+                      help="play the backend's frames as they come: a frozen, black, drifting or hung world is "
+                           "not caught and corrected, and nothing is recorded")
     play.add_argument("--size", type=_size, help="frame size WIDTHxHEIGHT (default 960x540)")
     play.add_argument("--fullscreen", action="store_true", help="window: start fullscreen")
     play.add_argument("--screenshot", help="window: save a PNG of the window after --frames frames, then quit")
@@ -171,7 +183,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--watch", action="store_true",
                       help="window: reload the story when its files change on disk (F6 reloads by hand)")
 
-    rep = sub.add_parser("replay", help="replay a transcript without re-running models")
+    rep = sub.add_parser("replay", help="replay a transcript without re-running models",
+                         description="Replay a transcript a headless play wrote (--transcript) on the story, "
+                                     "without models, and say whether every event matches (exit 0) or not (exit 1).")
     rep.add_argument("transcript", help="the .jsonl a play wrote with --transcript")
     rep.add_argument("--story", help="story to use instead of the one the transcript names")
     rep.add_argument("--quiet", action="store_true", help="print only whether the replay matches, not the story")
@@ -185,7 +199,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     extract.add_argument("--lang", default="", help="the catalogue's language (fr, de...); none: a .pot template")
     extract.add_argument("-o", "--out", help="the .po/.pot file (default STORY/locale/LANG.po, or .../story.pot)")
 
-    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors")
+    lint = sub.add_parser("lint", help="check a story and its cards; exit 1 on errors",
+                          description="Check a story (or one character card) and the cards its cast names: "
+                                      "each finding with its file:line:col, code, severity and hint "
+                                      "(docs/authoring-tools.md lists the codes).",
+                          epilog="exit codes: 0 no errors (warnings and info may remain); 1 at least one error "
+                                 "(a story that does not load is its WL018 errors); 2 no story or card at that "
+                                 "path, a malformed worldloom.toml, or a bad argument.")
     lint.add_argument("story", help="story folder or story.yaml")
     lint.add_argument("--format", choices=("text", "json"), default="text",
                       help="text: one finding a line (default); json: a list for tools")
@@ -193,7 +213,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, add in PLUGGED.items():
         if only is None or only == name:
             add(sub)
+    _describe(sub)
     return p
+
+
+def _describe(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give each command (and subcommand) without a description its one-line help as one, so
+    ``worldloom COMMAND --help`` says what the command does, not only the top-level list."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        said = helps.get(name)
+        if not parser.description and said:
+            parser.description = f"{said[:1].upper()}{said[1:]}."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action)
 
 
 def _backend_options(args: argparse.Namespace) -> dict[str, object]:
@@ -297,10 +331,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     with gc_paused():
         story = _load_and_warn(args.story)
     if args.headless:
-        from game.headless import play_headless
+        from game.headless import StreamScript, play_headless
         from game.inputs.script import read_script
 
-        commands = read_script(args.inputs) if args.inputs else []
+        typed = StreamScript(sys.stdin, on_error=lambda text: console.print(f"warning: {text}")) \
+            if args.inputs == "-" else None
+        if typed is not None and sys.stdin.isatty():
+            console.print("type one input a line (choose 1, say hello, wait 2...; see --help); Ctrl-D ends the game")
+        commands = typed if typed is not None else read_script(args.inputs) if args.inputs else []
         runner = play_headless(args.story, commands, story=story, backend=args.backend, seed=args.seed,
                                save_dir=args.save_dir, record=args.record, transcript=args.transcript,
                                size=args.size, backend_options=_backend_options(args), errorbank=_errorbank(args),
@@ -318,6 +356,10 @@ def cmd_play(args: argparse.Namespace) -> int:
                       f"frames sha256 {runner.frame_hash.hexdigest()[:16]}")
         if s.notice:
             console.print(f"note: {s.notice}")
+        if not args.inputs:
+            console.print("note: no --inputs given, so the story started and nothing was played after it: give a "
+                          "script with --inputs FILE (one input a line: choose 1, say hello, wait 2...), or "
+                          "--inputs - to pipe or type them")
         if args.record:
             srt = Path(args.record).with_suffix(".srt")
             console.print(f"recording: {args.record}" + (f" (subtitles in it and in {srt})" if srt.is_file() else ""))
@@ -328,6 +370,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         if runner.errors:
             console.print(f"{counted(len(runner.errors), 'script line')} could not apply (each named above, "
                           f"first {runner.errors[0].split(': `')[0]}); the rest of the script was played")
+            return 1
+        if typed is not None and typed.errors:
+            console.print(f"skipped {counted(len(typed.errors), 'typed line')} that did not parse (each named above)")
             return 1
         return 0
     from game.app.window import run_window

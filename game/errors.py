@@ -12,13 +12,19 @@ import difflib
 from collections.abc import Iterable
 
 
-def near_hint(name: object, known: Iterable[str]) -> str:
-    """``"did you mean 'x'? "`` for the known name nearest ``name`` (``difflib``'s ratio of at least
-    0.6, its default cut-off), else ``""``."""
+def near(name: object, known: Iterable[str]) -> str | None:
+    """The known name nearest ``name`` (``difflib``'s ratio of at least 0.6, its default cut-off),
+    else ``None`` (also when ``name`` is not a string)."""
     if not isinstance(name, str):
-        return ""
-    near = difflib.get_close_matches(name, list(known), n=1)
-    return f"did you mean {near[0]!r}? " if near else ""
+        return None
+    found = difflib.get_close_matches(name, list(known), n=1)
+    return found[0] if found else None
+
+
+def near_hint(name: object, known: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` for the known name :func:`near` ``name``, else ``""``."""
+    found = near(name, known)
+    return f"did you mean {found!r}? " if found is not None else ""
 
 
 class WorldloomError(Exception):

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from game.errorbank.clock import Clock, FrameClock
 from game.errors import InputError, SaveError, WorldloomError
 from game.inputs.address import parse_address
-from game.inputs.script import Command
+from game.inputs.script import Command, parse_line
 from game.readable import Reader
 from game.session import Session, open_game
 from game.state import Choose, Event, Give, Move, Say, Wait
@@ -385,6 +385,40 @@ class HeadlessRunner:
         return str(p)
 
 
+class StreamScript:
+    """A playthrough script read as it comes (``worldloom play --headless --inputs -``: a pipe, or a
+    player typing one input a line), each line played before the next is read.
+
+    A line that does not parse is named (``<stdin>:3: unknown command 'jump'``) in :attr:`errors` and
+    to ``on_error``, and skipped: a typing player keeps the game (a script file's bad line stops the
+    run before it starts, :func:`game.inputs.script.read_script`). ``len()`` is the inputs read so far.
+    """
+
+    def __init__(self, lines: Iterable[str], name: str = "<stdin>",
+                 on_error: Callable[[str], None] | None = None) -> None:
+        self.lines = lines
+        self.name = name
+        self.on_error = on_error
+        self.errors: list[str] = []
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Command]:
+        for i, line in enumerate(self.lines, 1):
+            try:
+                cmd = parse_line(line, f"{self.name}:{i}")
+            except InputError as exc:
+                self.errors.append(f"{exc}; the line was skipped and the game goes on as it was")
+                if self.on_error is not None:
+                    self.on_error(self.errors[-1])
+                continue
+            if cmd is not None:
+                self.count += 1
+                yield cmd
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def _open_output(path: str | Path) -> IO[str]:
     """Open a transcript for writing, creating its folder.
 
@@ -401,7 +435,7 @@ def _open_output(path: str | Path) -> IO[str]:
         raise InputError(f"cannot write: {exc.strerror or exc}", where=str(p)) from exc
 
 
-def play_headless(story_path: str, commands: list[Command], *, backend: str = "procedural",
+def play_headless(story_path: str, commands: Iterable[Command], *, backend: str = "procedural",
                   seed: int = 0, save_dir: str | Path | None = None, record: str | Path | None = None,
                   transcript: str | Path | None = None, size: tuple[int, int] | None = None,
                   backend_options: dict[str, Any] | None = None,
@@ -409,7 +443,8 @@ def play_headless(story_path: str, commands: list[Command], *, backend: str = "p
                   voice: bool = True, cast_options: dict[str, Any] | None = None,
                   on_warning: Callable[[str], None] | None = None, clock: Clock | None = None,
                   story: Story | None = None, on_text: Callable[[str], None] | None = None) -> HeadlessRunner:
-    """Play ``commands`` on the story at ``story_path`` with no window.
+    """Play ``commands`` on the story at ``story_path`` with no window (a list, or a
+    :class:`StreamScript` played as it is read).
 
     The game is built by :func:`game.session.open_game` (as in the window):
     ``backend_options`` are extra keyword arguments for the backend (``model=``,

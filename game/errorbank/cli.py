@@ -42,7 +42,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="errorbank_command", required=True)
 
     def db(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--db", type=Path, default=None, help=f"error bank file (default ${ENV_DB} or "
+        q.add_argument("--db", type=Path, default=None, help=f"error-bank file (default ${ENV_DB} or "
                                                              "~/.local/share/worldloom/errorbank.db)")
 
     st = sub.add_parser("stats", help="counts by kind; PNG of drift over a session")

@@ -20,6 +20,10 @@ from game.state.trusted import trusted
 #: Version of the save schema. Bump it and add a migration in
 #: :mod:`game.state.saves` when a field changes meaning.
 SCHEMA_VERSION = 2
+#: The reactions a character can show: the values of :attr:`GameState.reactions` and of a story's
+#: ``react:``. The world draws each with its own motion (:mod:`game.world.backends.motion`); lint
+#: (``WL028``) refuses any other name, which the world would draw as ``idle``.
+REACTIONS = ("idle", "leap", "recoil", "nuzzle", "tilt", "sleep", "flee")
 
 Value = bool | int | float | str
 

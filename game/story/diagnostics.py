@@ -3,7 +3,7 @@
 One table, read by :mod:`game.story.lint`, :mod:`game.lint` (the card codes
 ``WL060``-``WL068``: a story's cards, checked by :mod:`game.cast.cardcheck`), the docs
 and the tests (every code has a failing example that the test suite lints). This
-module is data only: it imports neither room. A story's ``worldloom.toml`` can
+module is data only: it imports neither room (only the state's :data:`~game.state.gamestate.REACTIONS`). A story's ``worldloom.toml`` can
 raise or lower a code's severity::
 
     [lint.severity]
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from game.state.gamestate import REACTIONS
 
 Severity = Literal["error", "warning", "info", "off"]
 SEVERITY_ORDER = {"off": 0, "info": 1, "warning": 2, "error": 3}
@@ -98,6 +100,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
          _BASE + "scenes:\n  a: {location: elsewhere, ending: e}\n"),
     Code("WL017", "warning", "actions {name} share the keyword(s) of another action", "make each action's keywords distinct",
          _BASE + "scenes:\n  a: {location: here, ending: e, actions: [{id: x, keywords: [sing]}, {id: y, keywords: [sing]}]}\n"),
+    Code("WL028", "warning", "unknown reaction {name!r}: the world draws it as idle",
+         "the reactions are " + ", ".join(REACTIONS),
+         _BASE + "cast: {cat: {name: Cat}}\nscenes:\n  a: {location: here, ending: e, "
+         "choices: [{id: c, text: pet, react: {cat: purr}, goto: a}]}\n"),
     Code("WL018", "error", "story does not load: {name}", "fix the file at the location shown",
          "id: t\ntitle: T\nstart: a\nscenes:\n  a: {location: here, bogus_key: 1}\n", breaks_play=True),
     # -- game mechanics (roles, bounds, timers, quests, outcomes, recipes, agents) --

@@ -2041,7 +2041,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--max-steps", type=_positive, default=DEFAULT_MAX_STEPS,
                    help=f"longest random playthrough, moves (default {DEFAULT_MAX_STEPS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the state and the random playthroughs")
-    p.add_argument("--jobs", type=_positive, default=1, help="processes for the random playthroughs")
+    p.add_argument("--jobs", type=_positive, default=1,
+                   help="processes for the random playthroughs (default %(default)s)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"folder for reproducing scripts (default ./{DEFAULT_OUT})")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="text: the report (default); json: the same, for tools")

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from game.errors import ExpressionError, StoryError, near_hint
+from game.errors import ExpressionError, StoryError, near, near_hint
+from game.state.gamestate import REACTIONS
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import (
@@ -47,7 +48,6 @@ from game.story.yamlio import Path_, gc_paused
 GIFT_NAMES = ("item", "character")
 #: Characters a line may have before the text panel must wrap it too far.
 MAX_LINE_CHARS = 160
-KNOWN_REACTIONS = {"leap", "recoil", "nuzzle", "tilt", "idle", "sleep", "flee"}
 
 
 @dataclass(frozen=True)
@@ -230,12 +230,18 @@ class Linter:
         for path, r in self.story.reactions():
             if r.goto and r.goto not in m.scenes:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
-            for who in r.react:
-                if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who, self.m.cast)
+            self._check_react(path, r)
         for path, line in self.story.lines():
             if line.speaker not in ("narrator", "player", "") and line.speaker not in m.cast:
                 self.add("WL003", (*path, "speaker"), line.speaker, m.cast)
+
+    def _check_react(self, path: Path_, r: Reaction) -> None:
+        """``react:`` names cast members (``WL003``) and reactions the world draws (``WL028``)."""
+        for who, reaction in r.react.items():
+            if who not in self.m.cast:
+                self.add("WL003", (*path, "react", who), who, self.m.cast)
+            if reaction not in REACTIONS:
+                self.add("WL028", (*path, "react", who), reaction, REACTIONS)
 
     def _check_calls(self, path: Path_, calls: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
         m = self.m
@@ -251,6 +257,8 @@ class Linter:
                 who = args[1] if fn == "give" else args[0]
                 if isinstance(who, str) and who not in m.cast:
                     self.add("WL003", path, who, m.cast)
+            if fn == "react" and len(args) == 2 and isinstance(args[1], str) and args[1] not in REACTIONS:
+                self.add("WL028", path, args[1], REACTIONS)
             if fn in ("visited",) and isinstance(args[0], str) and args[0] not in m.scenes:
                 self.add("WL001", path, args[0], m.scenes)
             self._check_mechanic_call(path, fn, args)
@@ -297,9 +305,7 @@ class Linter:
         for path, r in mechanic_reactions(m):
             if r.goto and r.goto not in m.scenes:
                 self.add("WL001", (*path, "goto"), r.goto, m.scenes)
-            for who in r.react:
-                if who not in m.cast:
-                    self.add("WL003", (*path, "react", who), who, self.m.cast)
+            self._check_react(path, r)
         for path, r in [*self.story.reactions(), *mechanic_reactions(m)]:
             for role_id in r.roles:
                 if role_id not in m.roles:
@@ -444,20 +450,37 @@ class Linter:
         return None
 
     def check_graph(self) -> None:
+        """Reachability, dead ends and emptying menus. A scene that a ``WL001`` target misspells
+        (``goto: light_ending`` beside ``light_end``) is not also reported unreachable (``WL005``) or
+        never targeted (``WL015``): the graph is read with each near miss spelt right, so one
+        mistake is one finding. A scene those fixes would still not reach is reported as before."""
         g = self.edges()
         start = self.m.start
         seen = reachable(g, start)
         targets = {t for ts in g.values() for t in ts}
+        meant = self._meant(g)
+        seen_meant = reachable(meant, self._spelt(start))
+        targets_meant = {self._spelt(start), *(t for ts in meant.values() for t in ts)}
         for sid, sc in self.m.scenes.items():
-            if sid not in seen:
+            if sid not in seen and sid not in seen_meant:
                 self.add("WL005", ("scenes", sid), sid)
-            if sid not in targets and sid != start:
+            if sid not in targets and sid not in targets_meant and sid != start:
                 self.add("WL015", ("scenes", sid), sid)
             if not sc.ending and not g[sid]:
                 self.add("WL006", ("scenes", sid), sid)
             if sc.choices and all(c.once for c in sc.choices) and not sc.exits and not sc.ending:
                 if self._reaches(g, sid, sid):
                     self.add("WL013", ("scenes", sid), sid)
+
+    def _spelt(self, target: str) -> str:
+        """``target``, or the scene its ``WL001`` hint names when it is no scene (itself when none is near)."""
+        if target in self.m.scenes:
+            return target
+        return near(target, self.m.scenes) or target
+
+    def _meant(self, g: dict[str, set[str]]) -> dict[str, set[str]]:
+        """``g`` with each undefined target replaced by the scene its ``WL001`` hint names."""
+        return {sid: {self._spelt(t) for t in ts} for sid, ts in g.items()}
 
     @staticmethod
     def _reaches(g: dict[str, set[str]], src: str, dst: str) -> bool:
@@ -749,7 +772,8 @@ def _code_digest(modules: tuple[str, ...] = ()) -> str:
     catalogue checks, and ``modules``: an extra check's). Read once per process: the memo's read
     and its write (and play's start lint after ``worldloom lint``) need the same sources."""
     h = hashlib.sha256()
-    for name in (__name__, "game.story.diagnostics", "game.story.expr", "game.story.schema", "game.story.loader",
+    for name in (__name__, "game.story.diagnostics", "game.state.gamestate", "game.story.expr", "game.story.schema",
+                 "game.story.loader",
                  "game.story.strings", *modules):
         h.update(_source(name).read_bytes())
     return h.hexdigest()

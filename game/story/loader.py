@@ -153,10 +153,16 @@ def validate(marked: Marked, folder: Path, digest: str, compile_now: bool = True
         model = StoryModel.model_validate(marked.value)
     except ValidationError as exc:
         problems = []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not _union_tag(p))
+        errors = [(err["type"], tuple(p for p in err["loc"] if not _union_tag(p)), err["msg"]) for err in exc.errors()]
+        colons = {loc[:-1]: why for kind, loc, _ in errors if kind == "extra_forbidden" and loc
+                  for why in [_colon_in_line(marked.value, loc[:-1])] if why}
+        for place, why in colons.items():
+            problems.append((marked.where(place), why))
+        for kind, loc, msg in errors:
+            if any(loc[:len(place)] == place for place in colons):
+                continue  # the line's own problem says it all
             where = marked.where(loc)
-            problems.append((where, _why(err["type"], loc, err["msg"])))
+            problems.append((where, _why(kind, loc, msg)))
         merged: dict[str, list[str]] = {}  # a union's branches fail at one place: one problem there
         for where, why in problems:
             if why not in merged.setdefault(where, []):
@@ -180,6 +186,27 @@ def _why(kind: str, loc: tuple[Any, ...], msg: str) -> str:
     if near or not keys:
         return f"{place}: unknown key {loc[-1]!r}" + (f": {near}" if near else "")
     return f"{place}: unknown key {loc[-1]!r} (the keys it takes: {', '.join(keys)})"
+
+
+def _colon_in_line(value: Any, place: tuple[Any, ...]) -> str:
+    """The problem of a line written ``- The cat follows you: out.``: YAML reads an unquoted ``': '``
+    as a mapping, so the line is a one-key mapping whose key is prose (a space, or a capital: no field
+    of a line is either). ``""`` when the item at ``place`` is no such line (or ``place`` takes no line)."""
+    if "text" not in keys_at(place):
+        return ""
+    for part in place:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    if not isinstance(value, dict) or len(value) != 1:
+        return ""
+    key, rest = next(iter(value.items()))
+    if not isinstance(key, str) or (key.isidentifier() and not key[:1].isupper()):
+        return ""
+    line = f"{key}: {rest}" if isinstance(rest, str | int | float) else f"{key}:"
+    return (f"{'.'.join(str(p) for p in place)}: a ': ' inside a line starts a mapping in YAML: "
+            f"put the line in quotes ({json.dumps(line, ensure_ascii=False)})")
 
 
 def _union_tag(part: object) -> bool:

@@ -737,7 +737,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "serve", help="run a world backend behind a WebSocket (token: WORLDLOOM_TOKEN)",
         description="Serve a world backend to remote players. The token comes from WORLDLOOM_TOKEN.")
-    p.add_argument("--backend", default="procedural", help="backend to serve (procedural, diffusion, null...)")
+    p.add_argument("--backend", default="procedural",
+                   help="backend to serve (procedural, diffusion, null...; default %(default)s)")
     p.add_argument("--model", help="model folder or hub id (diffusion)")
     p.add_argument("--size", help="default frame size WIDTHxHEIGHT")
     p.add_argument("--backend-arg", action="append", default=[], metavar="KEY=VALUE",
@@ -749,17 +750,20 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-insecure-remote", action="store_true",
                    help="serve off loopback without TLS (token and frames travel in clear)")
     p.add_argument("--max-sessions", type=int, default=4, help="sessions alive at once (default 4)")
-    p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024, help="largest inbound message")
-    p.add_argument("--grace", type=float, default=60.0, help="seconds a dropped session waits for its client")
+    p.add_argument("--max-message-kib", type=int, default=MAX_JSON_BYTES // 1024,
+                   help="largest inbound message, KiB (default %(default)s)")
+    p.add_argument("--grace", type=float, default=60.0,
+                   help="seconds a dropped session waits for its client (default %(default)s)")
     p.add_argument("--encoding", choices=("h264", "jpeg", "webp", "png"), default="h264",
-                   help="frames off loopback (h264 where the client has PyAV, else jpeg)")
-    p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality")
+                   help="frames off loopback (default h264 where the client has PyAV, else jpeg)")
+    p.add_argument("--quality", type=int, default=90, help="JPEG / WebP quality, 1-100 (default %(default)s)")
     p.add_argument("--fixed-size", action="store_true", help="clients may not choose the frame size")
-    p.add_argument("--max-side", type=int, default=limits.MAX_SESSION_SIDE, help="largest frame side a client may ask")
+    p.add_argument("--max-side", type=int, default=limits.MAX_SESSION_SIDE,
+                   help="largest frame side a client may ask, pixels (default %(default)s)")
     p.add_argument("--max-pixels", type=int, default=limits.MAX_SESSION_PIXELS,
-                   help="largest frame area a client may ask, pixels")
+                   help="largest frame area a client may ask, pixels (default %(default)s)")
     p.add_argument("--max-request-frames", type=int, default=limits.MAX_REQUEST_FRAMES,
-                   help="most frames one request may ask for")
+                   help="most frames one request may ask for (default %(default)s)")
     p.add_argument("--insecure-token", action="store_true",
                    help=f"accept a WORLDLOOM_TOKEN shorter than {limits.MIN_TOKEN_BYTES} bytes")
     ray = p.add_argument_group("--engine ray (Ray Serve: a gateway and world replicas; see docs/backends.md)")
@@ -767,15 +771,17 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                      help="process: this one process holds every session (default); ray: Ray Serve")
     ray.add_argument("--ray-address", default="", help="Ray cluster to join (auto: the one `ray start` made here); "
                      "default: start a local one")
-    ray.add_argument("--replicas", type=int, default=1, help="world replicas (fixed; see --max-replicas)")
-    ray.add_argument("--min-replicas", type=int, default=1, help="autoscale from this many world replicas ...")
+    ray.add_argument("--replicas", type=int, default=1,
+                     help="world replicas (fixed; see --max-replicas; default %(default)s)")
+    ray.add_argument("--min-replicas", type=int, default=1,
+                     help="autoscale from this many world replicas (default %(default)s) ...")
     ray.add_argument("--max-replicas", type=int, default=0, help="... to this many, by sessions per replica")
     ray.add_argument("--target-sessions", type=float, default=0.0,
                      help="busy sessions per replica the autoscaler aims at (default: half of --max-sessions)")
     ray.add_argument("--gpus-per-replica", type=float, default=-1.0, help="GPUs per world replica (default: 1 "
                      "when the cluster has a GPU, else 0)")
-    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs per world replica")
-    ray.add_argument("--gateways", type=int, default=1, help="gateway replicas (stateless)")
+    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs per world replica (default %(default)s)")
+    ray.add_argument("--gateways", type=int, default=1, help="gateway replicas (stateless; default %(default)s)")
     ray.add_argument("--snapshot-dir", default="", help="also keep session journals in this folder "
                      "(shared by the nodes) so they outlive the cluster's snapshot book")
     p.set_defaults(handler=cmd_serve)

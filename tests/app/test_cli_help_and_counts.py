@@ -64,3 +64,42 @@ def test_map_and_lint_summaries_count_in_the_singular(tmp_path: Path, capsys: py
     assert main(["lint", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "1 error, 0 other findings" in err and "(s)" not in err
+
+
+def _commands(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, p in action.choices.items():
+                out += [(f"{name} {sub}", p), *_commands(p, f"{name} {sub}")]
+    return out
+
+
+def test_every_command_help_says_what_it_does_and_every_default_is_given() -> None:
+    parser = build_parser()
+    assert [name for name, p in _commands(parser, "worldloom") if not p.description] == []
+    quiet = [f"{name} {a.option_strings}" for name, a in _options(parser, "worldloom")
+             if a.default not in (None, False, [], "") and "default" not in (a.help or "")]
+    assert quiet == []
+
+
+def test_lint_help_gives_exit_codes_and_play_help_explains_backends_and_the_error_bank(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def help_of(*argv: str) -> str:
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        return " ".join(capsys.readouterr().out.split())
+
+    lint = help_of("lint")
+    assert "exit codes: 0 no errors" in lint and "1 at least one error" in lint and "2 no story" in lint
+    play = help_of("play")
+    for backend in ("null (flat grey frames", "causal (block-causal", "action (keyboard + mouse",
+                    "drifting (simulates"):
+        assert backend in play
+    assert "do not guard the backend" not in play and "not caught and corrected" in play
+    assert "--save-dir DIR where saves go (default ~/.local/share/worldloom/saves/STORY_ID)" in play
+    from game.errorbank.cli import ENV_DB, default_db
+
+    monkeypatch.delenv(ENV_DB, raising=False)  # the default itself, as a player without the variable has it
+    bank = f"(default ${ENV_DB} or ~/{default_db().relative_to(Path.home())})"
+    assert bank in play and bank in help_of("errorbank", "stats")  # one default: a file, said the same in both

@@ -65,6 +65,45 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["lint", str(tmp_path)]) == 0
 
 
+def test_an_unknown_reaction_is_named_with_the_near_one_and_the_reactions_the_world_draws(tmp_path: Path) -> None:
+    from game.state.gamestate import REACTIONS
+    from game.world.backends.motion import STATES
+
+    assert STATES is REACTIONS  # one list: what lint allows is what the world draws
+    story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\ncast: {cat: {name: Cat}}\n"
+                    "scenes:\n  a: {location: here, on_enter: [\"react('cat', 'nuzle')\"], choices: ["
+                    "{id: c, text: pet, react: {cat: purr}, goto: b},"
+                    " {id: d, text: pat, react: {cat: leap}, goto: b}]}\n"
+                    "  b: {location: here, ending: e}\n")
+    found = {d.message: d for d in lint_story(tmp_path) if d.code == "WL028"}
+    assert set(found) == {"unknown reaction 'purr': the world draws it as idle",
+                          "unknown reaction 'nuzle': the world draws it as idle"}  # leap is one
+    listed = "the reactions are " + ", ".join(REACTIONS)
+    assert found["unknown reaction 'purr': the world draws it as idle"].hint == listed
+    assert found["unknown reaction 'nuzle': the world draws it as idle"].hint == "did you mean 'nuzzle'? " + listed
+    purr = found["unknown reaction 'purr': the world draws it as idle"]
+    assert purr.where.endswith("story.yaml:7:97")  # at its entry (cat: purr)
+
+
+def test_a_misspelt_goto_is_one_finding_not_three_and_a_far_one_still_leaves_it_unreached(tmp_path: Path) -> None:
+    head = "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nscenes:\n"
+    rest = ("  light_end: {location: here, choices: [{id: e, text: on, goto: after}]}\n"
+            "  after: {location: here, ending: light}\n  dark_end: {location: here, ending: dark}\n")
+    story(tmp_path, head + "  a: {location: here, choices: [{id: c, text: light, goto: light_ending},"
+                           " {id: d, text: dark, goto: dark_end}]}\n" + rest)
+    codes = [(d.code, d.message) for d in lint_story(tmp_path)]
+    assert codes == [("WL001", "undefined scene 'light_ending'")]  # not WL005/WL015 for light_end (nor after)
+    story(tmp_path, head + "  a: {location: here, choices: [{id: c, text: light, goto: zzz},"
+                           " {id: d, text: dark, goto: dark_end}]}\n" + rest)
+    found = {(d.code, d.message) for d in lint_story(tmp_path)}
+    assert {("WL005", "scene 'light_end' is unreachable from the start"),
+            ("WL015", "scene 'light_end' is never the target of a goto or exit"),
+            ("WL005", "scene 'after' is unreachable from the start")} <= found  # no scene is near 'zzz'
+    story(tmp_path, head.replace("start: a", "start: aa") + "  a: {location: here, choices: [{id: d, text: dark, "
+                                                           "goto: dark_end}]}\n" + rest.replace("light_end: ", "lit: "))
+    assert {d.code for d in lint_story(tmp_path) if "'dark_end'" in d.message or "'a'" in d.message} == set()
+
+
 def test_undefined_scene_suggests_the_near_id_and_nothing_when_none_is_near(tmp_path: Path) -> None:
     story(tmp_path, "id: t\ntitle: T\nstart: a\nlocations: {here: {name: Here}}\nscenes:\n"
                     "  a: {location: here, choices: [{id: c, text: go, goto: kite_flght},"

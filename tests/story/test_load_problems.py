@@ -62,3 +62,25 @@ def test_an_unclosed_quote_closed_by_a_later_one_is_reported_where_it_opened(tmp
     assert err.value.where.endswith("story.yaml:8:10"), str(err.value)
     assert "quoted string opened here runs on to line 11" in err.value.why
     assert lint_story(folder, use_cache=False)[0].where.endswith("story.yaml:8:10")
+
+
+def test_an_unquoted_colon_in_a_line_says_to_quote_the_line_at_its_place(tmp_path: Path) -> None:
+    folder = _write(tmp_path, HEAD + "locations: {here: {name: Here}}\nscenes:\n  a:\n    location: here\n"
+                    "    ending: e\n    lines:\n      - The yard is quiet.\n"
+                    "      - The cat follows you: out.\n"           # line 12: YAML reads a mapping
+                    "      - {speaker: narrator, text: Fine.}\n"
+                    "      - Mara:\n")                              # line 14: a key with no value
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    assert [(w.rsplit(":", 2)[1], why) for w, why in err.value.problems] == [
+        ("12", "scenes.a.lines.1: a ': ' inside a line starts a mapping in YAML: "
+               "put the line in quotes (\"The cat follows you: out.\")"),
+        ("14", "scenes.a.lines.3: a ': ' inside a line starts a mapping in YAML: put the line in quotes (\"Mara:\")")]
+
+
+def test_an_unknown_key_of_a_line_written_as_a_mapping_is_still_named(tmp_path: Path) -> None:
+    folder = _write(tmp_path, HEAD + "locations: {here: {name: Here}}\nscenes:\n  a:\n    location: here\n"
+                    "    ending: e\n    lines: [{text: Hi, speker: narrator}]\n")
+    with pytest.raises(StoryError) as err:
+        load_story(folder, use_cache=False)
+    assert "unknown key 'speker'" in str(err.value) and "quotes" not in str(err.value)

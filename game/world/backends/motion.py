@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: States drawn with their own motion; anything else is drawn as ``idle``.
-STATES = ("idle", "leap", "recoil", "nuzzle", "tilt", "sleep", "flee")
+from game.state.gamestate import REACTIONS
+
+#: States drawn with their own motion (the reactions a story may name); anything else is drawn as ``idle``.
+STATES = REACTIONS
 
 
 @dataclass(frozen=True)
