@@ -166,4 +166,5 @@ class Appraiser:
         return Appraisal(intent, scores[best], second, c, broken)  # type: ignore[arg-type]
 
 
-__all__ = ["EFFECTS", "HOSTILE", "INTENTS", "PARTS", "PART_MIN_SCORE", "WARM", "Appraisal", "Appraiser", "Intent", "labelled_set", "tone"]
+__all__ = ["EFFECTS", "HOSTILE", "INTENTS", "PARTS", "PART_MIN_SCORE", "WARM", "Appraisal", "Appraiser", "Intent",
+           "labelled_set", "tone"]

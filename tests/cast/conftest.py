@@ -8,6 +8,7 @@ import pytest
 
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card
+from game.cast.grounding import Grounding
 
 #: Eve Solvang's card, the one the Eve story plays.
 EVE_CARD = Path(__file__).resolve().parents[2] / "characters" / "eve.yaml"
@@ -17,3 +18,9 @@ EVE_CARD = Path(__file__).resolve().parents[2] / "characters" / "eve.yaml"
 def eve() -> CharacterCard:
     """Eve's card as ``load_card`` reads it (module scope: no test may change it)."""
     return load_card(EVE_CARD)
+
+
+@pytest.fixture(scope="module")
+def grounding(eve: CharacterCard, embedder: object) -> Grounding:
+    """:class:`Grounding` over Eve's card with the shared MiniLM (module scope: no test may change it)."""
+    return Grounding(eve, embedder)

@@ -7,16 +7,9 @@ in other words than the card's own questions."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from game.cast.grounding import Grounding
-
-
-@pytest.fixture(scope="module")
-def grounding(eve: Any, embedder: Any) -> Grounding:
-    return Grounding(eve, embedder)
 
 
 @pytest.mark.parametrize(("line", "fact"), [

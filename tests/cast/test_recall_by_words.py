@@ -24,10 +24,6 @@ BELIEFS = (("player", "name", "Mara", S), ("player", "full_name", "Mara Lindqvis
            ("player", "favourite colour", "blue", S))
 
 
-@pytest.fixture(scope="module")
-def grounding(eve: Any, embedder: Any) -> Grounding:
-    return Grounding(eve, embedder)
-
 
 @pytest.mark.parametrize(("line", "fact"), [
     ("And what's my surname, do you know?", "told.player.full_name"),
