@@ -481,16 +481,16 @@ class Coherence:
         if opening and line.rstrip().endswith("?") and sentence.rstrip().endswith("?") and len(words) >= 4:
             return "answers the player's question with a question"
         # 7. words put in the player's mouth
-        m = _YOU_SAID.search(sentence)
-        if m:
-            rest = _content(m.group("rest"))
+        quoted = _YOU_SAID.search(sentence)
+        if quoted:
+            rest = _content(quoted.group("rest"))
             if len(rest) >= 2 and not rest & (_content(line) | _content(topic) | _content(" ".join(told))):
                 return "quotes the player saying what they never said"
         # 8. what the player is, told to them out of nowhere
-        for m in _YOU_ARE_A.finditer(sentence):
-            said_of = _content(m.group("np"))
+        for called in _YOU_ARE_A.finditer(sentence):
+            said_of = _content(called.group("np"))
             if len(said_of) >= 2 and not said_of & (_content(line) | _content(topic) | _content(" ".join(told))):
-                return f"tells the player they are {m.group('np').strip()!r}, which nothing they said suggests"
+                return f"tells the player they are {called.group('np').strip()!r}, which nothing they said suggests"
         # 4. repeated phrases
         three = _grams(words, 3)
         earlier_three = {g for e in earlier for g in _grams(_words(e), 3)}

@@ -500,9 +500,9 @@ class Verifier:
 
     def _own_age(self, text: str) -> str:
         """Why ``text`` gives her an age her card does not ("I'm 31" where it says thirty-six), or ``""``."""
-        ages = {parse_number(f.value) or next((q.value for q in quantities(f.value)), None)
-                for f in self.sheet.facts if "old" in f.unit.lower().split()}
-        ages.discard(None)
+        found = {parse_number(f.value) or next((q.value for q in quantities(f.value)), None)
+                 for f in self.sheet.facts if "old" in f.unit.lower().split()}
+        ages = {a for a in found if a is not None}
         if not ages:
             return ""
         for m in _SELF_AGE.finditer(text):
