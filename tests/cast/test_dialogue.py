@@ -719,10 +719,11 @@ def test_dialogue_hook_answers_in_a_session(mini_path: Path, tmp_path: Path, emb
     from game.session import Session
     from game.state import Say
 
-    card = load_card(ROOT / "characters" / "eve.yaml")
+    # without her card's facts (low water is one): the model answers, not her card
+    card = load_card(ROOT / "characters" / "eve.yaml").model_copy(update={"facts": []})
     memory = Memory(card, embedder=embedder)
     pipe = pipeline_for(card, memory, ScriptedDialogueModel(default="The Spine opens at ten past five."),
-                        embedder=embedder, card_first=False)  # the model answers (not her card's answer)
+                        embedder=embedder, card_first=False)
     heard: list[str] = []
     hook = DialogueHook(pipe, memory, on_sentence=lambda s: heard.append(s.text))
     session = Session.from_path(mini_path, save_dir=tmp_path, steps=[hook])
