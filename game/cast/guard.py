@@ -656,11 +656,15 @@ def _name_like(words: list[str]) -> bool:
     return bool(words) and words[0] not in _NOT_NAMES
 
 
+#: An abbreviated title with its full stop before a name ("I'm Dr. Flint"): skipped, so the name after
+#: it is the one read (without it the full stop ended the match at "Dr", a bare title, never flagged).
+_ABBREVIATED_TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Capt|Sgt|Rev|Fr)\.\s*)?"
+
 _SELF_NAME = tuple(re.compile(rx) for rx in (
     r"(?i:\bmy name(?:'s| is)|\bi am called|\bi'm called|\bcall me|\bthey call me|\bpeople call me|\bknown as|"
-    + FOREIGN_NAME_FORMS + r")\s+" + _NAME,
-    r"(?i:\bi am|\bi'm|\bi’m)(?:\s+(?:now|really|actually|truly|officially|no longer))?\s+" + _NAME
-    + r"(?=\s*(?:[,.!?;:]|$|\s+(?:and|the|of|from|here)\b))",
+    + FOREIGN_NAME_FORMS + r")\s+" + _ABBREVIATED_TITLE + _NAME,
+    r"(?i:\bi am|\bi'm|\bi’m)(?:\s+(?:now|really|actually|truly|officially|no longer))?\s+" + _ABBREVIATED_TITLE
+    + _NAME + r"(?=\s*(?:[,.!?;:]|$|\s+(?:and|the|of|from|here)\b))",
 ))
 _HOME = re.compile(r"(?i:\bi live (?:in|at|on|by|near)|\bmy home is(?: in| at| on)?|\bi(?:'m| am) from|"
                    r"\bi come from|\bi was born in|\bi grew up in|\bi(?:'ve| have) lived in)\s+([^.!?;:\n]{1,80})")
