@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from game.errors import StoryError, WorldloomError
+from game.errors import InputError, StoryError, WorldloomError
 from game.words import counted
 
 if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
@@ -290,7 +290,6 @@ def _load_and_warn(path: str) -> Story:
 def _warn_translation(story: str, lang: str) -> None:
     """Before play with ``--lang``: a warning for each part of what the player sees that has no
     ``lang`` translation (a story that does not load is left to the loader's error)."""
-    from game.errors import StoryError
     from game.locale import missing_translations
     from game.story.loader import load_story
 
@@ -308,7 +307,6 @@ def _story_text(line: str) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from game.errors import InputError
     from game.story.strings import LANG_ENV
 
     if args.lang:

@@ -15,15 +15,11 @@ from typing import Any, Protocol
 from game.locale import ui
 from game.story.story import Story
 from game.story.strings import ending_name
+from game.words import opening
 
 #: Event kinds a player reads (the others, ``effect``, ``reaction``, ``give``..., change the game
 #: without a line of their own).
 SHOWN = ("scene", "line", "say", "reply", "choice", "exit", "ending", "warning")
-
-
-def _opening(name: str) -> str:
-    """``name`` opening a line: its first letter upper-cased (``the creature`` -> ``The creature``)."""
-    return name[:1].upper() + name[1:]
 
 
 class Numbered(Protocol):
@@ -64,7 +60,7 @@ class Reader:
         if kind == "ending":
             return f"{ui('ui.ending')}: {ending_name(self.story, scene, text)}"
         who = self.name(speaker)  # a name opening the line takes a capital: "The creature: ..."
-        return f"{_opening(who)}: {text}" if who else text
+        return f"{opening(who)}: {text}" if who else text
 
     def event(self, kind: str, speaker: str, text: str, scene: str = "",
               ids: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> str | None:
@@ -81,7 +77,7 @@ class Reader:
         return self.line(kind, speaker, text, scene)
 
     def _acted(self, agent: str, data: Mapping[str, Any]) -> str | None:
-        who = _opening(self.name(agent) or agent)
+        who = opening(self.name(agent) or agent)
         act, item, to = data.get("kind"), self.item(str(data.get("item", ""))), str(data.get("to", ""))
         if act == "move":
             return f"{who} goes to {self.place(to)}."

@@ -34,3 +34,9 @@ def agree(n: int, word: str) -> str:
     """``word`` (a verb or pronoun of the counted noun) agreeing with ``n``: ``agree(1, "is")`` ->
     ``"is"``, ``agree(2, "is")`` -> ``"are"``."""
     return word if n == 1 else _AGREE.get(word, word)
+
+
+def opening(text: str) -> str:
+    """``text`` opening a sentence: its first letter upper-cased, the rest as it is
+    (``the creature`` -> ``The creature``; ``""`` stays ``""``)."""
+    return text[:1].upper() + text[1:]

@@ -44,6 +44,7 @@ from game.story.runtime import DEFAULT_GIVE_LINE
 from game.story.schema import Scene
 from game.story.story import Story
 from game.story.strings import language, reaction_base
+from game.words import opening
 from game.world.backends.sprites import COLOUR_WORDS
 from game.world.director import indoors
 
@@ -105,10 +106,6 @@ def _the(name: str) -> str:
     return name if name.lower().startswith(("the ", "a ", "an ")) else f"the {name}"
 
 
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def refuse(host: EditHost, edit: str, why: str, text: str = "", params: dict[str, str] | None = None) -> list[Event]:
     """An in-world line for a refused or impossible ``edit`` (nothing changes).
 
@@ -125,7 +122,7 @@ def refuse(host: EditHost, edit: str, why: str, text: str = "", params: dict[str
         text = own.get(edit) or own.get("default") or ui(f"edit.refuse.{edit if edit in REFUSALS else 'default'}")
     now = str(host.state.world.get("time_of_day", host.runtime.world_default(host.state, "time_of_day")))
     extra = {"time_of_day": ui(f"edit.word.{now}") if f"edit.word.{now}" in UI else now,
-             "character": _cap(_name(host, (params or {}).get("character", ""))) if (params or {}).get("character")
+             "character": opening(_name(host, (params or {}).get("character", ""))) if (params or {}).get("character")
              else "They"}
     text = host.runtime.interpolate(host.state, text, extra)
     return [_line(host, text, f"edit.refused.{edit}", refused=edit, why=why)]
@@ -299,7 +296,7 @@ def _add(host: EditHost, p: dict[str, str]) -> list[Event]:
         where = f" {rel} {_the(_name(host, p['near']))}"
     elif p.get("relation") in ("left", "right"):
         where = f" on the {p['relation']}"
-    line = f"{_cap(look)} is there now{where}."
+    line = f"{opening(look)} is there now{where}."
     return [_ev(host, "edit", ids={"edit": "add_object", "target": ident}, data={"new": look, "x": x}),
             _line(host, line, "edit.add_object")]
 
@@ -347,7 +344,7 @@ def _remove(host: EditHost, target: str) -> list[Event]:
         return [_ev(host, "edit", ids={"edit": "remove_object", "target": ident}, data={"old": name}),
                 _line(host, f"The {name} is gone.", "edit.remove_object")]
     if kind == "character":
-        return refuse(host, "remove_object", "locked", f"{_cap(name)} stays where it is.")
+        return refuse(host, "remove_object", "locked", f"{opening(name)} stays where it is.")
     return refuse(host, "remove_object", "missing", f"There is no {target.replace('_', ' ') or 'such thing'} here.")
 
 
@@ -393,7 +390,7 @@ def _look(host: EditHost, p: dict[str, str]) -> list[Event]:
     scene = _scene(host)
     if who not in m.cast:
         return refuse(host, "look", "missing", "There is nobody like that here.")
-    name = _cap(m.cast[who].name)
+    name = opening(m.cast[who].name)
     if scene is None or who not in scene.present:
         return refuse(host, "look", "not_here", f"{name} is not here.")
     if m.cast[who].locked:
@@ -499,7 +496,7 @@ def give_new(host: EditHost, p: dict[str, str]) -> list[Event]:
     if "add_object" not in allowed(host.story, st.scene):
         return refuse(host, "add_object", "not_allowed")
     if scene is None or who not in scene.present:
-        return refuse(host, "give", "not_here", f"{_cap(_name(host, who) if who else 'nobody')} is not here.")
+        return refuse(host, "give", "not_here", f"{opening(_name(host, who) if who else 'nobody')} is not here.")
     here = [o for o in st.objects.values() if o.get("location") == st.location and not o.get("on")]
     if len(here) >= MAX_OBJECTS_PER_PLACE:
         return refuse(host, "add_object", "full", ui("edit.no_room"))
@@ -531,10 +528,10 @@ def give_object(host: EditHost, ident: str, who: str) -> list[Event]:
     if kind != "object":
         return refuse(host, "give", "missing", f"You have no {ident.replace('_', ' ') or 'such thing'} to give.")
     if scene is None or who not in scene.present:
-        return refuse(host, "give", "not_here", f"{_cap(_name(host, who))} is not here.")
+        return refuse(host, "give", "not_here", f"{opening(_name(host, who))} is not here.")
     obj = st.objects[oid]
     if obj.get("on") == who or obj.get("owner") == who:  # in her hands, or set down by her already
-        return refuse(host, "give", "already", f"{_cap(_name(host, who))} already has the {obj.get('name')}.")
+        return refuse(host, "give", "already", f"{opening(_name(host, who))} already has the {obj.get('name')}.")
     found = host.runtime.give_reaction(st, who, [oid, str(obj.get("noun", "")), str(obj.get("kind", "object")),
                                                   "default"])
     item, cname = str(obj.get("name", oid)), _name(host, who)
