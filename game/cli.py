@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from game.errors import InputError, StoryError, WorldloomError
-from game.words import counted
+from game.words import counted, opening
 
 if TYPE_CHECKING:  # the CLI imports a command's modules when it runs (a fast --help)
     from game.story.story import Story
@@ -224,7 +224,7 @@ def _describe(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for name, parser in sub.choices.items():
         said = helps.get(name)
         if not parser.description and said:
-            parser.description = f"{said[:1].upper()}{said[1:]}."
+            parser.description = f"{opening(said)}."
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 _describe(action)

@@ -4,7 +4,9 @@ the ending by its name, and the choices on offer.
 ``worldloom play --headless`` prints these as it plays (:class:`game.headless.HeadlessRunner`'s
 ``on_text``) and ``worldloom replay`` prints them for each row it matched, so both read as the
 window does: ``Creature: Chrr-rrip!``, not ``creature: Chrr-rrip!``; ``AN ENDING: Marked``, not
-``marked``. The words are the play language's (the story's catalogue, :func:`game.locale.ui`).
+``marked``. The words are the play language's: the story's from its catalogue, the game's own
+(``Give … to …``, ``(you now carry: …)``, ``Quest: …``, ``AN ENDING``) the ``read.*`` and ``ui.*``
+strings of :data:`game.locale.UI` (``worldloom play --lang fr``: ``UNE FIN : Marqué``).
 """
 
 from __future__ import annotations
@@ -58,9 +60,9 @@ class Reader:
         if kind in ("choice", "exit"):
             return f"> {text}"
         if kind == "ending":
-            return f"{ui('ui.ending')}: {ending_name(self.story, scene, text)}"
+            return ui("read.labelled", label=ui("ui.ending"), text=ending_name(self.story, scene, text))
         who = self.name(speaker)  # a name opening the line takes a capital: "The creature: ..."
-        return f"{opening(who)}: {text}" if who else text
+        return ui("read.labelled", label=opening(who), text=text) if who else text
 
     def event(self, kind: str, speaker: str, text: str, scene: str = "",
               ids: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> str | None:
@@ -71,7 +73,7 @@ class Reader:
         ``Quest done: ...``)."""
         ids, data = ids or {}, data or {}
         if kind == "quest" and text:
-            return f"Quest done: {text}" if data.get("what") == "done" else f"Quest: {text}"
+            return ui("read.quest.done" if data.get("what") == "done" else "read.quest", text=text)
         if kind == "agent" and data.get("seen"):
             return self._acted(speaker, data)
         return self.line(kind, speaker, text, scene)
@@ -80,13 +82,13 @@ class Reader:
         who = opening(self.name(agent) or agent)
         act, item, to = data.get("kind"), self.item(str(data.get("item", ""))), str(data.get("to", ""))
         if act == "move":
-            return f"{who} goes to {self.place(to)}."
-        if act == "take":
-            return f"{who} takes the {item}."
-        if act == "drop":
-            return f"{who} drops the {item}."
+            return ui("read.act.move", who=who, place=self.place(to))
+        if act in ("take", "drop"):
+            return ui(f"read.act.{act}", who=who, item=item)
         if act == "give":
-            return f"{who} gives you the {item}." if to == "player" else f"{who} gives the {item} to {self.name(to)}."
+            if to == "player":
+                return ui("read.act.give_you", who=who, item=item)
+            return ui("read.act.give", who=who, item=item, name=self.name(to))
         return None  # waiting, or talking (her lines are events of their own)
 
     def item(self, item_id: str) -> str:
@@ -103,13 +105,13 @@ class Reader:
         """The player's ``give`` as taken: ``> Give the smooth stone to the creature``, or with an
         item ``to``, ``> Use the oil flask on the spare wick``."""
         if to in self.story.model.items:
-            return f"> Use the {self.item(item_id)} on the {self.item(to)}"
-        return f"> Give the {self.item(item_id)} to {self.name(to) or to}"
+            return "> " + ui("read.use", item=self.item(item_id), target=self.item(to))
+        return "> " + ui("read.give", item=self.item(item_id), name=self.name(to) or to)
 
     def carry(self, items: Sequence[str]) -> str:
         """What the player holds after it changed: ``(you now carry: tower key, oil flask)``."""
         names = ", ".join(self.item(i) for i in items)
-        return f"(you now carry: {names})" if names else "(you now carry nothing)"
+        return ui("read.carry", items=names) if names else ui("read.carry.nothing")
 
     @staticmethod
     def menu(choices: Sequence[Numbered]) -> list[str]:

@@ -30,7 +30,6 @@ from game.cast.agentmind import RecordedAgentPolicy
 from game.cast.castroom import RecordedReplies
 from game.headless import HeadlessRunner
 from game.inputs.script import parse_line
-from game.readable import Reader
 from game.session import open_game
 from game.world.backends.null import NullBackend
 
@@ -105,8 +104,13 @@ def _key(row: dict[str, Any]) -> str:
     return json.dumps([row.get(k) for k in _COMPARED], sort_keys=True, default=str)
 
 
+def _is_event(row: dict[str, Any]) -> bool:
+    """Whether ``row`` is one replay compares (an event, not the header, an input, a chunk...)."""
+    return row.get("type") not in ("header", "input", "chunk", "save", "cast_summary")
+
+
 def _event_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r.get("type") not in ("header", "input", "chunk", "save", "cast_summary")]
+    return [r for r in rows if _is_event(r)]
 
 
 def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str | Path | None = None,
@@ -117,8 +121,12 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         path: transcript (``.jsonl``).
         story_path: story to use (default: the one the header names).
         save_dir: where ``save``/``load`` inputs go (default: a fresh temporary folder).
-        echo: called with each line the player read, as it replays (:class:`game.readable.Reader`:
-            speakers and endings by name, as the window shows them), after its time.
+        echo: called with each line the player read, after its time (``[  12.50s] > Give the grey
+            stone to the creature``), up to the first difference: the lines ``worldloom play
+            --headless`` printed, made by the same code (the replaying
+            :class:`~game.headless.HeadlessRunner`'s ``on_text``, :class:`game.readable.Reader`):
+            scene titles, lines by speaker name, the choices on offer and the one taken, the give
+            echo, what the player carries when it changed, acts in view, quest stages, the ending.
 
     Raises:
         game.errors.WorldloomError: unreadable transcript or story.
@@ -131,10 +139,15 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
                      dialogue=None, voice=False, recorded=RecordedReplies(rows),
                      cast_options={"show_progress": False}, agents=RecordedAgentPolicy(rows))
     session = game.session
-    reader = Reader(session.story, session.speaker_name)  # names as the window shows them
+    told: list[tuple[int, float, str]] = []  # (transcript rows written before it, their last time, line)
+
+    def tell(line: str) -> None:
+        written = runner.transcript.rows
+        told.append((len(written), float(written[-1].get("time", 0.0)) if written else 0.0, line))
+
     try:
         out = io.StringIO()
-        runner = HeadlessRunner(session, out)
+        runner = HeadlessRunner(session, out, on_text=tell)
         runner.header(str(head["story"]))
         runner.start()
         for r in rows:
@@ -152,18 +165,13 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
     mine = _event_rows(runner.transcript.rows[1:])
     theirs = _event_rows(rows)
     result = ReplayResult()
+    same = min(len(mine), len(theirs))  # events alike from the start (the first difference, below)
     for i, rec in enumerate(theirs):
         got = mine[i] if i < len(mine) else None
         if got is not None and all(rec.get(k) == got.get(k) for k in _COMPARED):
             result.matched += 1
-            shown = reader.event(str(rec["type"]), rec.get("speaker") or "", rec.get("text") or "",
-                                 rec.get("scene") or "", rec.get("ids"), rec.get("data"))
-            if shown is not None:
-                line = f"[{rec['time']:7.2f}s] {shown}"
-                result.lines.append(line)
-                if echo:
-                    echo(line)
         else:
+            same = min(same, i)
             result.mismatches.append((rec, got))
             if len(result.mismatches) >= 5:
                 break
@@ -171,6 +179,15 @@ def replay(path: str | Path, story_path: str | Path | None = None, save_dir: str
         result.mismatches.append(({"type": "length", "text": str(len(theirs))},
                                   {"type": "length", "text": str(len(mine))}))
     result.events = len(theirs)
+    events_before = [0]  # events_before[i]: event rows among the replay's first i transcript rows
+    for row in runner.transcript.rows:
+        events_before.append(events_before[-1] + _is_event(row))
+    for written, time, line in told:
+        if events_before[written] > same:  # past the first difference: not what was played
+            break
+        result.lines.append(f"[{time:7.2f}s] {line}")
+        if echo:
+            echo(result.lines[-1])
     if result.mismatches:
         ops = difflib.SequenceMatcher(None, [_key(r) for r in theirs], [_key(r) for r in mine],
                                       autojunk=False).get_opcodes()

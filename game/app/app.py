@@ -46,6 +46,7 @@ from game.locale import error_text, message, ui
 from game.session import Session, TurnResult, View
 from game.state import AnyIntent, Choose, Event, Give, Move, Wait
 from game.story.strings import ending_name
+from game.words import opening
 
 Direction = Literal["w", "a", "s", "d"]
 
@@ -1126,7 +1127,7 @@ class App:
                                           self.reader.more, self.reader.complete, blink,
                                           self.settings.subtitles)
         if self.clarify is not None:  # the question asked back: its options stand in for the choices
-            items = [(i + 1, f"answer:{i + 1}", o.label[:1].upper() + o.label[1:])
+            items = [(i + 1, f"answer:{i + 1}", opening(o.label))
                      for i, o in enumerate(self.clarify.options)]
         else:
             items = [(c.number, c.id, c.text) for c in view.choices]

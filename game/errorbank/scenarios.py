@@ -15,14 +15,16 @@ from dataclasses import replace
 import numpy as np
 
 from game.state.events import Event
-from game.state.gamestate import GameState
+from game.state.gamestate import REACTIONS, GameState
 from game.world.director import Director
 from game.world.protocol import Anchor, Entity, Scene, WorldRequest
 
 LOCATIONS = (("clearing", "dusk"), ("creek", "creek"), ("hollow", "hollow"), ("meadow", "day"), ("ridge", "night"))
 TIMES = ("dawn", "day", "dusk", "night")
 WEATHERS = ("clear", "clear", "rain", "snow", "fog")
-STATES = ("idle", "idle", "leap", "recoil", "nuzzle", "tilt", "sleep", "flee")
+#: A character's drawn reaction state: one of the state's reactions (:data:`~game.state.gamestate.REACTIONS`,
+#: the one list lint allows and the world draws), ``idle`` twice as often as each other one.
+STATES = ("idle", *REACTIONS)
 GLOBAL_ANCHORS = (Anchor("world.style", "text", "style", "painterly nature film, soft gouache textures"),
                   Anchor("char.creature", "text", "character", "a small horned creature, fawn-grey fur"))
 

@@ -64,6 +64,7 @@ from game.story.runtime import StoryRuntime
 from game.story.schema import Action, Choice
 from game.story.story import Story
 from game.story.strings import language
+from game.words import opening
 
 #: Score adjustments from the slot parser (cosine units).
 THING_MATCH = 0.12
@@ -724,7 +725,7 @@ class Resolver:
         else:
             names = [o.label for o in opts]
         text = ui("input.or", names=", ".join(names[:-1]), last=names[-1])
-        return text[:1].upper() + text[1:]
+        return opening(text)
 
     def _ask_value(self, raw: str, top: _Scored, ranked: tuple[tuple[str, float], ...]) -> Clarify:
         spec = EDITS[top.cand.ref]
@@ -737,7 +738,7 @@ class Resolver:
                 opts.append(Option(label, Instruct(edit=spec.name, params=params, text=base.text),
                                    f"edit:{spec.name}:{value}", top.score, (value,)))
         question = ui(f"input.ask.{spec.name}") if f"input.ask.{spec.name}" in UI else spec.question
-        return Clarify(raw, question or f"{spec.label[:1].upper()}{spec.label[1:]}: how?", tuple(opts),
+        return Clarify(raw, question or f"{opening(spec.label)}: how?", tuple(opts),
                        ranked)
 
     def _answer(self, text: str, pending: Clarify, state: GameState) -> Outcome | None:

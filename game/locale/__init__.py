@@ -3,7 +3,8 @@
 A story's strings (lines, choices, names) are in its own catalogue
 (:mod:`game.story.strings`); this table holds what the game says around them: the
 window's labels, key hints, overlays and notices (``ui.*``), the input parser's
-replies (``input.*``) and the world edits' lines (``edit.*``). Text is English;
+replies (``input.*``), the lines headless play and replay print around the story's
+(``read.*``, :mod:`game.readable`) and the world edits' lines (``edit.*``). Text is English;
 ``{name}`` placeholders are filled by :func:`ui`.
 
 Translations ship with the package as gettext catalogues, ``game/locale/<lang>.po``
@@ -191,6 +192,20 @@ UI: dict[str, str] = {
     "input.do.give_new": "give {who} a {thing}",
     "input.do.give": "give {who} the {thing}",
     "input.the_character": "the character", "input.the_thing": "the thing", "input.thing": "thing",
+    # what headless play and replay print (game.readable.Reader): a labelled line, the player's
+    # give, what they carry, a quest's stage and a character acting in view
+    "read.labelled": "{label}: {text}",
+    "read.give": "Give the {item} to {name}",
+    "read.use": "Use the {item} on the {target}",
+    "read.carry": "(you now carry: {items})",
+    "read.carry.nothing": "(you now carry nothing)",
+    "read.quest": "Quest: {text}",
+    "read.quest.done": "Quest done: {text}",
+    "read.act.move": "{who} goes to {place}.",
+    "read.act.take": "{who} takes the {item}.",
+    "read.act.drop": "{who} drops the {item}.",
+    "read.act.give_you": "{who} gives you the {item}.",
+    "read.act.give": "{who} gives the {item} to {name}.",
     # the world edits' lines
     "edit.weather.rain": "Clouds close over, and rain begins to fall.",
     "edit.weather.snow": "The air turns cold, and snow begins to drift down.",

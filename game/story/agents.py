@@ -22,7 +22,7 @@ back a model's pick). This module keeps no state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from game.state import Event, GameState
@@ -34,6 +34,13 @@ from game.story.story import Story
 WAIT = "wait"
 #: Reaction a character shows while it walks out of / into the player's view (the world draws it).
 LEAVING, ARRIVING = "walks off", "arrives"
+#: Where an agent the scene gives no position stands (world units: 1.0 = one screen width from the
+#: location's origin), in the order they are tried: right of centre first (where a lone one has
+#: always stood), then outwards, :data:`MIN_GAP` apart (see :func:`free_spot`).
+FREE_SPOTS = (0.75, 0.6, 0.9, 0.45, 0.3, 0.15)
+#: The least distance between two characters' positions for neither to cover the other (world units:
+#: the window's character box is 0.14 of the screen wide, ``game.app.layout.CHARACTER_BOX``).
+MIN_GAP = 0.14
 
 
 class AgentHost(Protocol):
@@ -85,7 +92,10 @@ def present(story: Story, state: GameState) -> dict[str, float]:
     """Who is in the player's scene now: character id -> horizontal position (world units).
 
     A character who is not an agent is where the scene puts it; an agent is there when
-    it is at the scene's location (at the scene's position for it, else 0.75).
+    it is at the scene's location, at the scene's position for it, else at a :func:`free_spot`
+    (agents in story order: the first at 0.75 when that is free, the next ones beside it, never on
+    someone already there while a spot :data:`MIN_GAP` clear is left). The same state gives the
+    same positions.
     """
     scene = story.model.scenes.get(state.scene)
     if scene is None:
@@ -94,8 +104,17 @@ def present(story: Story, state: GameState) -> dict[str, float]:
     out = {c: x for c, x in scene.present.items() if c not in agents or location_of(state, c) == scene.location}
     for cid in agents:
         if cid not in out and location_of(state, cid) == scene.location:
-            out[cid] = 0.75
+            out[cid] = free_spot(out.values())
     return out
+
+
+def free_spot(taken: Iterable[float]) -> float:
+    """The first of :data:`FREE_SPOTS` at least :data:`MIN_GAP` from every position in ``taken``
+    (world units); when none is, the one farthest from its nearest neighbour (the earlier on a tie)."""
+    used = list(taken)
+    gaps = [min((abs(x - t) for t in used), default=float("inf")) for x in FREE_SPOTS]
+    clear = [x for x, gap in zip(FREE_SPOTS, gaps, strict=True) if gap >= MIN_GAP - 1e-9]
+    return clear[0] if clear else FREE_SPOTS[gaps.index(max(gaps))]
 
 
 def _listeners(story: Story, state: GameState, where: str, speaker: str) -> list[str]:

@@ -41,7 +41,7 @@ import io
 import operator
 import threading
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -66,6 +66,25 @@ RELATION_TARGETS = {"trust": "trust", "affinity": "affinity", "rel": ""}
 WORLD_KEYS = ("weather", "time_of_day", "light", "season")
 #: Longest expression accepted, characters (see :mod:`game.limits`).
 MAX_EXPR_CHARS = limits.MAX_EXPR_CHARS
+
+
+class UnknownFunction(ExpressionError):
+    """An expression calls a function the language does not have there (a condition's
+    ``hass('kite')``, an effect ``giv('kite', 'creature')``), a :class:`~game.errors.ExpressionError`
+    whose name is a field, not only words in its message (lint's "did you mean 'has'?" reads it).
+
+    Args:
+        why, where, hint: as :class:`~game.errors.WorldloomError`.
+        name: the name called (``"hass"``; ``"?"`` when what is called is not a plain name).
+        known: the names that may be called there (:data:`CONDITION_FUNCTIONS` in a condition or
+            an effect's arguments, :data:`EFFECT_FUNCTIONS` for an effect statement).
+    """
+
+    def __init__(self, why: str, where: str = "", hint: str = "", name: str = "",
+                 known: Iterable[str] = ()) -> None:
+        super().__init__(why, where, hint)
+        self.name = name
+        self.known: tuple[str, ...] = tuple(sorted(known))
 
 
 class ExprEnv(Protocol):
@@ -110,9 +129,8 @@ def _check_ast(tree: ast.AST | list[ast.AST], src: str, where: str, functions: d
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in functions:
                 name = node.func.id if isinstance(node.func, ast.Name) else "?"
-                raise ExpressionError(
-                    f"unknown function {name!r} in {src!r}", where=where,
-                    hint="known: " + ", ".join(sorted(functions)))
+                raise UnknownFunction(f"unknown function {name!r} in {src!r}", where=where,
+                                      hint="known: " + ", ".join(sorted(functions)), name=name, known=functions)
             if node.keywords or len(node.args) != functions[node.func.id]:
                 raise ExpressionError(
                     f"{node.func.id}() takes {counted(functions[node.func.id], 'argument')} in {src!r}",
@@ -307,8 +325,9 @@ def compile_effect(src: str, where: str = "") -> Effect:
                                   hint="use x = v, x += v, trust('c') += 1 or give('item', 'c')")
         if not isinstance(call.func, ast.Name) or call.func.id not in EFFECT_FUNCTIONS:
             name = call.func.id if isinstance(call.func, ast.Name) else "?"
-            raise ExpressionError(f"unknown effect {name!r} in {src!r}", where=where,
-                                  hint="effects: " + ", ".join(sorted(EFFECT_FUNCTIONS)))
+            raise UnknownFunction(f"unknown effect {name!r} in {src!r}", where=where,
+                                  hint="effects: " + ", ".join(sorted(EFFECT_FUNCTIONS)), name=name,
+                                  known=EFFECT_FUNCTIONS)
         if call.keywords or len(call.args) != EFFECT_FUNCTIONS[call.func.id]:
             raise ExpressionError(
                 f"{call.func.id}() takes {counted(EFFECT_FUNCTIONS[call.func.id], 'argument')} in {src!r}",

@@ -26,11 +26,11 @@ from game.state.gamestate import REACTIONS
 from game.story.art import art_problems
 from game.story.diagnostics import CODES, SEVERITY_ORDER, Severity
 from game.story.expr import (
-    CONDITION_FUNCTIONS,
     EFFECT_FUNCTIONS,
     LITERALS,
     WORLD_KEYS,
     Effect,
+    UnknownFunction,
     capitalised,
     combine,
     constant_failure,
@@ -411,9 +411,8 @@ class Linter:
 
     def _bad_expression(self, path: Path_, exc: ExpressionError) -> None:
         """WL007 for an expression that does not compile; an unknown function's hint starts with
-        the known one nearest it (``hass`` -> "did you mean 'has'?")."""
-        unknown = re.match(r"unknown function '([^']*)'", exc.why)
-        near = near_hint(unknown[1], [*CONDITION_FUNCTIONS, *EFFECT_FUNCTIONS]) if unknown else ""
+        the known one nearest it (``hass`` -> "did you mean 'has'?", an effect ``giv`` -> 'give')."""
+        near = near_hint(exc.name, exc.known) if isinstance(exc, UnknownFunction) else ""
         self.add("WL007", path, exc.why, fix=near)
 
     def _undeclared(self, path: Path_, src: str, names: Iterable[str]) -> None:

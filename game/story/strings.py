@@ -38,6 +38,7 @@ import polib
 from game.errors import StoryError
 from game.story.ink import ROOT_SCENE, InkStory
 from game.story.story import Story
+from game.words import opening
 
 
 class _Named(Protocol):
@@ -464,7 +465,7 @@ def ending_title(ending: str) -> str:
         if word.lower() == "s" and out and i < len(words) - 1:
             out[-1] += "'s"
         else:
-            out.append(word[:1].upper() + word[1:])
+            out.append(opening(word))
     return " ".join(out)
 
 

@@ -1,9 +1,13 @@
 """Headless play prints what the player does and sees happen, as the window shows it: a ``give``
 line's echo by display names, the inventory when it changes, characters acting in view, and a
-quest's new stage (``game.readable.Reader``); a replay prints the same acts."""
+quest's new stage (``game.readable.Reader``); a replay prints the same lines, made by the same code,
+up to its first difference."""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 
 from game.headless import play_headless
@@ -36,3 +40,44 @@ def test_gullhaven_prints_acts_in_view_quests_and_what_is_carried(tmp_path: Path
     shown = replay(tmp_path / "t.jsonl")
     assert shown.ok, shown.mismatches
     assert any(line.endswith("] Ysolde gives you the tower key.") for line in shown.lines)
+
+
+def _unstamped(lines: list[str]) -> list[str]:
+    """Replay's lines without their ``[  12.50s] `` time stamps."""
+    out = []
+    for line in lines:
+        stamp = re.match(r"\[ *\d+\.\d\ds\] ", line)
+        assert stamp is not None, line
+        out.append(line[stamp.end():])
+    return out
+
+
+def test_replay_prints_what_headless_play_printed_give_echo_and_carried_included(tmp_path: Path) -> None:
+    story = ROOT / "stories" / "zero_mark"
+    played: list[str] = []
+    play_headless(str(story), read_script(story / "kite.txt"), backend="null", dialogue=None, voice=False,
+                  save_dir=tmp_path / "s", transcript=tmp_path / "t.jsonl", on_text=played.append)
+    echoed: list[str] = []
+    shown = replay(tmp_path / "t.jsonl", echo=echoed.append)
+    assert shown.ok, shown.mismatches
+    assert echoed == shown.lines
+    assert _unstamped(shown.lines) == played  # the same lines, in the same order
+    assert "> Give the smooth stone to the creature" in played and "(you now carry: green leaf)" in played
+    assert any(x.endswith("s] > Give the smooth stone to the creature") for x in shown.lines)
+
+
+def test_replay_prints_nothing_past_its_first_difference(mini_path: Path, tmp_path: Path) -> None:
+    story = tmp_path / "mini"
+    shutil.copytree(mini_path, story)
+    played: list[str] = []
+    play_headless(str(story), parse_script("choose offer_kite\nchoose finish_good\n"), backend="null", dialogue=None,
+                  voice=False, save_dir=tmp_path / "s", transcript=tmp_path / "t.jsonl", on_text=played.append)
+    rows = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
+    ending = next(i for i, r in enumerate(rows) if r["type"] == "ending")
+    rows[ending]["text"] = "some_other_ending"  # as if the recorded run had ended elsewhere
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shown = replay(tmp_path / "t.jsonl")
+    assert not shown.ok
+    lines = _unstamped(shown.lines)
+    assert lines == played[:len(lines)] and len(lines) < len(played)
+    assert any("ENDING" in x for x in played) and not any("ENDING" in x for x in lines)

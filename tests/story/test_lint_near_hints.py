@@ -1,11 +1,15 @@
 """Lint's "did you mean" for a misspelt variable in text (WL019), item (WL002), character (WL003),
-variable read (WL004) or written (WL014) and function (WL007); findings print in file order."""
+variable read (WL004) or written (WL014) and function or effect (WL007, from the error's own field, not
+its words); findings print in file order."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pytest
+
+from game.story.expr import UnknownFunction, compile_condition, compile_effect
 from game.story.lint import lint_story, position
 
 
@@ -38,3 +42,25 @@ def test_findings_are_in_file_order(mini_path: Path, tmp_path: Path) -> None:
     diags = lint_story(_broken(mini_path, tmp_path), use_cache=False)
     assert len(diags) >= 6
     assert [position(d.where) for d in diags] == sorted(position(d.where) for d in diags)
+
+
+def test_a_misspelt_effect_gets_the_nearest_effect(mini_path: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mini"
+    shutil.copytree(mini_path, folder)
+    p = folder / "story.yaml"
+    assert "give('kite', 'creature')" in p.read_text()
+    p.write_text(p.read_text().replace("give('kite', 'creature')", "giv('kite', 'creature')", 1))
+    hints = [d.hint for d in lint_story(folder, use_cache=False) if d.code == "WL007"]
+    assert hints and hints[0].startswith("did you mean 'give'?")
+
+
+def test_an_unknown_function_names_itself_and_what_could_be_called_there() -> None:
+    with pytest.raises(UnknownFunction) as cond:
+        compile_condition("hass('kite') and courage > 1")
+    assert cond.value.name == "hass" and "has" in cond.value.known and "give" not in cond.value.known
+    with pytest.raises(UnknownFunction) as eff:
+        compile_effect("giv('kite', 'creature')")
+    assert eff.value.name == "giv" and "give" in eff.value.known and "has" not in eff.value.known
+    with pytest.raises(UnknownFunction) as inner:  # an effect's argument is a condition
+        compile_effect("give(pick('kite'), 'creature')")
+    assert inner.value.name == "pick" and "has" in inner.value.known
