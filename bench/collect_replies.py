@@ -20,25 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from character import ROOT, baseline_reply, load_probes, talk  # noqa: E402
-
-from game.cast.card_io import load_card  # noqa: E402
-from game.cast.castroom import dialogue_spec  # noqa: E402
-from game.cast.coherence import Coherence, card_text  # noqa: E402
-from game.cast.dialogue import DialogueSettings, facts_from_card, facts_from_memory  # noqa: E402
-from game.cast.rejudge import check_reply  # noqa: E402
-from game.models.embedder import get_embedder  # noqa: E402
-from game.models.llm import split_sentences  # noqa: E402
-from game.models.registry import build_model  # noqa: E402
+from bench.character import ROOT, baseline_reply, load_probes, talk
+from game.cast.card_io import load_card
+from game.cast.castroom import dialogue_spec
+from game.cast.coherence import Coherence, card_text
+from game.cast.dialogue import DialogueSettings, facts_from_card, facts_from_memory
+from game.cast.rejudge import check_reply
+from game.models.embedder import get_embedder
+from game.models.llm import split_sentences
+from game.models.registry import build_model
 
 DATA = ROOT / "bench" / "data"
 
