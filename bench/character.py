@@ -20,13 +20,19 @@ Told facts are fed to her memory as the player's lines (with a fixed reply), fol
 ``after`` turns of small talk (5, 20 or 50), then asked. Per category and split (the held-out
 probes, kept apart from the phrasings the grounding code was written against, on their own rows and
 goal lines) it prints: said % (the expected value, digits or words, in the reply), recall % (said
-**and** the reply in character: only what a check verified counts; mood: the intent read right),
+**and** the reply in character as judged, below; mood: the intent read right **and** the reply in
+character as judged: does she answer the insult, apology or thanks as herself),
 contradiction % (the verifier flags the delivered reply; "exact": the expected value is
 missing and the reply states another number or name instead), persona breaks delivered
 (the persona guard or the verifier's identity check fails the delivered reply), prompt
-leaks (guard ``leak``), in character (delivered, and every sentence passed the persona guard, the
-verifier and the coherence check, as the game checks a model reply, whatever its source; nothing
-else counts), median and p95 reply latency in wall seconds and in CPU seconds of the bench process
+leaks (guard ``leak``), **in character as judged** (an authored, grounded, deflection or fallback line
+of her author's; or a model reply that passed the checks below **and** the reply judge of
+:mod:`bench.reply_judge`, fitted on the labelled real replies of ``bench/data/reply_labels.yaml`` and
+independent of the checks), **passed the checks** beside it (delivered, and every sentence passed the
+persona guard, the verifier and the coherence check, as the game checks a model reply, whatever its
+source: the figure this bench printed as "in character" before session 8; the checks are fitted to forms
+seen and pass most fresh off-character replies), the delivered model replies judged / passed / in all,
+median and p95 reply latency in wall seconds and in CPU seconds of the bench process
 (the machine is shared: CPU time is the figure the load does not inflate as much; the model runs
 one torch thread, as in the game's worker, ``--threads``), then latency by reply source and the
 load average. ``--quick`` runs a quarter of each category (both splits). With ``--baseline-from``
@@ -47,6 +53,11 @@ written ones; each held-out part committed before the rules it scores): per spli
 of an earlier revision (``--against REV``: its verifier and coherence check, the baseline in the same
 run), and by today's guard + verifier + coherence check (:mod:`game.cast.coherence`), and how many
 fail at the opening sentence (those are regenerated once and then replaced).
+
+``--judge-eval`` (MiniLM only, nothing else) scores the reply judge on ``bench/data/reply_labels.yaml``:
+per split (``dev`` in-sample with each question's replies left out; ``heldout`` never fitted on),
+precision and recall of stopping off-character replies, good replies stopped, and the precision of what
+it lets through, for the checks alone (the floor), the judge alone and both. A normal run prints it first.
 
 ``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
 (``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
@@ -348,6 +359,13 @@ def judge(text: str | None, probe: dict[str, Any], guard: PersonaGuard, verifier
     return row
 
 
+def mood_score(row: dict[str, Any], read: str, intent: str) -> dict[str, bool]:
+    """A mood probe's figures: ``intent_ok`` (the appraiser read the player's line as ``intent``; ``read``: what
+    it read) and ``recall``: the intent read right **and** the reply (``row``, as :func:`judge` scored it) in
+    character as judged, so a reply that does not answer the insult, apology or thanks as herself fails."""
+    return {"intent_ok": read == intent, "recall": read == intent and bool(row["judged"])}
+
+
 def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
     """Print how many written-down bad replies the guard and verifier stop, and good ones pass."""
     facts = facts_from_card(card, card.home)
@@ -572,9 +590,8 @@ def run(args: argparse.Namespace) -> None:
                    **judge(text, p, pipe.guard, pipe.verifier, facts,
                            judge_coherence_check if variant == "baseline" or reply.source == "model" else None,
                            reply_judge, reply.source if variant == "grounded" else "model")}
-            if p["category"] == "mood":  # the intent read right AND the reply in character (as judged)
-                row["intent_ok"] = appraiser.appraise(p["ask"]).intent == p["intent"]
-                row["recall"] = row["intent_ok"] and row["judged"]
+            if p["category"] == "mood":
+                row.update(mood_score(row, appraiser.appraise(p["ask"]).intent, p["intent"]))
             rows.append(row)
             if out is not None:
                 out.write(json.dumps({"id": p["id"], "ask": p["ask"], **row}, ensure_ascii=False) + "\n")

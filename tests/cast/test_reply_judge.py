@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench.character import judge, summary
+from bench.character import judge, mood_score, summary
 from bench.reply_judge import ReplyJudge, load_labels, score
 from game.cast.card_io import load_card
 from game.cast.coherence import Coherence, card_text
@@ -92,3 +92,9 @@ def test_scores_count_stops_as_a_detector_of_off_character_replies() -> None:
     s = score([True, True, False, False, True], [True, False, True, False, True])
     assert (s.stopped_bad, s.stopped_good, s.bad, s.good, s.passed) == (2, 1, 3, 2, 2)
     assert "precision 0.67 (2/3)" in s.line() and "good stopped 0.50 (1/2)" in s.line()
+
+
+def test_a_mood_probe_counts_only_when_the_intent_is_read_and_the_reply_judged_in_character() -> None:
+    assert mood_score({"judged": True}, "thanks", "thanks") == {"intent_ok": True, "recall": True}
+    assert mood_score({"judged": False}, "thanks", "thanks") == {"intent_ok": True, "recall": False}
+    assert mood_score({"judged": True}, "other", "thanks")["recall"] is False
