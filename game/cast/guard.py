@@ -275,7 +275,7 @@ LEAK_WORDS = 12
 _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
     ("override", r"\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|delete|erase|discard|"
                  r"reset|cancel|replace|rewrite|update|change)\b[^.!?\n]{0,50}?\b(?:instructions?|rules|prompts?|"
-                 r"directives?|guidelines|programming|context|constraints|persona|settings|restrictions|"
+                 r"directives?|guidelines|programming|context|constraints|persona|characters?|settings|restrictions|"
                  r"guardrails|filters|training|system message|orders|story|game|role-?play|roles?|scene|"
                  r"everything(?: (?:above|before|else|you))?|all (?:of )?(?:the |that )?(?:above|before)|all that)\b"),
     ("dictation", r"\b(?:say|write|type|output|print|reply with|respond with|answer with|repeat after me)\b"
