@@ -22,6 +22,13 @@ The labels are ``bench/data/reply_labels.yaml`` (203 real SmolLM2 replies, split
 anything was fitted); only its ``dev`` part is used to judge, and the threshold was chosen on ``dev``
 with each question's own replies left out (:func:`choose_threshold`). :func:`evaluate` scores the
 judge on the ``heldout`` part against the game's checks alone (the floor).
+
+**Bench-only.** On the held-out labels (session 8) checks + judge stop 57 of 58 off-character replies at
+precision 0.89, but also 7 of 8 good ones; the checks alone stop 41 of 58 and 2 of 8 good. The game's
+reply check would need precision >= :data:`GAME_PRECISION` and at most :data:`GAME_GOOD_STOPPED` of good
+replies stopped, so the pipeline does not use it: a reply it stops would be replaced by an authored line
+nearly every time the model says something good. In the bench it makes "in character" a strict figure
+(it under-counts good model replies rather than counting bad ones). ``--judge-eval`` prints the figures.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ PARROT_SHARE = 0.6
 #: The register margin below which a reply is off character (chosen on ``dev`` by :func:`choose_threshold`,
 #: each question's replies left out; see ``--judge-eval``).
 THRESHOLD = 0.08
+#: What the judge must reach on held-out labels before the game's reply check may use it: the share of its stops
+#: that are right, and the most good replies it may stop (issue 11's bar for a check that replaces her replies).
+GAME_PRECISION = 0.9
+GAME_GOOD_STOPPED = 0.10
 _ENDED = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*]*\s*$")
 #: The authored intents whose lines are her voice (``card.replies``).
 _INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
@@ -223,8 +234,14 @@ def evaluate(card: Any, embedder: Any, rows: Sequence[dict[str, Any]] | None = N
         out.append(f"    checks + judge        {score(off, both).line()}")
         out.append(f"    of the {len(passed)} the checks pass, the judge: "
                    f"{score([off[i] for i in passed], [judged[i] for i in passed]).line()}")
+        if split == "heldout":
+            s = score(off, both)
+            fit = s.stopped and s.stopped_bad / s.stopped >= GAME_PRECISION and \
+                s.stopped_good <= GAME_GOOD_STOPPED * max(1, s.good)
+            out.append(f"  fit for the game's reply check (held out: precision >= {GAME_PRECISION:.2f} and good "
+                       f"stopped <= {GAME_GOOD_STOPPED:.0%}): {'yes' if fit else 'no, a bench-only judge'}")
     return out
 
 
-__all__ = ["LABELS", "PARROT_SHARE", "THRESHOLD", "Judgement", "ReplyJudge", "Scores", "choose_threshold",
-           "evaluate", "load_labels", "score", "voice_lines"]
+__all__ = ["GAME_GOOD_STOPPED", "GAME_PRECISION", "LABELS", "PARROT_SHARE", "THRESHOLD", "Judgement", "ReplyJudge",
+           "Scores", "choose_threshold", "evaluate", "load_labels", "score", "voice_lines"]
