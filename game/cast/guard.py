@@ -265,7 +265,7 @@ def only_filler(text: str) -> bool:
 #: Code, markup or data in a reply: she speaks, she does not print programs.
 _CODE = re.compile(r"```|`[^`]+`|^\s*[{\[]\s*[\"'\w]|\{\s*\"|\":\s*|\bdef \w+\(|\bimport \w+|\bprint\(|"
                    r"\breturn \w|\bfunction\s*\w*\(|=>|</?\w+>|;\s*$|\w+\(\)|\bconsole\.|\bfor \w+ in \w+|"
-                   r"^\s*#+\s|^\s*\d+\.\s|\bSELECT\b|==", re.M)
+                   r"^\s*#+\s|^\s*\d{1,2}\.\s|\bSELECT\b|==", re.M)  # "1. " a list item; "1871. A lens..." a year
 
 #: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
 LEAK_WORDS = 12
