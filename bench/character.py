@@ -20,13 +20,19 @@ Told facts are fed to her memory as the player's lines (with a fixed reply), fol
 ``after`` turns of small talk (5, 20 or 50), then asked. Per category and split (the held-out
 probes, kept apart from the phrasings the grounding code was written against, on their own rows and
 goal lines) it prints: said % (the expected value, digits or words, in the reply), recall % (said
-**and** the reply in character: only what a check verified counts; mood: the intent read right),
+**and** the reply in character as judged, below; mood: the intent read right **and** the reply in
+character as judged: does she answer the insult, apology or thanks as herself),
 contradiction % (the verifier flags the delivered reply; "exact": the expected value is
 missing and the reply states another number or name instead), persona breaks delivered
 (the persona guard or the verifier's identity check fails the delivered reply), prompt
-leaks (guard ``leak``), in character (delivered, and every sentence passed the persona guard, the
-verifier and the coherence check, as the game checks a model reply, whatever its source; nothing
-else counts), median and p95 reply latency in wall seconds and in CPU seconds of the bench process
+leaks (guard ``leak``), **in character as judged** (an authored, grounded, deflection or fallback line
+of her author's; or a model reply that passed the checks below **and** the reply judge of
+:mod:`bench.reply_judge`, fitted on the labelled real replies of ``bench/data/reply_labels.yaml`` and
+independent of the checks), **passed the checks** beside it (delivered, and every sentence passed the
+persona guard, the verifier and the coherence check, as the game checks a model reply, whatever its
+source: the figure this bench printed as "in character" before session 8; the checks are fitted to forms
+seen and pass most fresh off-character replies), the delivered model replies judged / passed / in all,
+median and p95 reply latency in wall seconds and in CPU seconds of the bench process
 (the machine is shared: CPU time is the figure the load does not inflate as much; the model runs
 one torch thread, as in the game's worker, ``--threads``), then latency by reply source and the
 load average. ``--quick`` runs a quarter of each category (both splits). With ``--baseline-from``
@@ -47,6 +53,11 @@ written ones; each held-out part committed before the rules it scores): per spli
 of an earlier revision (``--against REV``: its verifier and coherence check, the baseline in the same
 run), and by today's guard + verifier + coherence check (:mod:`game.cast.coherence`), and how many
 fail at the opening sentence (those are regenerated once and then replaced).
+
+``--judge-eval`` (MiniLM only, nothing else) scores the reply judge on ``bench/data/reply_labels.yaml``:
+per split (``dev`` in-sample with each question's replies left out; ``heldout`` never fitted on),
+precision and recall of stopping off-character replies, good replies stopped, and the precision of what
+it lets through, for the checks alone (the floor), the judge alone and both. A normal run prints it first.
 
 ``--rejudge X.jsonl`` (no model, nothing else) re-checks every reply a played transcript delivered
 (``python3 -m game play stories/eve --headless --inputs bench/data/eve_talk60.txt --transcript X.jsonl
@@ -71,6 +82,7 @@ from typing import Any
 
 import yaml
 
+from bench.reply_judge import ReplyJudge, evaluate, load_labels
 from game.cast.appraisal import Appraiser
 from game.cast.card_io import load_card
 from game.cast.castroom import PlayerKnowledge, dialogue_spec
@@ -212,6 +224,7 @@ def budget_ab(data: dict[str, Any], card: Any, dialogue: str, n: int) -> None:
     probes = probes[::max(1, len(probes) // max(1, n))][:n]
     base = facts_from_card(card, card.home)
     coherence = Coherence(enc, own_text=card_text(card))
+    reply_judge = ReplyJudge(card, enc, load_labels())
     arms = {"old budget": talk(card, model, enc, [], [], OLD_BUDGET),
             "reply budget (now)": talk(card, model, enc, [], [], DialogueSettings(seed=0))}
     got: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -228,7 +241,7 @@ def budget_ab(data: dict[str, Any], card: Any, dialogue: str, n: int) -> None:
             row = {"secs": time.perf_counter() - t, "cpu": time.process_time() - c, "source": reply.source,
                    "attempts": reply.attempts, "tokens": reply.timings.get("model_tokens", 0.0),
                    **judge(reply.text, p, pipe.guard, pipe.verifier, facts_from_memory(base, memory),
-                           coherence if reply.source == "model" else None)}
+                           coherence if reply.source == "model" else None, reply_judge, reply.source)}
             got[name].append(row)
             print(f"  [{p['id']}] {name}: {row['cpu']:.1f} s CPU, {row['tokens']:.0f} tokens, {reply.attempts} "
                   f"attempts, {reply.source}: {reply.text[:80]!r}", flush=True)
@@ -293,15 +306,25 @@ def earlier_baselines(path: str) -> dict[str, dict[str, Any]]:
 BREAK_KINDS = ("contradiction", "negative", "repeat", "leak")
 
 
+#: Reply sources that are her author's lines (an authored answer, a grounded fact line, a deflection, a
+#: fallback): in character by what they are; a model reply must pass the checks and the reply judge.
+AUTHORED_SOURCES = ("authored", "grounded", "deflection", "fallback")
+
+
 def judge(text: str | None, probe: dict[str, Any], guard: PersonaGuard, verifier: Verifier | None,
-          facts: Any, coherence: Coherence | None) -> dict[str, Any]:
+          facts: Any, coherence: Coherence | None, reply_judge: ReplyJudge | None = None,
+          source: str = "model") -> dict[str, Any]:
     """How one delivered reply scores (the honest part of the bench: only what a check verified counts).
 
     - ``why``: what stops it when it is checked sentence by sentence as the game checks a reply
       (:func:`~game.cast.rejudge.check_reply`: persona guard and verifier, whatever its source; and
       ``coherence`` for a reply the model wrote, as in the game and ``--rejudge``: the coherence check
       judges generation, an authored line states what the author wrote); ``""``: nothing.
-    - ``in_char``: something was delivered and ``why`` is empty.
+    - ``in_char``: something was delivered and ``why`` is empty ("passed the checks").
+    - ``judged``: in character as the bench reports it: ``source`` is one of :data:`AUTHORED_SOURCES`, or it
+      is a model reply that passed the checks **and** ``reply_judge`` (:class:`reply_judge.ReplyJudge`, fitted
+      on labelled replies, independent of the checks; ``None``: the checks alone decide); ``judge_why``: the
+      judge's reason when it stops a reply the checks passed.
     - ``break``: the whole reply fails the persona guard (other than a contradiction, a repeated
       negative example or phrase, or a leak, counted apart) or the verifier's identity check; or nothing
       was delivered. ``leak``: the guard sees prompt markup or her instructions.
@@ -314,7 +337,16 @@ def judge(text: str | None, probe: dict[str, Any], guard: PersonaGuard, verifier
     verdict = guard.check(text) if text else None
     vcheck = verifier.check(text, facts, probe["ask"])[0] if verifier is not None and text else None
     why = check_reply(guard, verifier, split_sentences(text), facts, probe["ask"], coherence) if text else "empty"
-    row: dict[str, Any] = {"why": why, "in_char": bool(text) and not why}
+    row: dict[str, Any] = {"why": why, "in_char": bool(text) and not why, "judge_why": ""}
+    if not text:
+        row["judged"] = False
+    elif source in AUTHORED_SOURCES:
+        row["judged"] = True
+    elif not row["in_char"] or reply_judge is None:
+        row["judged"] = row["in_char"]
+    else:
+        verdict_j = reply_judge.judge(text, probe["ask"])
+        row["judged"], row["judge_why"] = verdict_j.in_character, verdict_j.reason
     row["break"] = bool(verdict and not verdict.ok and verdict.kind not in BREAK_KINDS) or \
         bool(vcheck and vcheck.kind in ("identity", "ooc")) or not text
     row["leak"] = bool(verdict and verdict.kind == "leak")
@@ -322,9 +354,16 @@ def judge(text: str | None, probe: dict[str, Any], guard: PersonaGuard, verifier
         verdict and verdict.kind == "contradiction")
     if probe.get("expect"):
         row["said"] = bool(text) and recalled(text or "", probe["expect"])
-        row["recall"] = row["said"] and row["in_char"]
+        row["recall"] = row["said"] and row["judged"]
         row["contra_exact"] = bool(text) and exact_contradiction(text or "", probe["expect"])
     return row
+
+
+def mood_score(row: dict[str, Any], read: str, intent: str) -> dict[str, bool]:
+    """A mood probe's figures: ``intent_ok`` (the appraiser read the player's line as ``intent``; ``read``: what
+    it read) and ``recall``: the intent read right **and** the reply (``row``, as :func:`judge` scored it) in
+    character as judged, so a reply that does not answer the insult, apology or thanks as herself fails."""
+    return {"intent_ok": read == intent, "recall": read == intent and bool(row["judged"])}
 
 
 def judge_replies(data: dict[str, Any], card: Any, show: bool = False) -> None:
@@ -454,6 +493,9 @@ def run(args: argparse.Namespace) -> None:
     if args.split != "all" and args.split not in splits_of(data["probes"]):
         raise SystemExit(f"--split {args.split}: {args.probes} has the splits {', '.join(splits_of(data['probes']))}")
     card = load_card(ROOT / "characters" / "eve.yaml")
+    if args.judge_eval:
+        print("\n".join(evaluate(card, get_embedder())))
+        return
     if args.coherence:
         judge_coherence(card, get_embedder(), args.show, against=args.against)
         return
@@ -504,6 +546,9 @@ def run(args: argparse.Namespace) -> None:
     settings = DialogueSettings(seed=0)
     # the judge's own coherence check (no memory of the replies she made: probes are separate questions)
     judge_coherence_check = Coherence(enc, own_text=card_text(card))
+    # the reply judge, independent of the checks (bench/reply_judge.py; its held-out figures first)
+    reply_judge = ReplyJudge(card, enc, load_labels())
+    print("\n".join(evaluate(card, enc)))
 
     def fresh(told: list[str], after: int) -> tuple[Memory, DialoguePipeline]:
         return talk(card, model, enc, told, [filler[k % len(filler)] for k in range(after)], settings)
@@ -543,9 +588,10 @@ def run(args: argparse.Namespace) -> None:
                    "first_cpu": (first[0] if first else None) if variant == "grounded" else None,
                    "tokens": reply.timings.get("model_tokens") if variant == "grounded" else None,
                    **judge(text, p, pipe.guard, pipe.verifier, facts,
-                           judge_coherence_check if variant == "baseline" or reply.source == "model" else None)}
+                           judge_coherence_check if variant == "baseline" or reply.source == "model" else None,
+                           reply_judge, reply.source if variant == "grounded" else "model")}
             if p["category"] == "mood":
-                row["recall"] = appraiser.appraise(p["ask"]).intent == p["intent"]
+                row.update(mood_score(row, appraiser.appraise(p["ask"]).intent, p["intent"]))
             rows.append(row)
             if out is not None:
                 out.write(json.dumps({"id": p["id"], "ask": p["ask"], **row}, ensure_ascii=False) + "\n")
@@ -611,18 +657,34 @@ def summary(rows: list[dict[str, Any]], variant: str, split: str) -> str:
             f"(goal >= 90%: {verdict(told_ok)}); card-fact contradictions {pct(card).strip()} (goal <= 5%: "
             f"{verdict(card_ok)}); persona breaks delivered {breaks}/{len(ident)} identity probes (goal 0: "
             f"{verdict(breaks == 0 if ident else None)}); leaks {sum(r['leak'] for r in mine)} (goal 0: "
-            f"{verdict(sum(r['leak'] for r in mine) == 0)}); in character "
-            f"{pct([r['in_char'] for r in mine]).strip()} (passed guard, verifier and coherence, sentence by "
-            f"sentence); median reply {cpu_q[0] if cpu_q else float('nan'):.2f} s CPU (goal <= 2 s: "
+            f"{verdict(sum(r['leak'] for r in mine) == 0)}); in character {judged_pct(mine)} (as judged: her "
+            f"author's lines, or model replies that passed the checks and the reply judge); passed the checks "
+            f"{pct([r['in_char'] for r in mine]).strip()} (guard, verifier and coherence, sentence by sentence; "
+            f"model replies judged / passed the checks / delivered: {model_counts(mine)}); "
+            f"median reply {cpu_q[0] if cpu_q else float('nan'):.2f} s CPU (goal <= 2 s: "
             f"{verdict(cpu_q[0] <= 2 if cpu_q else None)}), {wall_q[0] if wall_q else float('nan'):.2f} s wall; "
             f"replies the model was asked for: median {model_q[0] if model_q else float('nan'):.2f} s CPU "
             f"(goal <= 2 s: {verdict(model_q[0] <= 2 if model_q else None)})")
 
 
+def judged_pct(rows: list[dict[str, Any]]) -> str:
+    """The share of ``rows`` in character as judged (rows of older runs without ``judged``: the checks)."""
+    return pct([r.get("judged", r["in_char"]) for r in rows]).strip()
+
+
+def model_counts(rows: list[dict[str, Any]]) -> str:
+    """``"j/c/n"``: of the ``n`` delivered replies the model wrote, ``c`` passed the checks and ``j`` of those
+    the reply judge too."""
+    model = [r for r in rows if r.get("source") == "model"]
+    return (f"{sum(bool(r.get('judged', r['in_char'])) for r in model)}/{sum(bool(r['in_char']) for r in model)}"
+            f"/{len(model)}")
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     """Print the per-category table, latency by reply source, and the goal lines (held out apart)."""
     print(f"\n{'variant':<9} {'category':<10} {'split':<8} {'n':>3} {'said':>6} {'recall':>6} {'contra(v)':>9} "
-          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'in char':>7} {'wall p50':>8} {'p95':>6} "
+          f"{'contra(x)':>9} {'breaks':>7} {'leaks':>5} {'in char':>7} {'checks':>7} {'model j/c/n':>11} "
+          f"{'wall p50':>8} {'p95':>6} "
           f"{'cpu p50':>7} {'p95':>6}")
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -640,10 +702,15 @@ def report(rows: list[dict[str, Any]]) -> None:
                       f" {pct([r['recall'] for r in g if 'recall' in r])}"
                       f" {pct([r['contra_verifier'] for r in g]):>9} "
                       f"{pct([r['contra_exact'] for r in g if 'contra_exact' in r]):>9} {breaks:>3}/{len(g):<3} "
-                      f"{sum(r['leak'] for r in g):>5} {pct([r['in_char'] for r in g]):>7} "
+                      f"{sum(r['leak'] for r in g):>5} {judged_pct(g):>7} {pct([r['in_char'] for r in g]):>7} "
+                      f"{model_counts(g):>11} "
                       f"  {seconds([r['secs'] for r in g])}  {seconds(cpu_of(g))}")
-    print("\nrecall: the expected value said AND the reply in character (mood: the intent read right); said: "
-          "the value is in the reply, whatever else it says")
+    print("\nin char: as judged (authored, grounded, deflection or fallback lines; a model reply only when it passed "
+          "the checks AND the reply judge, bench/reply_judge.py); checks: passed guard + verifier + coherence (the "
+          "figure this bench reported before); model j/c/n: of the n delivered model replies, c passed the checks "
+          "and j of those the judge too")
+    print("recall: the expected value said AND the reply in character as judged (mood: the intent read right AND "
+          "the reply in character as judged); said: the value is in the reply, whatever else it says")
     print(f"\nlatency by reply source ('+model': the model was tried first)\n{'variant':<9} {'source':<18} {'n':>3} "
           f"{'wall p50':>8} {'p95':>6} {'cpu p50':>7} {'p95':>6} {'attempts':>8} {'tokens':>6} "
           f"{'1st sentence cpu p50':>20} {'p95':>6}")
@@ -693,6 +760,9 @@ def main() -> None:
                          "torch's default)")
     ap.add_argument("--rejudge", default="", metavar="TRANSCRIPT",
                     help="only re-check every reply a played transcript delivered (no model): counts by source")
+    ap.add_argument("--judge-eval", action="store_true",
+                    help="only score the reply judge on bench/data/reply_labels.yaml (dev in-sample, heldout held "
+                         "out), against the checks alone, in the same run (MiniLM, no dialogue model)")
     ap.add_argument("--replies", action="store_true", help="only judge the written-down replies (no model)")
     ap.add_argument("--coherence", action="store_true",
                     help="only judge the labelled model replies of bench/data/coherence_replies.yaml, old checks "

@@ -3,10 +3,13 @@
 Two sides:
 
 **The player's input** (:meth:`PersonaGuard.check_input`). Typed text is data,
-never instructions. The line is first made plain (:func:`game.cast.similarity.plain_text`:
-NFKC, so fullwidth and styled letters become ASCII; zero-width and other invisible
-characters removed; Cyrillic and Greek look-alikes mapped to Latin), and letters
-spaced out to dodge a pattern ("i g n o r e") are also read joined. Chat-control
+never instructions. The line is first made plain (:func:`visible`, over
+:func:`game.cast.similarity.plain_text`: NFKC, so fullwidth and styled letters become ASCII;
+zero-width, variation-selector, tag and other invisible characters removed, blank-looking
+letters read as spaces; Cyrillic and Greek look-alikes mapped to Latin); the patterns also
+read its :func:`skeleton` (combining marks dropped, every letter that imitates an ASCII one
+folded to it by Unicode's confusables data: Cherokee, Armenian, Latin-extended look-alikes),
+and letters spaced out to dodge a pattern ("i g n o r e") are also read joined. Chat-control
 tokens (``<|im_start|>``, ``[INST]``, ``<<SYS>>``...) are removed and line-leading
 role labels (``system:``) are defused, so a line cannot forge a system turn in the
 prompt; attempts to rewrite her instructions or pull her out of the story
@@ -59,13 +62,16 @@ dialogue pipeline's job (:mod:`game.cast.dialogue`); this module only judges.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
+from confusable_homoglyphs import confusables
 
 from game.cast.similarity import MIN_NEAR_TOKENS, contains_phrase, normalise, overlap, plain_text, tokens
 from game.cast.similarity import grams as ngrams
@@ -259,7 +265,7 @@ def only_filler(text: str) -> bool:
 #: Code, markup or data in a reply: she speaks, she does not print programs.
 _CODE = re.compile(r"```|`[^`]+`|^\s*[{\[]\s*[\"'\w]|\{\s*\"|\":\s*|\bdef \w+\(|\bimport \w+|\bprint\(|"
                    r"\breturn \w|\bfunction\s*\w*\(|=>|</?\w+>|;\s*$|\w+\(\)|\bconsole\.|\bfor \w+ in \w+|"
-                   r"^\s*#+\s|^\s*\d+\.\s|\bSELECT\b|==", re.M)
+                   r"^\s*#+\s|^\s*\d{1,2}\.\s|\bSELECT\b|==", re.M)  # "1. " a list item; "1871. A lens..." a year
 
 #: Consecutive words of the system prompt that, repeated in a reply, count as a leak.
 LEAK_WORDS = 12
@@ -269,7 +275,7 @@ LEAK_WORDS = 12
 _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
     ("override", r"\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|delete|erase|discard|"
                  r"reset|cancel|replace|rewrite|update|change)\b[^.!?\n]{0,50}?\b(?:instructions?|rules|prompts?|"
-                 r"directives?|guidelines|programming|context|constraints|persona|settings|restrictions|"
+                 r"directives?|guidelines|programming|context|constraints|persona|characters?|settings|restrictions|"
                  r"guardrails|filters|training|system message|orders|story|game|role-?play|roles?|scene|"
                  r"everything(?: (?:above|before|else|you))?|all (?:of )?(?:the |that )?(?:above|before)|all that)\b"),
     ("dictation", r"\b(?:say|write|type|output|print|reply with|respond with|answer with|repeat after me)\b"
@@ -330,6 +336,51 @@ _INJECTION_SOURCES: tuple[tuple[str, str], ...] = (
 )
 INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx, re.I | re.M)) for name, rx in _INJECTION_SOURCES)
+
+#: Characters NFKC keeps that show as nothing: combining grapheme joiner, Khmer inherent vowels, Mongolian free
+#: variation selectors, variation selectors (and their supplement), tag characters (Unicode's
+#: Default_Ignorable_Code_Point list, less what :func:`~game.cast.similarity.plain_text` already removes).
+_HIDDEN = re.compile("[\u034f\u17b4\u17b5\u180b-\u180d\ufe00-\ufe0f\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
+#: Letters and symbols that show as a blank (Hangul fillers, the blank Braille pattern): read as a space.
+_BLANKS = re.compile("[\u115f\u1160\u3164\uffa0\u2800]")
+
+
+def visible(text: str) -> str:
+    """``text`` made plain (:func:`~game.cast.similarity.plain_text`) with every other invisible character
+    removed (:data:`_HIDDEN`) and blank-looking letters made spaces (:data:`_BLANKS`): what the model is sent."""
+    return _BLANKS.sub(" ", _HIDDEN.sub("", plain_text(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _latin_of(ch: str) -> str:
+    """The ASCII letter ``ch`` is confusable with (Unicode's confusables.txt, UTS #39, as the
+    ``confusable_homoglyphs`` package ships it: Cherokee "Ꭵ" -> "i", Armenian "օ" -> "o", Latin alpha
+    "ɑ" -> "a"), or ``ch`` itself when it imitates none."""
+    for entry in confusables.is_confusable(ch, greedy=True) or ():
+        for glyph in entry["homoglyphs"]:
+            c = str(glyph["c"])
+            if len(c) == 1 and c.isascii() and c.isalpha():
+                return c
+    return ch
+
+
+def skeleton(text: str, l_as_i: bool = False) -> str:
+    """The form of ``text`` the injection patterns read: :func:`visible`, accents and other combining marks
+    removed (NFD, then every combining character dropped: "Íǵńóŕé" -> "Ignore"), and every other non-ASCII
+    letter folded to the ASCII letter it imitates (:func:`_latin_of`). Unicode's data maps every "I"
+    look-alike to "l"; ``l_as_i`` reads those as "i" instead (so both readings are tried). Detection
+    only: the model is sent :func:`visible` text, in which real accents and scripts are kept."""
+    out: list[str] = []
+    for c in unicodedata.normalize("NFD", visible(text)):
+        if unicodedata.combining(c):
+            continue
+        if c.isascii() or not c.isalpha():
+            out.append(c)
+            continue
+        latin = _latin_of(c)
+        out.append("i" if l_as_i and latin == "l" else latin)
+    return "".join(out)
+
 
 _CONTROL_TOKENS = re.compile(r"<\|[^|<>]{0,40}\|>|<</?SYS>>|\[/?INST\]|</?s>|<\s*/?\s*system\s*>", re.I)
 _ROLE_LINE = re.compile(r"^(\s*)(system|developer|assistant|user|admin|root)\s*:", re.I | re.M)
@@ -512,13 +563,15 @@ class PersonaGuard:
             max_chars: longer input is cut (a wall of text is not a question).
         """
         reasons: list[str] = []
-        plain = plain_text(text)
+        plain = visible(text)
         if plain != text:
             reasons.append("normalised unicode")
-        # "i g n o r e" and "i.g.n.o.r.e": letters spaced out to slip past the patterns
-        joined = re.sub(r"\b(?:\w[ ._*-]){3,}\w\b", lambda m: re.sub(r"[ ._*-]", "", m.group(0)), plain)
+        # read as written, folded to the letters it imitates (both readings of an "I"/"l" look-alike), and
+        # "i g n o r e" / "i.g.n.o.r.e" (letters spaced out to slip past the patterns) read joined
+        forms = list(dict.fromkeys((plain, skeleton(text), skeleton(text, l_as_i=True))))
+        forms += [re.sub(r"\b(?:\w[ ._*-]){3,}\w\b", lambda m: re.sub(r"[ ._*-]", "", m.group(0)), f) for f in forms]
         for name, rx in INJECTION_PATTERNS:
-            if rx.search(plain) or rx.search(joined):
+            if any(rx.search(f) for f in forms):
                 reasons.append(name)
         text = plain
         clean = _CONTROL_TOKENS.sub(" ", text)

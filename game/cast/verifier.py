@@ -66,6 +66,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wordfreq import zipf_frequency
+
 from game.cast.factsheet import (
     COMMON_CAPITALS,
     KIN,
@@ -328,6 +330,32 @@ def _words(texts: Iterable[str]) -> set[str]:
     return {w.lower().removesuffix("'s") for t in texts for w in re.findall(r"[\w'\u00c0-\u024f-]+", t)}
 
 
+
+#: A capitalised word that opens a sentence is read as a name when English uses it less often than this
+#: Zipf frequency (log10 of uses per billion words, :func:`wordfreq.zipf_frequency`; 3.5 is about once in
+#: 300,000 words: "Sirens" 3.41, "Harrowby" 1.51 fall below; "Honestly" 4.69, "Fog" 3.90 do not).
+#: Chosen on the good replies of ``bench/data/coherence_replies.yaml`` and her card's own lines (none of
+#: them is stopped by it); common first names ("Sarah" 4.48) stay above it and are not checked.
+OPENING_NAME_ZIPF = 3.5
+_OPENING_WORD = re.compile(r"(?:^|[.!?:\u2026\n])[\s\"'\u201c\u2018(*]*([A-Z][\w'\u2019-]*)")
+
+
+def opening_names(text: str, vocabulary: Iterable[str] = ()) -> list[str]:
+    """The capitalised words that open a sentence of ``text`` and read as names (lower-cased, without "'s"):
+    rarer in English than :data:`OPENING_NAME_ZIPF` and not a word of ``vocabulary`` (her card's lower-case
+    words, in the singular too: "Tomatoes" is a word of a card that speaks of tomatoes). "Sirens, the
+    one who brings the mail." -> ``["sirens"]``; "Fog again." -> ``[]``."""
+    known = set(vocabulary)
+    out: list[str] = []
+    for m in _OPENING_WORD.finditer(text):
+        word = m.group(1).lower().removesuffix("'s").removesuffix("\u2019s")
+        if word in known or singular(word) in known or word in COMMON_CAPITALS or len(word) < 2:
+            continue
+        if zipf_frequency(word, "en") < OPENING_NAME_ZIPF:
+            out.append(word)
+    return out
+
+
 class Verifier:
     """Checks model replies against her fact sheet and beliefs (see the module doc).
 
@@ -492,7 +520,7 @@ class Verifier:
         return ""
 
     def _names(self, text: str) -> list[str]:
-        out = capitalised_names(text)
+        out = capitalised_names(text) + opening_names(text, self.sheet.vocabulary)
         common = self.sheet.vocabulary
         for m in re.finditer(r"\b([A-Z][\w'-]+)\s+([A-Z][\w'-]+)", text):
             out += [w for w in (m.group(1).lower(), m.group(2).lower()) if w not in common]

@@ -59,3 +59,9 @@ def test_a_name_told_in_french_is_the_players_and_said_back_it_is_not_hers(eve: 
     assert verdict.kind == "contradiction" and "Tomas" in verdict.reasons[0]
     assert guard.check("Je m'appelle Eve.").ok
     assert names_claimed("Je m'appelle Tomas.") == ["Tomas"]
+
+
+def test_a_year_opening_her_reply_is_no_numbered_list() -> None:
+    guard = PersonaGuard(PersonaFacts("Eve"))
+    assert guard.check("1871. A first-order Fresnel lens, a beehive of glass taller than me.").ok
+    assert guard.check("1. Open the file.\n2. Run it.").kind == "code"
