@@ -2,7 +2,7 @@
 
 Usage: ``PYTHONPATH=. python3 bench/topics.py [--sweep] [--wrong]``
 
-Scores :meth:`game.cast.grounding.Grounding.topic` on ``bench/data/eve_topics.yaml``: questions a
+Scores :meth:`game.cast.topics.TopicRouter.topic` on ``bench/data/eve_topics.yaml``: questions a
 walker might ask her, each labelled with the card topics that answer it (``card.<fact>``,
 ``answer.<id>``, ``example.<n>``) or ``none`` (nothing on her card answers it: the model should).
 Per split (``dev``: the threshold was chosen on it; ``heldout``: scored once, after) it prints
@@ -35,8 +35,9 @@ from game.cast.appraisal import Appraiser
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card
 from game.cast.dialogue import AuthoredKnowledge
-from game.cast.grounding import TOPIC_MARGIN, TOPIC_THRESHOLD, Grounding
+from game.cast.grounding import Grounding
 from game.cast.replies import DIRECT_CONFIDENCE, DIRECT_INTENTS, ReplyPicker
+from game.cast.topics import TOPIC_MARGIN, TOPIC_THRESHOLD, TopicRouter
 from game.models.embedder import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,6 +102,7 @@ def main() -> None:
         intents(card, enc)
         return
     grounding = Grounding(card, enc)
+    router = TopicRouter(card, enc)
     examples = AuthoredKnowledge.from_card(card, enc)
     authored = AuthoredKnowledge([*examples.answers], enc)
 
@@ -117,19 +119,19 @@ def main() -> None:
               "utility = right - 2 x (wrong + needless)")
         for th in (0.45, 0.5, 0.525, 0.55, 0.575, 0.6, 0.65):
             for margin in (0.0, 0.02, 0.04):
-                s = score([(getattr(grounding.topic(t, th, margin), "id", None), e) for t, e in dev])
+                s = score([(getattr(router.topic(t, th, margin), "id", None), e) for t, e in dev])
                 util = s["right"] - 2 * (s["wrong"] + s["needless"])
                 print(f"  {th:.3f} {margin:.2f}: {s['right']:>3} / {s['wrong']:>2} / {s['needless']:>2} / "
                       f"{s['left']:>3}   utility {util}")
-    print(f"Grounding.topic at threshold {TOPIC_THRESHOLD}, margin {TOPIC_MARGIN} "
+    print(f"TopicRouter.topic at threshold {TOPIC_THRESHOLD}, margin {TOPIC_MARGIN} "
           f"({len(card.facts)} card facts, {len(card.answers)} answers, {len(card.examples)} examples)")
     for split in ("dev", "heldout"):
         data = rows(split)
         base = [(baseline(t), e) for t, e in data]
-        new = [(getattr(grounding.topic(t), "id", None), e) for t, e in data]
+        new = [(getattr(router.topic(t), "id", None), e) for t, e in data]
         print(f"{split} ({len(data)} questions)")
         print(line("baseline: fact questions at 0.6", score(base)))
-        print(line("by meaning (Grounding.topic)", score(new)))
+        print(line("by meaning (TopicRouter.topic)", score(new)))
         if args.wrong and split == "dev":  # never read the held-out rows one by one
             for (got, exp), (text, _) in zip(new, data, strict=True):
                 if (exp is None and got is not None) or (exp is not None and got not in exp):
