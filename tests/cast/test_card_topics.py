@@ -36,7 +36,7 @@ def _pipe(card: CharacterCard, embedder: Any, reply: str = NONSENSE) -> Any:
     ("Were you happy as a girl in the village?", "card.childhood"),
     ("What's the worst gale you've lived through?", "card.storms"),
     ("Where did that scar come from?", "card.scar"),
-    ("What's the view from the top like?", "card.night_view"),
+    ("What can you see out there in the dark?", "card.night_view"),
     ("Is it lonely on the island?", "example.0"),
 ])
 def test_a_question_her_card_answers_is_answered_from_it(eve: CharacterCard, embedder: Any, line: str,
