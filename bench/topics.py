@@ -1,32 +1,42 @@
 """How often a question about Eve's own life is answered from her card, found by meaning.
 
-Usage: ``PYTHONPATH=. python3 bench/topics.py [--sweep] [--wrong]``
+Usage: ``PYTHONPATH=. python3 bench/topics.py [--against REV] [--split NAME ...] [--sweep] [--wrong]``
 
-Scores :meth:`game.cast.grounding.Grounding.topic` on ``bench/data/eve_topics.yaml``: questions a
+Scores :meth:`game.cast.topics.TopicRouter.topic` on ``bench/data/eve_topics.yaml``: questions a
 walker might ask her, each labelled with the card topics that answer it (``card.<fact>``,
 ``answer.<id>``, ``example.<n>``) or ``none`` (nothing on her card answers it: the model should).
-Per split (``dev``: the threshold was chosen on it; ``heldout``: scored once, after) it prints
+Per split (``dev``: the defaults were chosen on it; ``heldout``, session 7's, scored once then, so
+in-sample for session 7's tuning only; ``heldout_route``: written before session 8's routing change and
+scored once, at its end) it prints
 
 - **answered right**: questions with an answer whose topic is one of the labelled ones;
-- **wrong topic**: answered with another topic;
+- **wrong topic**: answered with another topic (the worst case: she says a wrong card fact);
 - **needless**: a ``none`` question answered from the card;
-- **left to the model**: labelled questions not answered.
+- **left to the model**: labelled questions not answered
 
-The baseline in the same run is the matcher before this change: a card fact's questions only, at
-:data:`~game.cast.grounding.GROUNDING_THRESHOLD` (:meth:`Grounding.match`), with the card's example
-exchanges and authored answers at the pipeline's ``AUTHORED_THRESHOLD`` (0.6, same person).
+before (the routing of revision ``--against``, default ``ec3aa52``: ``git archive`` into a temporary
+folder, run in a child process on the same lines in the same run) -> after (this tree), and the CPU
+seconds each spent routing (MiniLM encoding included; model loading not).
+
 ``--intents`` scores :meth:`game.cast.replies.ReplyPicker.direct` on ``bench/data/eve_intents.yaml``:
 of the insults, threats, apologies, thanks and compliments, how many get her authored line for that
 intent, and how many small-talk or question lines wrongly get one (baseline: no direct replies,
 every such line went to the model), over a grid of confidences.
 
 ``--sweep`` prints the dev figures over a grid of thresholds and margins (how the defaults were
-chosen: most right answers, counting a wrong or needless answer as two misses).
+chosen: most right answers, counting a wrong topic as three misses and a needless answer as two).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
 from pathlib import Path
 
 import yaml
@@ -34,12 +44,34 @@ import yaml
 from game.cast.appraisal import Appraiser
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card
-from game.cast.dialogue import AuthoredKnowledge
-from game.cast.grounding import TOPIC_MARGIN, TOPIC_THRESHOLD, Grounding
 from game.cast.replies import DIRECT_CONFIDENCE, DIRECT_INTENTS, ReplyPicker
+from game.cast.topics import KIND_EASING, TOPIC_MARGIN, TOPIC_THRESHOLD, TopicRouter
 from game.models.embedder import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
+SPLITS = ("dev", "heldout", "heldout_route")
+#: The routing before session 8's change (``Grounding.topic``, max of two cosines at 0.55, no margin).
+BEFORE = "ec3aa52"
+
+#: Run in the old tree's folder: its own topic routing on the lines given on stdin (JSON), the ids
+#: and the CPU seconds spent routing on stdout. Old trees have ``Grounding.topic``; newer ``TopicRouter``.
+_OLD = """
+import json, sys, time
+from game.cast.card_io import load_card
+from game.models.embedder import get_embedder
+card = load_card("characters/eve.yaml")
+enc = get_embedder()
+try:
+    from game.cast.topics import TopicRouter
+    router = TopicRouter(card, enc)
+except ImportError:
+    from game.cast.grounding import Grounding
+    router = Grounding(card, enc)
+lines = json.load(sys.stdin)
+t0 = time.process_time()
+ids = [getattr(router.topic(line), "id", None) for line in lines]
+print(json.dumps({"ids": ids, "cpu_s": time.process_time() - t0}))
+"""
 
 
 def rows(split: str) -> list[tuple[str, list[str] | None]]:
@@ -64,9 +96,37 @@ def score(answers: list[tuple[str | None, list[str] | None]]) -> dict[str, int]:
     return out
 
 
-def line(name: str, s: dict[str, int]) -> str:
-    return (f"  {name:<34} answered right {s['right']:>3}/{s['asked']:<3} wrong topic {s['wrong']:>2}   "
-            f"needless {s['needless']:>2}/{s['none']:<3} left to the model {s['left']:>3}")
+def compared(before: dict[str, int], after: dict[str, int]) -> str:
+    """One split's figures, before -> after."""
+    n = before["asked"] + before["none"]
+
+    def pct(k: str, s: dict[str, int]) -> str:
+        return f"{s[k]} ({100 * s[k] / max(n, 1):.1f}%)"
+
+    return (f"  answered right {before['right']} -> {after['right']} of {after['asked']}; "
+            f"wrong topic {pct('wrong', before)} -> {pct('wrong', after)}; "
+            f"needless {before['needless']} -> {after['needless']} of {after['none']}; "
+            f"left to the model {before['left']} -> {after['left']}")
+
+
+def old_routing(rev: str, lines: list[str]) -> tuple[list[str | None], float]:
+    """Revision ``rev``'s topic id for each line and its routing CPU seconds (see :data:`_OLD`).
+
+    Raises:
+        subprocess.CalledProcessError: ``git archive`` or the old tree's run failed (its stderr is shown).
+    """
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    with tempfile.TemporaryDirectory(prefix="topics-before-") as tmp:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        run = subprocess.run([sys.executable, "-c", _OLD], cwd=tmp, input=json.dumps(lines), text=True,
+                             capture_output=True, env={"PYTHONPATH": tmp, "HF_HUB_OFFLINE": "1",
+                                                       "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+        if run.returncode:
+            sys.stderr.write(run.stderr)
+            run.check_returncode()
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    return out["ids"], float(out["cpu_s"])
 
 
 def intents(card: CharacterCard, enc: object) -> None:
@@ -91,6 +151,8 @@ def intents(card: CharacterCard, enc: object) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--against", default=BEFORE, metavar="REV", help=f"the routing before (default {BEFORE})")
+    ap.add_argument("--split", action="append", choices=SPLITS, help="only these splits (default: all)")
     ap.add_argument("--sweep", action="store_true", help="dev figures over thresholds and margins")
     ap.add_argument("--wrong", action="store_true", help="print every wrong, needless or missed dev row")
     ap.add_argument("--intents", action="store_true", help="only the direct intent replies")
@@ -100,40 +162,42 @@ def main() -> None:
     if args.intents:
         intents(card, enc)
         return
-    grounding = Grounding(card, enc)
-    examples = AuthoredKnowledge.from_card(card, enc)
-    authored = AuthoredKnowledge([*examples.answers], enc)
-
-    def baseline(text: str) -> str | None:
-        m = authored.match(text)
-        if m is not None:
-            return m.answer.id
-        g = grounding.match(text)
-        return g.id if g is not None else None
-
+    router = TopicRouter(card, enc)
     if args.sweep:
         dev = rows("dev")
         print("dev sweep (threshold, margin): right / wrong / needless / left; "
-              "utility = right - 2 x (wrong + needless)")
-        for th in (0.45, 0.5, 0.525, 0.55, 0.575, 0.6, 0.65):
-            for margin in (0.0, 0.02, 0.04):
-                s = score([(getattr(grounding.topic(t, th, margin), "id", None), e) for t, e in dev])
-                util = s["right"] - 2 * (s["wrong"] + s["needless"])
+              "utility = right - 3 x wrong - 2 x needless")
+        for th in (0.45, 0.475, 0.5, 0.525, 0.55, 0.6):
+            for margin in (0.0, 0.02, 0.04, 0.06):
+                s = score([(getattr(router.topic(t, th, margin), "id", None), e) for t, e in dev])
+                util = s["right"] - 3 * s["wrong"] - 2 * s["needless"]
                 print(f"  {th:.3f} {margin:.2f}: {s['right']:>3} / {s['wrong']:>2} / {s['needless']:>2} / "
                       f"{s['left']:>3}   utility {util}")
-    print(f"Grounding.topic at threshold {TOPIC_THRESHOLD}, margin {TOPIC_MARGIN} "
-          f"({len(card.facts)} card facts, {len(card.answers)} answers, {len(card.examples)} examples)")
-    for split in ("dev", "heldout"):
-        data = rows(split)
-        base = [(baseline(t), e) for t, e in data]
-        new = [(getattr(grounding.topic(t), "id", None), e) for t, e in data]
-        print(f"{split} ({len(data)} questions)")
-        print(line("baseline: fact questions at 0.6", score(base)))
-        print(line("by meaning (Grounding.topic)", score(new)))
+    splits = args.split or list(SPLITS)
+    data = {split: rows(split) for split in splits}
+    lines = [t for split in splits for t, _ in data[split]]
+    old, old_cpu = old_routing(args.against, lines)
+    t0 = time.process_time()
+    new = [getattr(router.topic(t), "id", None) for t in lines]
+    new_cpu = time.process_time() - t0
+    print(f"TopicRouter.topic at threshold {TOPIC_THRESHOLD} ({TOPIC_THRESHOLD - KIND_EASING:.2f} for a kind of "
+          f"answer), margin {TOPIC_MARGIN} ({len(card.facts)} card facts, {len(card.answers)} answers, "
+          f"{len(card.examples)} examples); before = {args.against}, same run")
+    at = 0
+    for split in splits:
+        rs = data[split]
+        before = old[at:at + len(rs)]
+        after = new[at:at + len(rs)]
+        at += len(rs)
+        print(f"{split} ({len(rs)} questions), before -> after")
+        print(compared(score([(g, e) for g, (_, e) in zip(before, rs, strict=True)]),
+                       score([(g, e) for g, (_, e) in zip(after, rs, strict=True)])))
         if args.wrong and split == "dev":  # never read the held-out rows one by one
-            for (got, exp), (text, _) in zip(new, data, strict=True):
+            for got, (text, exp) in zip(after, rs, strict=True):
                 if (exp is None and got is not None) or (exp is not None and got not in exp):
                     print(f"    {text!r}: got {got}, expected {exp}")
+    print(f"routing CPU seconds over {len(lines)} lines (MiniLM encoding included, loading not): "
+          f"before {old_cpu:.2f} -> after {new_cpu:.2f}")
 
 
 if __name__ == "__main__":

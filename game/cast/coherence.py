@@ -67,7 +67,7 @@ accepted in this reply. A failure is kind ``incoherent``; the reason names the s
     here?"). The pipeline says such a line itself when the model fails; from the model it is a dodge
     copied from her earlier replies.
 13. **another fact's number or name** (kind ``contradiction``): the player asks a question one fact
-    of her card answers (:meth:`~game.cast.grounding.Grounding.topic` at :data:`SPECIFICS_TOPIC` or
+    of her card answers (:meth:`~game.cast.topics.TopicRouter.topic` at :data:`SPECIFICS_TOPIC` or
     more), her reply states numbers (or names), and not one of them is a number (or name) of that
     fact's answer, of the player's line or of what they told her (a later sentence: in the reply so far):
     "How old is the lens?" -> "Forty-one years old." (Hild's years; the lens is from 1871), "Does the
@@ -94,9 +94,9 @@ import numpy as np
 
 from game.cast.appraisal import INTENTS, Appraiser
 from game.cast.factsheet import FactSheet, quantities, singular
-from game.cast.grounding import TOPIC_NEAR, Grounding
 from game.cast.guard import Verdict
 from game.cast.similarity import normalise, tokens
+from game.cast.topics import TOPIC_NEAR, TopicRouter
 from game.models.llm import split_sentences
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,8 +116,8 @@ RELEVANCE_WORDS = 5
 LIST_RELEVANCE = 0.35
 #: Sentences of her authored lines with fewer words are not matched as copied ("Forgiven." fits many lines).
 COPIED_WORDS = 4
-#: Topic score (:meth:`~game.cast.grounding.Grounding.topic`) from which a question counts as asking
-#: for that card fact's number or name (rule 13): :data:`~game.cast.grounding.TOPIC_NEAR`, the score
+#: Topic score (:meth:`~game.cast.topics.TopicRouter.topic`) from which a question counts as asking
+#: for that card fact's number or name (rule 13): :data:`~game.cast.topics.TOPIC_NEAR`, the score
 #: from which the pipeline says that fact instead of a rejected reply.
 SPECIFICS_TOPIC = TOPIC_NEAR
 #: Her last this-many model replies are kept for the repeated-phrase check.
@@ -231,7 +231,7 @@ class Coherence:
         names: her own names (lower case): not someone else she could call "she".
         dear: what her card has her keep and hold to (its tags and home, lower case: "lighthouse",
             "island", "skerrow"), for the yes/no stance check.
-        topics: finds the card fact a question asks for (:class:`~game.cast.grounding.Grounding`;
+        topics: finds the card fact a question asks for (:class:`~game.cast.topics.TopicRouter`;
             ``None``: rule 13 is not checked).
         stock: her lines for when she has no answer (fallbacks, deflections, ``replies.question``; rule 15).
         sheet: her card's fact sheet (:class:`~game.cast.factsheet.FactSheet`): which capitalised
@@ -278,7 +278,7 @@ class Coherence:
         names = tuple(w.lower() for n in (card.name, card.nickname) for w in re.findall(r"[\w'-]+", n or ""))
         dear = frozenset(singular(w.lower()) for t in (*getattr(card, "tags", ()), card.home or "")
                          for w in re.findall(r"[A-Za-z]+", t) if len(w) > 3)
-        topics = Grounding(card, embedder, topic_threshold=None) if embedder is not None else None
+        topics = TopicRouter(card, embedder, threshold=None) if embedder is not None else None
         replies = getattr(card, "replies", None)
         stock = (*card.fallbacks, *card.deflections, *(getattr(replies, "question", ()) if replies else ()))
         return cls(embedder, own_text=card_text(card), lines=authored_lines(card), appraiser=appraiser,

@@ -56,8 +56,6 @@ from game.cast.appraisal import Appraiser
 from game.cast.coherence import Coherence
 from game.cast.factsheet import FactSheet
 from game.cast.grounding import (
-    TOPIC_NEAR,
-    TOPIC_THRESHOLD,
     Grounded,
     Grounding,
     Hint,
@@ -69,6 +67,7 @@ from game.cast.guard import EntityFact, InputCheck, PersonaFacts, PersonaGuard, 
 from game.cast.prompt import typing_turn
 from game.cast.replies import ReplyPicker
 from game.cast.similarity import normalise, overlap, tokens
+from game.cast.topics import TOPIC_NEAR, TOPIC_THRESHOLD, TopicRouter
 from game.cast.verifier import Checked, Verifier
 from game.models.llm import DialogueModel, Message, ModelError, Preencodes, SentenceSplitter, split_sentences
 from game.state.events import Event
@@ -406,6 +405,8 @@ class DialoguePipeline:
         facts: ``facts(player line) -> PersonaFacts`` refreshed each turn (``None``: the guard's as they are).
         verifier: checks every model sentence's names and numbers (``None``: not checked).
         grounding: answers questions about facts she holds (``None``: none).
+        topics: answers questions about her own life from her card (:class:`~game.cast.topics.TopicRouter`;
+            ``None``: none).
         deflections: authored lines for a persona break or an injection attempt (default: ``fallbacks``).
         prefix: the known start of her next prompt, for :meth:`preencode_next` (``None``: none).
         coherence: checks every model sentence that passed the guard and the verifier for coherence
@@ -420,7 +421,7 @@ class DialoguePipeline:
                  knowledge: AuthoredKnowledge | None = None, fallbacks: Sequence[str] = DEFAULT_FALLBACKS,
                  settings: DialogueSettings | None = None, facts: FactsFn | None = None,
                  verifier: Verifier | None = None, grounding: Grounding | None = None,
-                 deflections: Sequence[str] = (), prefix: PrefixFn | None = None,
+                 topics: TopicRouter | None = None, deflections: Sequence[str] = (), prefix: PrefixFn | None = None,
                  coherence: Coherence | None = None, replies: ReplyPicker | None = None) -> None:
         self.character = character
         self.model = model
@@ -432,6 +433,7 @@ class DialoguePipeline:
         self.facts = facts
         self.verifier = verifier
         self.grounding = grounding
+        self.topics = topics
         self.deflections = tuple(d for d in deflections if d.strip()) or self.fallbacks
         self.prefix = prefix
         self.coherence = coherence
@@ -556,10 +558,10 @@ class DialoguePipeline:
             self.guard.facts = self.facts(check.text)
         grounded = (self.grounding.match(check.text, self.guard.facts.beliefs)
                     if self.grounding is not None and check.text else None)
-        topic = grounded is None and self.grounding is not None and bool(check.text)
+        topic = grounded is None and self.topics is not None and bool(check.text)
         if topic:
-            # a question about her own life that her card answers, found by meaning (Grounding.topic)
-            grounded = self._guarded(self.grounding.topic(check.text))  # type: ignore[union-attr]
+            # a question about her own life that her card answers, found by meaning (TopicRouter.topic)
+            grounded = self._guarded(self.topics.topic(check.text))  # type: ignore[union-attr]
         if grounded is not None:
             kind: Source = "authored" if topic and not grounded.id.startswith("card.") else "grounded"
             return (yield from say(grounded.text, kind, authored_id=grounded.id, score=grounded.score,
@@ -649,10 +651,10 @@ class DialoguePipeline:
         if card and self.grounding is not None:
             near = (self.grounding.match(check.text, self.guard.facts.beliefs, threshold=REPLACE_THRESHOLD)
                     if incoherent else None)
-            if near is None and check.text:
+            if near is None and check.text and self.topics is not None:
                 # a question whose model reply was replaced: a card topic near it beats "I'd have to look
                 # in the logbook for that" (TOPIC_NEAR)
-                near = self._guarded(self.grounding.topic(check.text, threshold=TOPIC_NEAR))
+                near = self._guarded(self.topics.topic(check.text, threshold=TOPIC_NEAR))
         if near is not None or (incoherent and hint is not None):
             # the model made no sense: she says the fact closest to the line instead, in her authored voice
             answer = near if near is not None else hint.answer  # type: ignore[union-attr]
@@ -920,7 +922,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
         fallbacks: her authored fallback lines (default :data:`DEFAULT_FALLBACKS`).
         story_names: names the story uses (places, items, characters) that her replies may say.
         card_first: answer from her card before the model is asked: a question a card topic
-            answers (:meth:`Grounding.topic`), a fact just told, a clear insult, threat, apology,
+            answers (:meth:`~game.cast.topics.TopicRouter.topic`), a fact just told, a clear insult, threat, apology,
             thanks or compliment (:meth:`ReplyPicker.direct`). Off: the model answers those
             lines (a baseline; tests of the model path).
 
@@ -947,13 +949,14 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
     appraiser = Appraiser(enc)  # one reading of the player's intent, for her replaced replies and the coherence check
     picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, appraiser, direct=card_first)
               if replies is not None and replies.authored() else None)
-    grounding = Grounding(card, enc, topic_threshold=TOPIC_THRESHOLD if card_first else None)
+    grounding = Grounding(card, enc)
+    topics = TopicRouter(card, enc, threshold=TOPIC_THRESHOLD if card_first else None)
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),
                             fallbacks=card_fallbacks or DEFAULT_FALLBACKS, settings=settings,
                             facts=lambda text: facts_from_memory(base, memory, text),
                             verifier=Verifier(FactSheet.from_card(card), story_names), grounding=grounding,
-                            deflections=card.deflections or card_fallbacks, prefix=prefix,
+                            topics=topics, deflections=card.deflections or card_fallbacks, prefix=prefix,
                             coherence=Coherence.from_card(card, enc, appraiser), replies=picker)
 
 

@@ -9,6 +9,7 @@ import pytest
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card
 from game.cast.grounding import Grounding
+from game.cast.topics import TopicRouter
 
 #: Eve Solvang's card, the one the Eve story plays.
 EVE_CARD = Path(__file__).resolve().parents[2] / "characters" / "eve.yaml"
@@ -24,3 +25,9 @@ def eve() -> CharacterCard:
 def grounding(eve: CharacterCard, embedder: object) -> Grounding:
     """:class:`Grounding` over Eve's card with the shared MiniLM (module scope: no test may change it)."""
     return Grounding(eve, embedder)
+
+
+@pytest.fixture(scope="module")
+def topics(eve: CharacterCard, embedder: object) -> TopicRouter:
+    """:class:`TopicRouter` over Eve's card with the shared MiniLM (module scope: no test may change it)."""
+    return TopicRouter(eve, embedder)

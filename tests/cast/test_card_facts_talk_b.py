@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from game.cast.grounding import Grounding
+from game.cast.topics import TopicRouter
 
 
 @pytest.mark.parametrize(("line", "fact"), [
@@ -25,6 +26,7 @@ from game.cast.grounding import Grounding
     ("Has the tide ever trapped someone out on the Spine?", "card.rescues"),
     ("What's the foghorn called?", "card.foghorn"),  # was the gull's authored answer
 ])
-def test_a_card_question_is_answered_by_the_fact_that_means_it(grounding: Grounding, line: str, fact: str) -> None:
-    got = grounding.match(line) or grounding.topic(line)
+def test_a_card_question_is_answered_by_the_fact_that_means_it(grounding: Grounding, topics: TopicRouter, line: str,
+                                                               fact: str) -> None:
+    got = grounding.match(line) or topics.topic(line)
     assert got is not None and got.id == fact, (line, got)

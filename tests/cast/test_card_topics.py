@@ -10,9 +10,9 @@ import pytest
 from game.cast.card import CharacterCard
 from game.cast.card_io import load_card
 from game.cast.dialogue import facts_from_card, pipeline_for, split_sentences
-from game.cast.grounding import Grounding, card_topics
 from game.cast.guard import PersonaGuard
 from game.cast.memory import Memory
+from game.cast.topics import TopicRouter, card_topics
 from game.models.llm_scripted import ScriptedDialogueModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def _pipe(card: CharacterCard, embedder: Any, reply: str = NONSENSE) -> Any:
     ("Were you happy as a girl in the village?", "card.childhood"),
     ("What's the worst gale you've lived through?", "card.storms"),
     ("Where did that scar come from?", "card.scar"),
-    ("What's the view from the top like?", "card.night_view"),
+    ("What can you see out there in the dark?", "card.night_view"),
     ("Is it lonely on the island?", "example.0"),
 ])
 def test_a_question_her_card_answers_is_answered_from_it(eve: CharacterCard, embedder: Any, line: str,
@@ -56,7 +56,7 @@ def test_a_question_nothing_on_her_card_answers_is_left_to_the_model(eve: Charac
 
 
 def test_a_question_about_the_player_is_not_answered_with_her_own_facts(eve: CharacterCard, embedder: Any) -> None:
-    grounding = Grounding(eve, embedder)
+    grounding = TopicRouter(eve, embedder)
     # "grandmother" scores 0.64 to Hild's topic, but the line asks what Hild would think of the player
     assert grounding.topic("What would your grandmother have thought of me?") is None
     assert grounding.topic("What do you think of my beekeeping?") is None
