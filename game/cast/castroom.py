@@ -82,7 +82,7 @@ from game.cast.dialogue import (
     facts_from_memory,
     pipeline_for,
 )
-from game.cast.grounding import OWN_GROUPS, content_words, recall_groups, says_value
+from game.cast.grounding import OWN_GROUPS, asks_anothers_name, content_words, recall_groups, says_value
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
 from game.cast.persona_log import PersonaLog, Rejection
@@ -212,6 +212,8 @@ class PlayerKnowledge(AuthoredKnowledge):
         m = super().match(text)
         if m is None or owners_differ(text, m.question):
             return None
+        if asks_anothers_name(text) and re.search(r"(?i)\bname|\bcalled\b", m.question):
+            return None  # "What's my daughter's name?" is not a question about the player's or her name
         if "{{user}}" not in m.answer.answer:
             return m
         if recall_groups(text) & OWN_GROUPS - {"name"}:

@@ -949,7 +949,7 @@ def pipeline_for(card: CharacterCard, memory: Memory, model: DialogueModel | Non
     appraiser = Appraiser(enc)  # one reading of the player's intent, for her replaced replies and the coherence check
     picker = (ReplyPicker(replies, card_fallbacks or DEFAULT_FALLBACKS, appraiser, direct=card_first)
               if replies is not None and replies.authored() else None)
-    grounding = Grounding(card, enc)
+    grounding = Grounding(card, enc, said=lambda: memory.said)  # the player's own words, said back when asked
     topics = TopicRouter(card, enc, threshold=TOPIC_THRESHOLD if card_first else None)
     return DialoguePipeline(card.id, model, prompt, guard,
                             knowledge=AuthoredKnowledge.from_card(card, enc),

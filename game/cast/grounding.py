@@ -34,16 +34,19 @@ regenerates, and at last says the grounded answer itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from game.cast.card import CharacterCard, Fact
+from game.cast.coref import kind_of
 from game.cast.factsheet import quantities
+from game.cast.ownwords import Said, owned_nouns
+from game.cast.ownwords import answer as said_answer
 from game.cast.similarity import tokens
-from game.cast.told import GIFT_SOURCE, RELATION_WORDS, parse_number
+from game.cast.told import GIFT_SOURCE, RELATION_WORDS, parse_number, told_name
 
 #: MiniLM cosine at or above which a line asks for a fact (as ``AUTHORED_THRESHOLD``: paraphrases
 #: of these short questions score 0.55-0.9; an unrelated question of the same person at most ~0.5).
@@ -58,6 +61,21 @@ HINT_FLOOR = 0.3
 #: when the line asks to be reminded and the fact leads the next by HINT_MARGIN.
 HINT_ENFORCE = 0.3
 HINT_MARGIN = 0.02
+
+#: Ways a player asks her for their own name, in other words than :data:`QUESTIONS` (a line is read as
+#: one by meaning: :meth:`Grounding.asks_name`), and lines near them that ask something else.
+NAME_ASKS: tuple[str, ...] = (
+    "What's my name?", "What do people call me?", "What am I called?", "Do you remember my name?",
+    "Have you forgotten my name?", "I bet you've forgotten my name.", "You don't remember my name, do you?",
+    "Do you know who I am?", "Who am I?", "What name did I give you?", "Say my name.", "Can you tell me my name?",
+    "What did I say I was called?", "What do my friends call me?", "Go on, what's my name?")
+NOT_NAME_ASKS: tuple[str, ...] = (
+    "What's your name?", "What should I call you?", "Who are you?", "What's my surname?", "What's my full name?",
+    "What's my dog called?", "What is my sister's name?", "What do people call you?", "Where am I?",
+    "What am I doing here?", "Do you know where I live?", "What do I do for a living?", "How old am I?")
+#: MiniLM cosine from which a line asks for the player's name (the best of :data:`NAME_ASKS`, which must
+#: also beat the best of :data:`NOT_NAME_ASKS`). Chosen on ``bench/data/told_dev.yaml`` (in-sample).
+NAME_ASK_THRESHOLD = 0.6
 
 #: Questions that ask for a told fact, by belief key (``{thing}``: the relation or counted noun).
 QUESTIONS: dict[str, tuple[str, ...]] = {
@@ -124,7 +142,7 @@ _ASK = re.compile(r"\?|^\s*(?:what|who|where|when|how|which|why|do|did|does|is|a
                   r"say|remember|recall|guess)\b|\bremind me\b|\btell me\b|\bdo you (?:remember|recall|know)\b", re.I)
 _RECALL = re.compile(r"\b(?:did i (?:say|tell|mention|give|bring)|i (?:said|told|mentioned)|remember|recall|"
                      r"again|you know (?:who|what|where|how)|do you know my)\b", re.I)
-_FIRST = frozenset("i me my mine myself i'm i've i'd".split())
+_FIRST = frozenset("i me my mine myself i'm i've i'd we our us we've we're".split())
 _SECOND = frozenset("you your yours yourself you're you've".split())
 
 
@@ -153,6 +171,8 @@ def _person(text: str) -> tuple[bool, bool]:
 #: Things of the player's own that a question may name without a told relation ("my name", "my age").
 _OWN = frozenset("name surname age home job work trade living birthday name's".split())
 _MY_THING = re.compile(r"(?i)\bmy\s+(?:[a-z]+\s+)?([a-z]+)")
+#: The first two words after "my" ("my dog for me": "dog", not only "for").
+_MY_WORDS = re.compile(r"(?i)\bmy\s+([a-z]+)(?:\s+([a-z]+))?")
 
 
 _WH_KIND = {"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where", "why": "why"}
@@ -291,8 +311,8 @@ RECALL_CUES: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
     "age": "old age aged birthday",
     "home": "live lived living home hometown city town country village from",
     "work": "job work trade living profession occupation craft career",
-    "likes": "like love fond enjoy adore treat beats",
-    "dislikes": "hate abide bear stand loathe detest dislike",
+    "likes": "like love fond enjoy adore treat beats liked loved enjoyed adored",
+    "dislikes": "hate abide bear stand loathe detest dislike stomach hated loathed detested disliked",
     "gave": "gave brought carried present gift",
     "favourite": "favourite favorite best",
     "relation": "name named called",
@@ -308,6 +328,10 @@ _CUE_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(rx, re
     (r"\b(?:full|last|family|second|whole)\s+name\b", "full_name"),
     (r"\bwho am i\b|\bwhat am i called\b", "name"),
     (r"\bdid i\s+(?:\w+\s+)?(?:give|bring|carry|make|hand)\b", "gave"),
+    # "what did I knit for you?", "what did I carve you?": a thing made or brought for her
+    (r"\bdid (?:i|we)\s+(?!(?:tell|ask|say|show|promise|call|text|warn|remind|teach|owe|mean)\b)[a-z]+\s+"
+     r"(?:for\s+)?you\b",
+     "gave"),
     (r"\bwhat (?:do|did) i (?:say i )?do\b", "work"),
     (r"\blook(?:s|ing)? after\b|\bwho has\b|\bwho's got\b", "carer"),
 ))
@@ -320,9 +344,27 @@ _NEGATED_LIKE = re.compile(r"(?:n't|n’t|\bnot|\bnever)\s+(?:\w+\s+)?(?:like|lo
 _TOLD_FRAME = re.compile(r"(?i)\b(?:(?:do|did|can|could|would|will) you\s+(?:still\s+)?(?:remember|recall|know|tell me|"
                          r"name|say)|you (?:remember|recall|know)|(?:tell|told|say to|said to|mention(?:ed)? to|"
                          r"give|gave|bring|brought|carry|carried|make|made|hand|handed|show|showed) you|"
-                         r"remind me|tell me)\b")
+                         r"remind me|tell me|(?<=\bdid i )(?!(?:tell|ask|say|show|promise|call|text|warn|remind|teach|"
+                         r"owe|mean)\b)[a-z]+\s+(?:for\s+)?you)\b")
 _THIRD = frozenset("he she him her his hers they them".split())  # not "it": "what is it I said..."
-_FIRST_OWN = frozenset("i my mine myself i'm i've i'd".split())
+#: A line that asks the name of someone else: "my friend's name", "what's my dog called", "her name".
+_THEIR_NAME = re.compile(r"(?i)\bname\s+(?:my|our)\s+(?!self\b)[a-z]+|"
+                         r"\bmy\s+(?:[a-z]+\s+)?(?!name\b)([a-z]+)(?:'s|’s)\s+names?\b|\bmy\s+(?:[a-z]+\s+)?"
+                         r"(?!name\b|names\b)[a-z]+\s+(?:is\s+|are\s+|was\s+)?(?:called|named)\b|"
+                         r"\b(?:his|her|their|its)\s+names?\b|\bcalled my\s+[a-z]+")
+
+
+def asks_anothers_name(text: str) -> bool:
+    """Whether ``text`` asks or speaks of the name of someone other than the player and her ("What's
+    my daughter's name?", "what's my dog called", "her name")."""
+    return bool(_THEIR_NAME.search(text))
+
+
+#: A question word, or a request to be told (:meth:`Grounding.own_words` answers only these).
+_WH = re.compile(r"(?i)\b(?:what|which|who|whom|where|when|how)\b|\bremind me\b|\btell me\b")
+#: A question asking what to do, not what was said ("What should I do?", "Where can I sleep?").
+_ADVICE = re.compile(r"(?i)\b(?:should|shall|could|can|may|might|must|would)\s+(?:i|we)\b(?!\s+(?:never|not|ever)\b)")
+_FIRST_OWN = frozenset("i my mine myself i'm i've i'd we our we've we're".split())
 
 
 def recall_groups(text: str) -> set[str]:
@@ -345,7 +387,9 @@ def _names_untold(text: str, beliefs: Beliefs) -> bool:
             for thing in [e.removeprefix("player_").replace("_", " ")]
             for t in tokens(thing) for w in (t, t.removesuffix("s"), *THING_WORDS.get(thing, ()))}
     return any(m.group(1).lower() not in _OWN and m.group(1).lower().removesuffix("s") not in told
-               and m.group(1).lower() in RELATION_WORDS for m in _MY_THING.finditer(text))
+               and m.group(1).lower() in RELATION_WORDS for m in _MY_THING.finditer(text)) or any(
+        w not in _OWN and w.removesuffix("s") not in told and w in RELATION_WORDS
+        for m in _MY_WORDS.finditer(text) for w in (m.group(1).lower(), (m.group(2) or "").lower()))
 
 
 class Grounding:
@@ -355,10 +399,15 @@ class Grounding:
         card: her card (structured ``facts``, ``grounded`` templates).
         embedder: ``encode(list[str]) -> (N, D)`` unit vectors (MiniLM).
         threshold: cosine needed.
+        said: ``said() ->`` the player's own words (:class:`~game.cast.ownwords.Said`) for
+            :meth:`own_words` (``None``: none kept).
     """
 
-    def __init__(self, card: CharacterCard, embedder: Any, threshold: float = GROUNDING_THRESHOLD) -> None:
+    def __init__(self, card: CharacterCard, embedder: Any, threshold: float = GROUNDING_THRESHOLD,
+                 said: Callable[[], Sequence[Said]] | None = None) -> None:
         self.card = card
+        #: ``said() ->`` the player's own words she keeps (:attr:`game.cast.memory.Memory.said`)
+        self.said = said
         self.embedder = embedder
         self.threshold = threshold
         self.templates: Mapping[str, str] = {**TEMPLATES, **card.grounded}
@@ -396,11 +445,16 @@ class Grounding:
                 (:attr:`game.cast.guard.PersonaFacts.beliefs`).
             threshold: cosine needed (default: :attr:`threshold`).
         """
-        if not text.strip() or not _ASK.search(text):
+        if not text.strip():
+            return None
+        name = next((v for e, k, v, src in beliefs if (e, k) == ("player", "name") and told_by_player(src) and v), "")
+        if name and (asked := self.asks_name(text)):
+            return Grounded("told.player.name", told_text(self.templates, "player", "name", name), name, "", asked)
+        if not _ASK.search(text):
             return None
         rows = self._candidates(beliefs)
         if not rows:
-            return None
+            return self.own_words(text)
         view = _person(text)
         asks = asks_for(text)
         words = {t.removesuffix("'s") for t in tokens(text)}
@@ -422,7 +476,7 @@ class Grounding:
             fid, question, value, fact = rows[int(i)]
             score = float(sims[int(i)])
             if score < (self.threshold if threshold is None else threshold):
-                return self.recall(text, beliefs)
+                return self.recall(text, beliefs) or self.own_words(text)
             if _person(question) != view:
                 continue
             if asks and asks_for(question) and asks_for(question) != asks:
@@ -441,7 +495,43 @@ class Grounding:
                 said = fact.say or f"{value}."
             said = said[:1].upper() + said[1:]
             return Grounded(fid, said, value, question, score)
-        return self.recall(text, beliefs)
+        return self.recall(text, beliefs) or self.own_words(text)
+
+    def asks_name(self, text: str) -> float:
+        """The MiniLM cosine by which ``text`` asks for the player's own name, else 0.0.
+
+        Read by meaning: its best cosine to :data:`NAME_ASKS` must reach :data:`NAME_ASK_THRESHOLD`
+        and beat its best to :data:`NOT_NAME_ASKS`; it need not be a question ("Bet you've forgotten
+        my name."). Not a line that speaks of the player nowhere, tells a name ("I'm Tomas"), or asks
+        the name of someone of theirs or a third person ("my friend's name", "what's her name")."""
+        if not _person(text)[0] or told_name(text)[0] or asks_anothers_name(text):
+            return 0.0
+        others = [n for n in owned_nouns(text) if kind_of(n) != "thing" or n in RELATION_WORDS]
+        if others and "call me" not in text.lower():
+            return 0.0  # "Can you name my cat for me?" asks another's name
+        q = self._vecs([text])[0]
+        near = float(np.max(self._vecs(list(NAME_ASKS)) @ q))
+        other = float(np.max(self._vecs(list(NOT_NAME_ASKS)) @ q))
+        return near if near >= NAME_ASK_THRESHOLD and near > other else 0.0
+
+    def own_words(self, text: str) -> Grounded | None:
+        """The player's own words a question about them asks for, said back
+        (:func:`game.cast.ownwords.answer`), or ``None``.
+
+        Only for a question (:data:`_ASK`) with a question word or "remind me" / "tell me", about the
+        player (after the telling round, :data:`_TOLD_FRAME`, is taken off: "I", "my") and not about
+        her ("you", "your"), and not asking what to do ("should I", "can I"). Its id is
+        ``said.<turn>``; ``question`` holds the sentence said back."""
+        if self.said is None or not text.strip() or not _ASK.search(text) or not _WH.search(text) \
+                or _ADVICE.search(text):
+            return None
+        bare = set(tokens(_ASIDE.sub(" ", _TOLD_FRAME.sub(" ", text))))
+        if not bare & _FIRST_OWN or bare & _SECOND:
+            return None
+        found = said_answer(text, self.said(), self._vecs)
+        if found is None:
+            return None
+        return Grounded(f"said.{found.said.turn}", found.text, found.value, found.said.text, found.score)
 
     def recall(self, text: str, beliefs: Beliefs = ()) -> Grounded | None:
         """The told fact a first-person question asks back by its words, or ``None``.
@@ -483,6 +573,8 @@ class Grounding:
         else:
             pool = [f for f in facts if f[0] == "player"
                     and (_key_group(f[0], f[1])[0] != "favourite" or named("player_" + f[1].split()[-1]))]
+        if "favourite" in asked:
+            asked = asked | {"likes"}  # "What are my favourite things?" asks what they said they love
         pool = [f for f in pool if _key_group(f[0], f[1])[0] in asked]
         if not pool:
             return None
@@ -528,8 +620,9 @@ class Grounding:
                     statement(entity, key, value), enforce)
 
 
-__all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "OWN_GROUPS", "QUESTIONS", "RECALL_CUES",
-           "STATEMENTS",
+__all__ = ["GROUNDING_THRESHOLD", "HINT_ENFORCE", "HINT_FLOOR", "HINT_MARGIN", "NAME_ASKS", "NAME_ASK_THRESHOLD",
+           "NOT_NAME_ASKS", "OWN_GROUPS", "QUESTIONS", "RECALL_CUES",
+           "STATEMENTS", "asks_anothers_name",
            "TEMPLATES",
            "THING_WORDS", "Grounded", "Grounding", "Hint",
            "asks_for", "content_words", "fact_note", "questions_for", "recall_groups", "says_value",

@@ -57,6 +57,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from game.cast.card import CharacterCard, card_fields, substitute
+from game.cast.ownwords import Said, statements
 from game.cast.retrieval import (
     DEFAULT_DECAY,
     DEFAULT_LEXICAL,
@@ -285,6 +286,8 @@ class _SavedMemory(BaseModel):
     turns: list[int] = Field(default_factory=list)
     importance: list[float] = Field(default_factory=list)
     beliefs: list[Belief] = Field(default_factory=list)
+    #: the player's own words (:class:`game.cast.ownwords.Said`) as ``[text, resolved, context, turn]``
+    said: list[tuple[str, str, str, int]] = Field(default_factory=list)
 
 
 class Memory:
@@ -316,6 +319,9 @@ class Memory:
         self.history: list[HistoryMessage] = []
         self.pinned: dict[str, tuple[str, int]] = {}
         self._beliefs: dict[str, dict[str, Belief]] = {}
+        #: the player's statements about themselves that no pattern read a fact from, oldest first
+        #: (:func:`game.cast.ownwords.statements`; said back by :meth:`game.cast.grounding.Grounding.match`)
+        self.said: list[Said] = []
         self.now = 0
         self._parts = sink_parts(card)
         self.card_sink = "\n\n".join(text for _, text in self._parts)
@@ -583,14 +589,18 @@ class Memory:
 
         Each fact becomes a belief with source ``the player said so`` at ``turn``; a list
         (likes, dislikes, gifts) grows instead of being replaced; the name is also pinned
-        into the sink. Returns the beliefs formed or changed.
+        into the sink. Pronouns are read against the line and the player's previous line. A
+        first-person sentence no fact was read from is kept in :attr:`said`. Returns the
+        beliefs formed or changed.
         """
         turn = self.now if turn is None else turn
         out: list[Belief] = []
+        before = next((m.text for m in reversed(self.history) if m.role == "user"), "")
+        self.said += statements(text, before, turn)
         named = sorted((d["name"].turn, i, e, d["name"].value) for i, (e, d) in enumerate(self._beliefs.items())
                        if e.startswith("player_") and "name" in d)
         known = {e: v for _, _, e, v in named}  # the pet or person she heard of last comes last
-        for fact in facts_told(text, known):
+        for fact in facts_told(text, known, before):
             value = fact.value
             if fact.many:
                 old = self._beliefs.get(fact.entity, {}).get(fact.key)
@@ -640,6 +650,7 @@ class Memory:
                               old.turns[keep], old.importance[keep], vectors)
         self.history = [m for m in self.history if m.turn <= turn]
         self.pinned = {k: v for k, v in self.pinned.items() if v[1] <= turn}
+        self.said = [s for s in self.said if s.turn <= turn]
         for entity in list(self._beliefs):
             kept = {k: b for k, b in self._beliefs[entity].items() if b.turn <= turn}
             if kept:
@@ -656,6 +667,7 @@ class Memory:
             texts=list(self.store.texts), kinds=list(self.store.kinds),
             turns=[int(t) for t in self.store.turns], importance=[round(float(x), 4) for x in self.store.importance],
             beliefs=self.beliefs(),
+            said=[(s.text, s.resolved, s.context, s.turn) for s in self.said],
         )
         return saved.model_dump(mode="json")
 
@@ -686,6 +698,7 @@ class Memory:
         mem.store.extend(saved.texts, saved.kinds, saved.turns, saved.importance)
         for b in saved.beliefs:
             mem._beliefs.setdefault(b.entity, {})[b.key] = b
+        mem.said = [Said(*row) for row in saved.said]
         return mem
 
 

@@ -47,6 +47,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from game.cast.coref import kind_of, resolve
+
 Kind = Literal["person", "object", "place", "thing"]
 
 #: Number words and their values (compounds like "forty-one" and "two hundred" are summed).
@@ -159,7 +161,11 @@ _NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), c
      rf"my friends call me|people call me|{FOREIGN_NAME_FORMS}))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
     (rf"(?i:\b(?:i'm|i’m|i am|im))\s+({_CAP})(?:,?\s+({_CAP}))?(?:\s*,\s*({_CAP})\s+({_CAP}))?"
      rf"(?=\s*(?:[,.!;:]|$|\s+(?:and|by the way|from|here|by|of)\b))", True),
-    (rf"^\s*({_CAP})\s+here\b", True),
+    (rf"(?:^|[.!?]\s+)({_CAP})\s+here\b", True),
+    (rf"(?:^|[.!?]\s+)({_CAP})(?:['’]s| is) the name\b", True),
+    # a name said alone, then owned: "Tove. That's me.", "Declan Moore. Pleased to meet you."
+    (rf"^\s*({_CAP})(?:\s+({_CAP}))?\s*[.,!]\s*(?i:that['’]s me|(?:pleased|nice|glad|good) to meet you|"
+     rf"just\s+(?-i:{_CAP})\b|at your service)", True),
 ))
 
 
@@ -193,50 +199,89 @@ def told_name(text: str) -> tuple[str, str]:
 
 
 _AGE = tuple(re.compile(rx, re.I) for rx in (
-    rf"\b(?:i'm|i’m|i am|im)\s+({NUMBER_WORD})(?:\s+(?:years?|yrs?)(?:\s+old)?|\s*$|\s*[,.!;])",
+    rf"\b(?:i'm|i’m|i am|im)\s+({NUMBER_WORD})(?:\s+(?:years?|yrs?)(?:\s+old)?|\s*$|\s*[,.!;]|(?<=\s)and\b)",
     rf"\bi (?:just )?turned\s+({NUMBER_WORD})\b",
     rf"\bmy age is\s+({NUMBER_WORD})\b",
-    rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this)\b",
+    rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this|come|in|on|at)\b",
 ))
 _HOME = re.compile(rf"(?i:\b(?:i live in|i live on|i live at|i'm from|i’m from|i am from|i come from|i grew up in|"
                    rf"home is|my home is in|my home is|i was born in|i'm living in|i am living in|we live in|"
                    rf"home for me is|home's|i'm visiting from|i am visiting from|i'm over from|back home in|"
-                   rf"i'm based in|i am based in|i'm a [a-z]+ from|i am a [a-z]+ from))\s+(?:the\s+)?"
+                   rf"i'm based in|i am based in|i'm a [a-z]+ from|i am a [a-z]+ from|"
+                   rf"home(?:'s|’s| is)\s+(?:an?|the|my)\s+(?:[a-z]+\s+){{1,3}}?(?:in|on|near|outside)))\s+(?:the\s+)?"
                    rf"({_CAP}(?:[ -](?:{_CAP}|on|upon|de|la|le|am|an|der))*(?:\s+{_CAP})?)")
 _WORK = re.compile(r"(?i:\b(?:i'm a|i’m a|i am a|i'm an|i am an|i work as an?|i'm working as an?|by trade i'm an?|"
                    r"i do)\s+)([a-z][a-z-]+(?:\s+[a-z][a-z-]+)?)(?=\s*(?:[,.!;]|$|\s+(?:by|in|at|from|for|and)\b))")
+#: "Carpentry's my trade", "nursing is my job": the work as the player names it.
+_WORK_IS = re.compile(r"(?:^|[.!?]\s+)([a-z]+(?:\s+[a-z]+)?)(?:'s|’s|\s+is)\s+my\s+(?:trade|job|work|profession|"
+                      r"line of work|living|craft)\b", re.I)
 _WORK_NOUNS = re.compile(r"(?:er|or|ist|ian|ant|ent|man|woman|smith|wright|keeper|maker|nurse|chef|cook|"
                          r"pilot|poet|vet|monk|nun|judge|guide|clerk|midwife|scientist|sailor|driver|student)$")
+#: A noun of the player's ("my grandson", "my boat") that may be named; their own facts are not.
+_NOUN = r"(?!(?:name|age|home|job|work|trade|favourite|favorite|surname)\b)[a-z][a-z-]{2,}"
 _SOMEONE = tuple(re.compile(rx, re.I) for rx in (
+    rf"\bmy\s+(?:[a-z]+\s+)?({_NOUN})(?:'s name is|’s name is|'s called|’s called| is called| are called|"
+    rf"'s named|’s named| is named| are named|'re called|’re called| was called| were called)\s+"
+    rf"({_NAME_WORD}(?:\s+and\s+{_NAME_WORD})?)",
     rf"\bmy\s+(?:(?:old|little|big|younger|older|late|dear|pet|elder|baby)\s+)?({_RELATIONS})(?:'s name is|'s called|"
     rf" is called| is named| was called| was named| called| named|,|\s)\s*({_NAME_WORD})",
     rf"\bi (?:have|had|own|keep|got|'ve got|’ve got) an?\s+(?:(?:old|little|big|young|pet)\s+)?({_RELATIONS})\s+"
     rf"(?:called|named)\s+({_NAME_WORD})",
     rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
+    # "My boat is the Mary Ellen": a capitalised name said as what the thing is
+    rf"\bmy\s+(?:[a-z]+\s+)?({_NOUN})\s+(?:is|was)\s+(?:the\s+)?({_CAP}(?:\s+{_CAP})?)(?=\s*(?:[,.!;]|$))",
 ))
+#: Nouns whose plural does not end in "s" ("two goldfish", "forty sheep").
+_SAME_PLURAL = r"(?:goldfish|fish|sheep|deer|geese|mice|children|people|cattle|salmon|trout|swine)"
+_PLURAL_NOUN = rf"((?:[a-z]+\s+)?(?:[a-z]+s|{_SAME_PLURAL}))"
+_HEDGE = r"(?:(?:about|around|roughly|nearly|almost|exactly|over|just|only|maybe|perhaps|at least|more than|" \
+         r"something like|close to|some)\s+)?"
 _COUNT = tuple(re.compile(rx, re.I) for rx in (
-    rf"\b(?:i|we)\s+(?:have|had|keep|kept|own|run|raise|look after|care for|'ve got|’ve got|have got|tend|grow|"
-    rf"breed|manage|milk)\s+(?:about\s+|nearly\s+|almost\s+|exactly\s+|over\s+)?({NUMBER_WORD})\s*"
-    rf"((?:[a-z]+\s+)?[a-z]+s)\b",
-    rf"\bthere are\s+({NUMBER_WORD})\s*([a-z]+s)\s+(?:on|in|at)\s+my\b",
-    rf"\bmy\s+({NUMBER_WORD})\s*([a-z]+s)\b",
+    rf"\b(?:i|we)\s*(?:have|had|keep|kept|own|run|raise|look after|care for|'ve got|’ve got|have got|'ve|’ve|tend|"
+    rf"grow|breed|manage|milk|got)\s+(?:got\s+)?{_HEDGE}({NUMBER_WORD})\s*{_PLURAL_NOUN}\b",
+    rf"\bthere are\s+{_HEDGE}({NUMBER_WORD})\s*{_PLURAL_NOUN}\s+(?:on|in|at)\s+my\b",
+    rf"\bmy\s+({NUMBER_WORD})\s*{_PLURAL_NOUN}\b",
+    # fronted: "Five pipes I own", "three kilns we've got"
+    rf"(?:^|[.!?]\s+){_HEDGE}({NUMBER_WORD})\s*{_PLURAL_NOUN}\s+(?:i|we)\s*(?:own|have|keep|'ve got|’ve got|have got|"
+    rf"'ve|run|keep)\b",
 ))
 #: One pattern for what the player likes or cannot abide: "I (really) love / like / enjoy / adore / hate /
 #: can't stand / don't like X", "I'm (very) fond of X", "nothing (in the world) beats X", "there's nothing
 #: like X". Group 1: the phrase that says how they feel (:data:`_AGAINST` reads a dislike in it); group 2: X.
-_LIKE_VERBS = (r"love|like|enjoy|adore|hate|dislike|loathe|detest|can't stand|cannot stand|can’t stand|don't like|"
-               r"do not like|don’t like")
-_LIKES = re.compile(rf"(?i:\b(i\s+(?:really\s+|just\s+|absolutely\s+)?(?:{_LIKE_VERBS})|"
+_LIKE_VERBS = (r"love|like|enjoy|adore|hate|dislike|loathe|detest|don't like|do not like|don’t like|"
+               r"(?:can't|cannot|can’t|could never|never could|couldn't ever|can never) (?:stand|bear|abide|stomach)|"
+               r"(?:'ve|’ve|have)?\s*(?:always\s+)?(?:hated|loved|adored|loathed|detested)")
+_LIKES = re.compile(rf"(?i:\b(i\s*(?:really\s+|just\s+|absolutely\s+)?(?:{_LIKE_VERBS})|"
+                    rf"(?:(?<=^)|(?<=[.!?,]\s))(?:never could|could never|can't|cannot|can’t|couldn't ever) "
+                    rf"(?:stand|bear|abide|stomach)|"
                     rf"(?:i'm|i’m|i am)\s+(?:very\s+|so\s+|awfully\s+|really\s+)?fond of|"
                     rf"nothing(?:\s+in the world|\s+on earth)?\s+beats|there(?:'s|’s| is) nothing like)\s+)"
                     rf"([^.!?;,]{{2,60}})")
 #: Words in the feeling phrase of :data:`_LIKES` that make it a dislike.
-_AGAINST = re.compile(r"hate|dislike|loathe|detest|n't|n’t|\bnot\b|stand", re.I)
+_AGAINST = re.compile(r"hate|dislike|loathe|detest|n't|n’t|\bnot\b|\bnever\b|stand|bear|abide|stomach", re.I)
+#: Where a liked or disliked thing ends: "spiders since I was small", "the cold, to be honest".
+_LIKE_END = re.compile(r"\s+(?:since|because|ever since|when|if|though|to be honest|as a|for years|all my life)\b.*$",
+                       re.I)
 #: First words of a liked "thing" that is a person or a clause, not a thing ("I love you", "I like that").
 _NOT_A_THING = frozenset("you it that this being when how if me him her us them".split())
+#: Likes said as a list or a definition: "Things I adore: X and Y", "what I like best is X", "the thing I
+#: love most is X" (group 1: the verb; 2: X), and "X is my absolute favourite thing", "X, Y. Those are
+#: my favourite things." (group 3: X).
+_LIKES_LISTED = re.compile(
+    rf"(?i:\b(?:the\s+)?(?:things?|what|stuff|food)\s+(?:i|we)\s+(?:really\s+|most\s+)?({_LIKE_VERBS}|adore)"
+    rf"(?:\s+(?:most|best|more than anything|above all))?(?:\s+(?:is|are|would be)\s+|\s*:\s*))([^.!?;]{{2,80}})"
+    rf"|(?:^|[.!?]\s+)([^.!?;]{{2,60}}?)[.,]?\s+(?i:(?:is|are|those are|these are|that's|that is|they're)\s+my\s+"
+    rf"(?:absolute\s+|very\s+|all-time\s+)?(?:favourite|favorite)\s+(?:things?|food|foods|thing to do)\b)")
 _FAVOURITE = re.compile(r"(?i:\bmy\s+fav(?:ou?)rite\s+)([a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|was)\s+([^.!?;,]{2,40})")
+#: Verbs whose "I <verb>ed you X" is not a gift ("I asked you a question", "I told you a lie").
+_NOT_GIVING = frozenset("asked told showed promised owed wished warned reminded called texted emailed sent taught "
+                        "offered bet charged cost saved spared envied forgave paid".split())
 _GIFT = tuple(re.compile(rx, re.I) for rx in (
-    r"\bi(?:'ve| have)?\s+(?:brought|made|got|found|baked|carried|picked)\s+(?:you|for you)\s+([^.!?;,]{2,50})",
+    r"(?:\bi(?:'ve|’ve| have| just)?\s+|(?:^|(?<=[.!?]\s)))(brought|made|got|found|baked|carried|picked|bought|"
+    r"[a-z]{3,}ed)\s+(?:you|for you)\s+((?:an?|some|the|this|these|that|those|two|three|\d+)\s+[^.!?;,]{2,50})",
+    # "I knitted this scarf for you", "I've made some bread for you"
+    r"\bi(?:'ve|’ve| have| just)?\s+(brought|made|got|found|baked|bought|[a-z]{3,}ed)\s+((?:an?|some|the|this|these|"
+    r"that|those)\s+[^.!?;,]{2,40}?)\s+for you\b",
     r"\b(?:here's|here is|this is)\s+((?:an?|some|the)\s+[^.!?;,]{2,40}?)\s+for you\b",
     r"\bi want you to have\s+([^.!?;,]{2,50})",
 ))
@@ -250,8 +295,9 @@ _CARER = tuple(re.compile(rx, re.I) for rx in (
     rf"{_STAYING}\s+(?:with|by|at)\s+(my\s+(?:{_RELATIONS})|{_NAME_WORD})",
     # "my sister is looking after him", "Anna's minding Biscuit"
     rf"\b(my\s+(?:{_RELATIONS})|{_NAME_WORD})(?:,\s*((?:(?:mrs|mr|ms|miss|dr)\.?\s+)?{_CAP}),)?"
-    rf"\s*(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|"
-    rf"caring for|keeping|feeding|watching)\s+(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
+    rf"\s*(?:(?:'s|’s|\s+is|\s+are)\s+(?:looking after|minding|caring for|keeping|feeding|watching)|"
+    rf"\s+(?:looks after|minds|cares for|feeds|watches|walks|keeps an eye on|has))\s+"
+    rf"(him|her|it|them|my\s+(?:{_RELATIONS})|{_NAME_WORD})",
 ))
 #: "I came up on the train from Aberdeen", "we drove over from Galway": where the player travelled from
 #: is taken for home (a later "I live in X" replaces it).
@@ -262,8 +308,9 @@ _CAME_FROM = re.compile(rf"(?i:\b(?:i|we)\s+(?:came|come|travelled|traveled|drov
 _TRADE = re.compile(r"(?i:\b(?:i|i've|i have)\s+(?:always\s+)?)([a-z]+)\s+([a-z]+?)s?\s+for a (?:living|trade)\b")
 #: "There's a grey cat waiting at home, Pepper.", "I've got an old dog at home, Rufus.": a pet or person
 #: named after the sentence that brings it in.
-_NAMED_AFTER = re.compile(rf"(?i:\b(?:there's|there’s|there is|i've got|i’ve got|i have|i've|i keep|we have|we've got)"
-                          rf"\s+an?\s+(?:[a-z]+\s+){{0,2}}?)({_RELATIONS})\b[^.!?;,]{{0,40}},\s*({_CAP})\s*(?:[.!]|$)")
+_NAMED_AFTER = re.compile(rf"(?i:\b(?:there's|there’s|there is|there are|i've got|i’ve got|i have|i've|i’ve|i keep|"
+                          rf"we have|we've got|we've|we’ve)\s+(?:an?|two|three|four)\s+)"
+                          rf"((?:[a-z]+\s+){{0,2}}[a-z]+)\b[^.!?;,]{{0,40}},\s*({_CAP}(?:\s+and\s+{_CAP})?)\s*(?:[.!]|$)")
 _PRONOUNS = frozenset("he she it they him her them".split())
 _NOT_COUNTED = frozenset("years months weeks days hours minutes seconds times ways things people ones reasons "
                          "questions words".split())
@@ -320,14 +367,17 @@ def _carers(text: str, found: list[Told], known: Mapping[str, str]) -> list[Told
     return out
 
 
-def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
+def facts_told(text: str, known: Mapping[str, str] | None = None, before: str = "") -> list[Told]:
     """The facts the player's line ``text`` tells about themselves and their people (see the module doc);
     ``known``: the names she already holds, ``player_<relation>`` -> name ("Biscuit" in a later line), in
-    the order she heard them (the last is the one a bare "He's staying with my sister" is about)."""
+    the order she heard them (the last is the one a bare "He's staying with my sister" is about);
+    ``before``: the player's previous line. Pronouns are resolved first (:func:`game.cast.coref.resolve`,
+    within the line and from ``before``): "I've a ferret. He's called Juniper." names the ferret."""
     out: list[Told] = []
     if not text.strip():
         return out
     asking = bool(_ASKING.search(text))
+    text = resolve(text, before)
     first, full = told_name(text)
     if first:
         out.append(Told("player", "name", first, "person"))
@@ -348,27 +398,34 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
     m = _WORK.search(text)
     if m and _WORK_NOUNS.search(m.group(1).split()[-1].lower()) and m.group(1).lower() not in NOT_NAMES:
         out.append(Told("player", "work", m.group(1).lower(), "person"))
+    m = _WORK_IS.search(text)
+    if m and not any(f.key == "work" for f in out) and m.group(1).lower() not in NOT_NAMES:
+        out.append(Told("player", "work", m.group(1).lower(), "person"))
     m = _TRADE.search(text)
     if m and not any(f.key == "work" for f in out) and not _DENIAL.search(m.group(0)):
         verb, thing = m.group(1).lower(), m.group(2).lower()
         out.append(Told("player", "work", f"{thing} {verb + 'r' if verb.endswith('e') else verb + 'er'}", "person"))
     named: set[str] = set()
     for m in _NAMED_AFTER.finditer(text):
-        rel = m.group(1).lower()
-        if rel not in named and _is_name(m.group(2), need_cap=True):
-            named.add(rel)
-            out.append(Told("player_" + rel.replace(" ", "_"), "name", _cap(m.group(2)),
-                            "thing" if rel in _PETS else "person"))
+        # the person or animal among the first words ("a grey cat waiting"); "a question, Eve" names no one
+        rel = next((w for w in m.group(1).lower().split() if w in RELATION_WORDS or kind_of(w) != "thing"), "")
+        if rel:
+            if rel not in named and _is_name(m.group(2).split()[0], need_cap=True):
+                named.add(rel)
+                out.append(Told("player_" + rel.replace(" ", "_"), "name", m.group(2),
+                                "person" if kind_of(rel) == "person" and rel not in _PETS else "thing"))
     for i, rx in enumerate(_SOMEONE):
         for m in rx.finditer(text):
-            rel, name = (m.group(2), m.group(1)) if i == 2 else (m.group(1), m.group(2))
+            rel, name = (m.group(2), m.group(1)) if i == 3 else (m.group(1), m.group(2))
             rel = rel.lower()
-            if rel in named or not _is_name(name, need_cap=(i != 0 or not re.search(r"(?i)called|named|name is",
-                                                                                    m.group(0)))):
+            if rel in named or not _is_name(name.split()[0], need_cap=(i > 1 or not re.search(
+                    r"(?i)called|named|name is", m.group(0)))):
                 continue
             named.add(rel)
-            kind: Kind = "thing" if rel in _PETS else "person"
-            out.append(Told("player_" + rel.replace(" ", "_"), "name", _cap(name.strip("'-")), kind))
+            kind: Kind = "person" if rel not in _PETS and kind_of(rel) == "person" else "thing"
+            parts = [p for i, p in enumerate(name.split(" and ")) if i == 0 or _is_name(p.split()[0], need_cap=True)]
+            value = " and ".join(" ".join(_cap(w.strip("'-")) for w in part.split()) for part in parts)
+            out.append(Told("player_" + rel.replace(" ", "_"), "name", value, kind))
     for rx in _COUNT:
         for m in rx.finditer(text):
             n = parse_number(m.group(1))
@@ -380,8 +437,17 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
             if where and where.group(2).lower() not in NOT_NAMES:
                 out.append(Told("player_" + noun, "place", f"{where.group(1).lower()} {where.group(2)}", "thing"))
     out += _carers(text, out, known or {})
+    listed: list[tuple[int, int]] = []
+    for m in _LIKES_LISTED.finditer(text):
+        what = _tidy(_LIKE_END.sub("", m.group(2) or m.group(3) or ""))
+        if what and what.lower().split()[0] not in _NOT_A_THING and not _DENIAL.search(m.group(0)):
+            listed.append(m.span())
+            against = bool(m.group(1) and _AGAINST.search(m.group(1)))
+            out.append(Told("player", "dislikes" if against else "likes", what, "person", many=True))
     for m in _LIKES.finditer(text):
-        what = _tidy(m.group(2))
+        if any(a <= m.start() < b for a, b in listed):
+            continue  # "what I like best is chai": the listed form above read it
+        what = _tidy(_LIKE_END.sub("", m.group(2)))
         first_word = what.lower().split()[0] if what else ""
         if not what or first_word in _NOT_A_THING or _DENIAL.search(text[:m.start()][-12:]):
             continue  # "I love you", "nothing beats me at chess", "it's not that I like tea"
@@ -392,8 +458,8 @@ def facts_told(text: str, known: Mapping[str, str] | None = None) -> list[Told]:
         out.append(Told("player", f"favourite {m.group(1).lower()}", _tidy(m.group(2)), "person"))
     for rx in _GIFT:
         m = rx.search(text)
-        if m:
-            out.append(Told("player", "gave", _tidy(m.group(1)), "person", many=True))
+        if m and not (m.lastindex == 2 and m.group(1).lower() in _NOT_GIVING):
+            out.append(Told("player", "gave", _tidy(m.group(m.lastindex or 1)), "person", many=True))
             break
     return out
 

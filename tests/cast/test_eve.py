@@ -216,6 +216,7 @@ def test_memory_survives_save_load_and_rollback(tmp_path: Path, embedder: Any) -
 def test_name_is_pinned_and_recalled_after_it_left_the_rolling_window(tmp_path: Path, embedder: Any) -> None:
     script = ("choose knock\nask eve What's my name?\n" + OPENING.split("\n", 1)[1] + SMALL_TALK
               + "ask eve Do you still know what my name is?\n"
+              + "ask eve Would my grandmother have liked your lighthouse, do you think?\n"
               + "ask eve Do you remember where my grandmother kept her lighthouse?\n")
     runner = play(tmp_path, script, embedder)
     room = cast_of(runner.session)
@@ -225,9 +226,11 @@ def test_name_is_pinned_and_recalled_after_it_left_the_rolling_window(tmp_path: 
     assert not any("name is Ada" in m.text for m in memory.history)  # out of the window: the sink holds it
     replies = [r for r in rows_of(runner, tmp_path) if r["type"] == "reply"]
     assert replies[0]["data"]["source"] == "authored" and "haven't said" in replies[0]["text"]
-    assert replies[-2]["data"]["authored_id"] == "answer.player_name" and replies[-2]["text"].startswith("Ada.")
+    assert replies[-3]["data"]["authored_id"] == "answer.player_name" and replies[-3]["text"].startswith("Ada.")
     # the unpinned fact comes back from episodic memory into her prompt
-    assert any("Finnmark" in m for m in replies[-1]["data"]["memories"])
+    assert any("Finnmark" in m for m in replies[-2]["data"]["memories"])
+    # and asked where, she says it back from the player's own words (no pattern read a fact from it)
+    assert replies[-1]["data"]["authored_id"].startswith("said.") and "Finnmark" in replies[-1]["text"]
     facts = runner.summary["eve"]["facts"] if runner.summary else []
     assert facts and facts[0]["terms"] == ["Finnmark", "Varanger"] and facts[0]["retrieved_in_prompts"]
     assert runner.summary and runner.summary["eve"]["player_name"]["said_in_replies"]
