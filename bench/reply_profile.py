@@ -193,17 +193,20 @@ def summary(name: str, arm: Arm) -> float:
     return med
 
 
-def probes(path: Path | str, n: int, categories: Sequence[str]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+def probes(path: Path | str, n: int, categories: Sequence[str],
+           split: str = "all") -> tuple[list[str], list[str], list[dict[str, Any]]]:
     """``(told, filler, asks)`` from the probe file at ``path``, read and checked by
     :func:`bench.character.load_probes` before any model loads: every distinct told fact, the small
-    talk, and ``n`` probes of ``categories`` (in that order, spread evenly over each pool).
+    talk, and ``n`` probes of ``categories`` (in that order, spread evenly over each pool) of ``split``
+    (``"all"``: every split).
 
     Raises:
         ValueError: the file does not follow the probe schema (names the file and the probe).
     """
     data = load_probes(path)
     told = list(dict.fromkeys(p["tell"] for p in data["probes"] if p.get("tell")))
-    pool = [p for c in categories for p in data["probes"] if p["category"] == c]
+    pool = [p for c in categories for p in data["probes"]
+            if p["category"] == c and split in ("all", p.get("split", ""))]
     return told, data["filler"], pool[::max(1, len(pool) // max(1, n))][:n]
 
 
@@ -217,12 +220,13 @@ def main() -> None:
     ap.add_argument("--categories", default="smalltalk,mood",
                     help="probe categories, in order (small talk is what the model answers)")
     ap.add_argument("--cold", action="store_true", help="no pre-encoding between replies")
+    ap.add_argument("--split", default="all", help="only probes of this split (dev, heldout; default all)")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(1)
     cats = [c.strip() for c in args.categories.split(",") if c.strip()]
-    told, filler, asks = probes(args.probes, args.n, cats)
+    told, filler, asks = probes(args.probes, args.n, cats, args.split)
     filler = filler[:5]
     card = load_card(ROOT / "characters" / "eve.yaml")
     enc = get_embedder()

@@ -20,7 +20,10 @@
                              Info defaults: scan depth 2, 25% budget)
    beliefs (10%)             her beliefs about the player, the player's people
                              and things (``player_dog``), and entities named
-   memories (30%)            episodic memories by retrieval score
+   memories (30%)            episodic memories by retrieval score; of those the
+                             prompt does not show yet (in the window's notes or the
+                             sticky note), only the :data:`TAIL_MEMORIES` most
+                             relevant to the line
    history (the rest)        older rolling history, most recent first, contiguous
    leftovers                 more memories while room remains
    ========================  =====================================================
@@ -64,12 +67,20 @@ import numpy as np
 
 from game.cast.card import LoreEntry, card_fields, substitute
 from game.cast.memory import HistoryMessage, Memory, TokenCounter
+from game.cast.retrieval import Scored
 from game.story.strings import language_name
 
 #: Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4
-#: Episodic memories the sticky note holds (retrieved for the last exchange; see PromptBuilder.sticky_blocks).
-STICKY_MEMORIES = 3
+#: Episodic memories the sticky note holds (retrieved for the last exchange; see PromptBuilder.sticky_blocks):
+#: as many as a build retrieves (MemoryConfig.top_k), so that after a slide they are encoded while she waits.
+STICKY_MEMORIES = 10
+#: Most episodic memories found for the player's line that go after it when neither the rolling window's
+#: notes nor the sticky note show them (``None``: no limit); the most relevant to the line first (their
+#: ``relevance``, not their whole score). Everything after the line is encoded between the send and the first
+#: token, so each costs first-token time; 4, not 2: with 24 near-paraphrases of a told fact among 500 turns
+#: (tests/cast/test_memory.py) the fact was the 3rd most relevant new memory.
+TAIL_MEMORIES: int | None = 4
 
 _SPECIAL = re.compile(
     r"<\|[^|>]{0,40}\|>|\[/?INST\]|<</?SYS>>|</?s>|<\|?(?:im_start|im_end|endoftext|eot_id)\|?>",
@@ -309,12 +320,21 @@ class PromptBuilder:
             her to answer in that language (:data:`LANGUAGE_NOTE`).
         sticky: choose the sticky note while she waits (:meth:`sticky_blocks`); ``False``:
             every line of this turn comes after the player's line (the layout before it).
+        sticky_memories: episodic memories the sticky note holds (:data:`STICKY_MEMORIES`).
+        tail_memories: most memories found for the player's line that the prompt does not show
+            yet (:data:`TAIL_MEMORIES`; ``None``: all that fit). Everything after the line is
+            encoded between the send and her first token: ``bench/memory.py --only first_token``
+            prints the cost per token (60-exchange talk: the p95 turns were the ones after a slide,
+            with every memory of the window's old notes after the line again).
     """
 
     def __init__(self, memory: Memory, *, budget: int | None = None, user_max_tokens: int = 160,
-                 shares: Shares | None = None, language: str = "", sticky: bool = True) -> None:
+                 shares: Shares | None = None, language: str = "", sticky: bool = True,
+                 sticky_memories: int = STICKY_MEMORIES, tail_memories: int | None = TAIL_MEMORIES) -> None:
         self.memory = memory
         self.sticky = sticky
+        self.sticky_memories = sticky_memories
+        self.tail_memories = tail_memories
         #: the line added to the post-history instructions (``""``: none).
         self.language_note = LANGUAGE_NOTE.format(language=language_name(language)) if language else ""
         cfg = memory.config
@@ -507,21 +527,31 @@ class PromptBuilder:
         for text, turn, ref in beliefs:
             if spent - start + cost("beliefs", text) <= bel_cap:
                 take("beliefs", text, bel_cap, turn, 0.0, ref)
-        # 5. memories
+        # 5. memories; at most ``tail_memories`` that neither the window's notes nor the sticky note show
+        sticky = self.sticky_blocks(history) if self.sticky else ()
+        known = frozenset().union(*(texts for _, texts in notes), (b.text for b in sticky))
         mem_cap = int(max(0, room) * self.shares.memories)
         start = spent
         retrieved = (mem.retrieve(qvec, now, k=mem.config.top_k, query_text=query)
                      if qvec is not None and len(mem.store) else [])
         candidates["memories"] = len(retrieved)
+        unseen = [s for s in retrieved if f"- {one_line(s.text)}" not in known]
+        allowed = {f"- {one_line(s.text)}" for s in sorted(unseen, key=lambda s: -s.relevance)[:self.tail_memories]}
+
+        def take_memory(s: Scored, text: str, cap: int) -> bool:
+            """:func:`take` for a memory; one the prompt does not show yet only when it is among the
+            ``tail_memories`` most relevant to the line (relevance alone: the line's own part of the score)."""
+            if self.tail_memories is not None and text not in known and text not in allowed:
+                return False
+            return take("memories", text, cap, s.score, float(s.turn), str(s.index))
+
         leftovers = []
         for s in retrieved:
             text = f"- {one_line(s.text)}"
-            if not (spent - start + cost("memories", text) <= mem_cap
-                    and take("memories", text, mem_cap, s.score, float(s.turn), str(s.index))):
+            if not (spent - start + cost("memories", text) <= mem_cap and take_memory(s, text, mem_cap)):
                 leftovers.append((s, text))
         # 5b. the sticky note (chosen while she waited, already encoded by a model keeping its KV cache):
         # its lines not chosen above come too, when they all fit; else there is none this turn
-        sticky = self.sticky_blocks(history) if self.sticky else ()
         have = {b.text for b in chosen}
         extras = [b for b in sticky if b.text not in have]
         if spent + sum(b.tokens for b in extras) <= room:
@@ -537,7 +567,7 @@ class PromptBuilder:
             taken_from, spent = j, spent + c
         # 7. leftovers
         for s, text in leftovers:
-            take("memories", text, room, s.score, float(s.turn), str(s.index))
+            take_memory(s, text, room)
         parts = PromptParts(prefix, self._ordered(chosen), tuple(history[taken_from:]), post, user, 0, self.budget,
                             depth_prompt=depth_prompt, sticky=sticky)
         parts = self._fit(parts, candidates, notes[taken_from:])
@@ -613,7 +643,10 @@ class PromptBuilder:
         * lore entries those messages match (by key, or in meaning the last exchange; within the
           lore share), as the next build's scan matches them too;
         * the :data:`STICKY_MEMORIES` episodic memories retrieved for the last exchange (the open
-          topic; within the memories share) — a guess: the next line may want others.
+          topic; within the memories share) — a guess: the next line may want others (of those,
+          :meth:`build` adds at most :data:`TAIL_MEMORIES` after the line). Right after the window
+          slides, the notes of the turns that left it no longer show their memories: this note shows
+          them again, encoded while she waits instead of after the player's line.
 
         :meth:`build` shows them in one system message before this turn's other lines (those
         found for the player's line come after it, then the line), and :meth:`known_prefix`
@@ -661,7 +694,7 @@ class PromptBuilder:
         if qvec is not None and len(mem.store):
             found = mem.retrieve(qvec, history[-1].turn, k=mem.config.top_k, query_text=query)
             add("memories", [(f"- {one_line(m.text)}", m.score, float(m.turn), str(m.index)) for m in found],
-                int(room * self.shares.memories), STICKY_MEMORIES)
+                int(room * self.shares.memories), self.sticky_memories)
         blocks = self._ordered(out)
         self._sticky = (state, blocks)
         return blocks

@@ -5,9 +5,11 @@ prompt does not depend on whether anything was asked for ahead."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from game.cast.card import CharacterCard
 from game.cast.memory import Memory, MemoryConfig
-from game.cast.prompt import PromptBuilder, PromptParts
+from game.cast.prompt import TAIL_MEMORIES, PromptBuilder, PromptParts, count_messages
 from game.cast.retrieval import HashEmbedder
 from game.state import Event
 
@@ -17,12 +19,13 @@ LINES = ["Good evening. I'm Tomas, Tomas Verhoeven.", "My dog is called Biscuit.
          "What does Admiral eat?", "Good night, Eve."]
 
 
-def play(eve: CharacterCard, sticky: bool, ask_ahead: bool) -> list[tuple[PromptParts, list[dict[str, str]],
-                                                                        list[dict[str, str]]]]:
+def play(eve: CharacterCard, sticky: bool, ask_ahead: bool,
+         **layout: Any) -> list[tuple[PromptParts, list[dict[str, str]], list[dict[str, str]]]]:
     """The talk as the cast room plays it (the prompt built, then the line and her reply observed):
-    per turn ``(parts, messages, the known prefix asked for before the line)``."""
+    per turn ``(parts, messages, the known prefix asked for before the line)``; ``layout``: keywords of
+    :class:`PromptBuilder`."""
     mem = Memory(eve, MemoryConfig(history_messages=8, history_slide=4), embedder=HashEmbedder())
-    builder = PromptBuilder(mem, sticky=sticky)
+    builder = PromptBuilder(mem, sticky=sticky, **layout)
     out = []
     for turn, line in enumerate(LINES, 1):
         mem.remember(f"On night {turn} the lamp was wound at dusk.", "action", turn)
@@ -54,8 +57,9 @@ def test_after_the_known_prefix_only_the_lines_found_for_the_line_and_the_line(e
 
 
 def test_the_lines_chosen_for_the_line_are_the_same_with_the_sticky_note(eve: CharacterCard) -> None:
-    with_note = play(eve, sticky=True, ask_ahead=True)
-    without = play(eve, sticky=False, ask_ahead=True)
+    # without a cap on the memories after the line (with one, what the sticky note shows is not capped)
+    with_note = play(eve, sticky=True, ask_ahead=True, tail_memories=None)
+    without = play(eve, sticky=False, ask_ahead=True, tail_memories=None)
     for (parts, _, _), (plain, _, _) in zip(with_note, without, strict=True):
         assert {b.text for b in parts.blocks if not b.idle} == {b.text for b in plain.blocks}
         assert parts.tokens <= parts.budget
@@ -73,3 +77,26 @@ def test_the_pinned_name_is_not_said_again_as_a_belief(eve: CharacterCard) -> No
     assert "Tomas" in parts.prefix  # pinned in the sink
     assert not any(b.ref == "player.name" for b in parts.blocks)
     assert any(b.ref == "player_dog.name" for b in parts.blocks)  # other told facts still come
+
+
+def new_memories(parts: PromptParts) -> list[str]:
+    """The memory lines after the player's line that neither the window's notes nor the sticky note show."""
+    shown = {line for texts in parts.notes for text in texts for line in text.splitlines()}
+    return [b.text for b in (parts.tail or ()) if b.section == "memories" and b.text not in shown]
+
+
+def test_at_most_tail_memories_found_for_the_line_come_after_it(eve: CharacterCard) -> None:
+    assert TAIL_MEMORIES is not None
+    capped = play(eve, sticky=True, ask_ahead=True)
+    free = play(eve, sticky=True, ask_ahead=True, tail_memories=None, sticky_memories=3)
+    assert all(len(new_memories(parts)) <= TAIL_MEMORIES for parts, _, _ in capped)
+    assert max(len(new_memories(parts)) for parts, _, _ in free) > TAIL_MEMORIES  # the talk needs the cap
+    assert all(parts.tokens <= parts.budget for parts, _, _ in capped)
+    # what is left to encode after the known prefix (the player's line, what was found for it) shrinks
+    count = Memory(eve, MemoryConfig(), embedder=HashEmbedder()).count_tokens
+
+    def after(turns: list[tuple[PromptParts, list[dict[str, str]], list[dict[str, str]]]]) -> list[int]:
+        return [count_messages(msgs[len(prefix):], count) for _, msgs, prefix in turns]
+
+    assert max(after(capped)) < max(after(free))
+    assert sum(after(capped)) < sum(after(free))
