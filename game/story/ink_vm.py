@@ -823,9 +823,11 @@ class Choice:
 
 def _freeze(t: Thread, index: int) -> tuple[Any, ...]:
     """A copy of thread ``t`` as a record (numbered ``index``): what :func:`_thaw` makes a thread of."""
-    return (index, t.prev_container, t.prev_index,
-            tuple([(e.type, e.container, e.index, e.in_expr, dict(e.temps) if e.temps else None, e.eval_height,
-                    e.fstart) for e in t.stack]))
+    elements = []
+    for e in t.stack:
+        elements.append((e.type, e.container, e.index, e.in_expr, dict(e.temps) if e.temps else None, e.eval_height,
+                         e.fstart))
+    return (index, t.prev_container, t.prev_index, elements)
 
 
 def _thaw(frozen: tuple[Any, ...]) -> Thread:
@@ -872,6 +874,14 @@ def split_line(objs: list[Any]) -> tuple[str, tuple[str, ...]]:
             break
     else:  # text only (most lines): no tags
         return clean_whitespace("".join(objs)), ()
+    a = objs.index(o)
+    if o is BEGIN_TAG and len(objs) > a + 2 and type(objs[a + 1]) is str and objs[a + 2] is END_TAG:
+        rest = objs[a + 3:]
+        for o in rest:
+            if type(o) is not str:
+                break
+        else:  # one tag of one piece of text (a line's scene tag): as the loop below makes it
+            return clean_whitespace("".join(objs[:a] + rest)), (clean_whitespace(objs[a + 1]),)
     parts: list[str] = []
     tags: list[str] = []
     in_tag = False
@@ -1226,14 +1236,20 @@ class InkVm:
                     else:
                         self._next_content()
                 else:
-                    if t is tuple:
-                        self._step_object(obj, obj[0], el)
-                    elif t is str:
+                    if t is str:
                         self._push_out(obj)
-                    if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
-                        self._next_content()
-                        if t is tuple and obj[0] == THREAD:
-                            self._push_thread()
+                        if i + 1 < n and self.diverted is None:  # _next_content inside the container
+                            thread.prev_container, thread.prev_index = c, i
+                            el.index = i + 1
+                        else:
+                            self._next_content()
+                    else:
+                        if t is tuple:
+                            self._step_object(obj, obj[0], el)
+                        if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end...)
+                            self._next_content()
+                            if t is tuple and obj[0] == THREAD:
+                                self._push_thread()
             el = self.threads[-1].stack[-1]
             if el.container is None and el.type != FROM_GAME_T and self._choices:
                 self._follow_invisible_default()
@@ -2287,5 +2303,5 @@ def _unary(name: str, a: Any) -> Any:
     return op(a)
 
 
-__all__ = ["Container", "InkScopeError", "InkVm", "InkVmError", "StdRng", "clean_whitespace", "compile_story",
-           "float_text", "resolve_target", "split_line"]
+__all__ = ["BEGIN_TAG", "END_TAG", "Container", "InkScopeError", "InkVm", "InkVmError", "StdRng", "clean_whitespace",
+           "compile_story", "float_text", "resolve_target", "split_line"]
