@@ -55,7 +55,7 @@ _SAVE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
  SRND, VISIT, SEQ, THREAD, DONE, END, TAG_BEGIN, TAG_END, DIVERT, VAR_DIVERT, CALL, TUNNEL, EXTERNAL, CHOICE,
- VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT, FAST_STR, EXPR) = range(39)
+ VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT, FAST_STR, EXPR, TAG_TEXT) = range(40)
 # the steps of a fused evaluation (EXPR): push a literal, a divert target, a variable, a read count; a native
 (X_LIT, X_TARGET, X_VAR, X_COUNT, X_BINARY, X_UNARY, X_DUP, X_POP) = range(8)
 
@@ -425,20 +425,29 @@ def _fuse(content: list[Any]) -> None:
     in place (saved positions index the content as compiled); ``str ^text /str`` inside an
     evaluation likewise (a string literal: a hook's argument, a comparison's operand); then an
     ``ev`` and the pure evaluation after it (:func:`_fuse_expr`) likewise."""
-    for k in range(len(content) - 4):
+    n = len(content)
+    for k in range(n - 4):
         a, b, text, d, e = content[k:k + 5]
         if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
                 and e == (EV_END,):
-            content[k] = (FAST_TEXT, text)
-    for k in range(len(content) - 2):
+            content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+    for k in range(n - 2):
         a, text, d = content[k:k + 3]
         if a == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,):
             content[k] = (FAST_STR, text)
-    for k in range(len(content) - 2):
+        elif a == (TAG_BEGIN,) and type(text) is str and "\n" not in text and d == (TAG_END,):
+            content[k] = (TAG_TEXT, text)
+    for k in range(n - 2):
         if content[k] == (EV,):
             fused = _fuse_expr(content, k)
             if fused is not None:
                 content[k] = fused
+
+
+def _choice_at(content: list[Any], k: int) -> tuple[Any, ...] | None:
+    """The choice point at ``content[k]``, if there is one (a fused instruction before it runs it too)."""
+    x = content[k] if k < len(content) else None
+    return x if type(x) is tuple and x[0] == CHOICE else None
 
 
 def _fuse_expr(content: list[Any], k: int) -> tuple[Any, ...] | None:
@@ -493,7 +502,12 @@ def _fuse_expr(content: list[Any], k: int) -> tuple[Any, ...] | None:
         j += 1
     if len(steps) + ends < 2:
         return None
-    return (EXPR, tuple(steps), j - k if ends else j - 1 - k, ends)
+    tail: Any = None  # what the lane also runs after the run when it can: a choice point, or ``out /ev``
+    if ends:
+        tail = _choice_at(content, j + 1)
+    elif j + 1 < n and content[j] == (OUT,) and content[j + 1] == (EV_END,):
+        tail = OUT
+    return (EXPR, tuple(steps), j - k if ends else j - 1 - k, ends, tail)
 
 
 # -- the inner lane: the objects that only move the pointer on in their container ----------------
@@ -560,7 +574,22 @@ def _l_unary(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i:
 def _l_fast_text(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
     ev.append(obj[1])  # ev str ^text /str /ev: a choice's fixed text onto the stack
     el.in_expr = False
+    choice = obj[2]
+    if choice is not None and not vm._str_open:  # and the choice point right after it
+        return 5 + _l_choice(vm, choice, el, ev, out, i + 5)
     return 4
+
+
+def _l_tag_text(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if vm._snap is None and not vm._str_open:  # ``# ^text /#``: a tag of one text, as its three objects run
+        if not el.in_expr and el.type != FUNCTION_T and GLUE not in out:
+            out.append(BEGIN_TAG)
+            out.append(obj[1])
+            out.append(END_TAG)
+            return 2
+        out.append(BEGIN_TAG)
+        return 0
+    return -1
 
 
 def _l_fast_str(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
@@ -589,8 +618,18 @@ def _l_expr(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: 
             ev.append(ev[-1])
         else:
             ev.pop()
-    el.in_expr = not obj[3]
-    return obj[2]  # type: ignore[no-any-return]
+    span: int = obj[2]
+    tail = obj[4]
+    if obj[3]:
+        el.in_expr = False
+        if tail is not None and not vm._str_open:  # the choice point right after: as _l_choice runs it
+            return span + 1 + _l_choice(vm, tail, el, ev, out, i + span + 1)
+        return span
+    el.in_expr = True
+    if tail == OUT and _l_out(vm, None, el, ev, out, i) == 0:  # ``out /ev`` right after
+        el.in_expr = False
+        return span + 2
+    return span
 
 
 def _l_count(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
@@ -653,7 +692,7 @@ def _l_choice(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i
 _LANE: dict[int, Lane] = {EV: _l_ev, EV_END: _l_ev_end, VAR_GET: _l_var, FAST_TEXT: _l_fast_text,
                           FAST_STR: _l_fast_str, CNT_GET: _l_count, OUT: _l_out, TAG_BEGIN: _l_tag_begin,
                           TAG_END: _l_tag_end, NOP: _l_nop, POP: _l_pop, DUP: _l_dup, CHOICE: _l_choice,
-                          EXPR: _l_expr}
+                          EXPR: _l_expr, TAG_TEXT: _l_tag_text}
 
 
 def _lane_of(x: Any) -> Lane | None:
@@ -1402,7 +1441,7 @@ class InkVm:
             ev.append(ev[-1])
         elif op == GLUE_OP:
             self._push_out_obj(GLUE)
-        elif op == TAG_BEGIN:
+        elif op == TAG_BEGIN or op == TAG_TEXT:  # a fused tag that could not run in the lane: its ``#``
             self._push_out_obj(BEGIN_TAG)
         elif op == TAG_END:
             if self._str_open:
