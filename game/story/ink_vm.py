@@ -55,7 +55,9 @@ _SAVE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 # -- opcodes (first item of an instruction tuple) ----------------------------------------
 (EV, EV_END, OUT, POP, DUP, RET_FUNC, RET_TUNNEL, STR, STR_END, NOP, CHOICE_CNT, TURN, TURNS_SINCE, READC, RND,
  SRND, VISIT, SEQ, THREAD, DONE, END, TAG_BEGIN, TAG_END, DIVERT, VAR_DIVERT, CALL, TUNNEL, EXTERNAL, CHOICE,
- VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT, FAST_STR) = range(38)
+ VAR_GET, CNT_GET, ASSIGN, NATIVE, PUSH, GLUE_OP, TAG_OBJ, FAST_TEXT, FAST_STR, EXPR, TAG_TEXT) = range(40)
+# the steps of a fused evaluation (EXPR): push a literal, a divert target, a variable, a read count; a native
+(X_LIT, X_TARGET, X_VAR, X_COUNT, X_BINARY, X_UNARY, X_DUP, X_POP) = range(8)
 
 _COMMANDS = {"ev": EV, "/ev": EV_END, "out": OUT, "pop": POP, "du": DUP, "~ret": RET_FUNC, "->->": RET_TUNNEL,
              "str": STR, "/str": STR_END, "nop": NOP, "choiceCnt": CHOICE_CNT, "turn": TURN, "turns": TURNS_SINCE,
@@ -137,10 +139,13 @@ class VarPointer:
 class Container:
     """One Ink container: its decoded content, named children, parent, flags and path."""
 
-    __slots__ = ("content", "named", "parent", "index", "name", "path", "visits", "turns", "start_only", "_above")
+    __slots__ = ("content", "lane", "named", "parent", "index", "name", "path", "visits", "turns", "start_only",
+                 "_above")
 
     def __init__(self, name: str | None, parent: Container | None, index: int) -> None:
         self.content: list[Any] = []
+        #: For each item of ``content``: its inner-lane handler (:data:`_LANE`), or None: the general path.
+        self.lane: list[Lane | None] = []
         self.named: dict[str, Container] = {}
         self.parent = parent
         self.index = index  # position in the parent's content; -1 when only named there
@@ -320,6 +325,7 @@ class _Loader:
             else:
                 append(self.item(item, c, i))
         _fuse(c.content)
+        c.lane = [_lane_of(x) for x in c.content]
         if isinstance(last, dict):
             for key, value in last.items():
                 if key in ("#f", "#n"):
@@ -417,16 +423,291 @@ def _fuse(content: list[Any]) -> None:
     """Peephole: ``ev str ^text /str /ev`` (a choice's fixed text, no newline in it) becomes one
     instruction at the first index that pushes the text and skips the four after it, which stay
     in place (saved positions index the content as compiled); ``str ^text /str`` inside an
-    evaluation likewise (a string literal: a hook's argument, a comparison's operand)."""
-    for k in range(len(content) - 4):
+    evaluation likewise (a string literal: a hook's argument, a comparison's operand); then an
+    ``ev`` and the pure evaluation after it (:func:`_fuse_expr`) likewise."""
+    n = len(content)
+    for k in range(n - 4):
         a, b, text, d, e = content[k:k + 5]
         if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
                 and e == (EV_END,):
-            content[k] = (FAST_TEXT, text)
-    for k in range(len(content) - 2):
+            content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+    for k in range(n - 2):
         a, text, d = content[k:k + 3]
         if a == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,):
             content[k] = (FAST_STR, text)
+        elif a == (TAG_BEGIN,) and type(text) is str and "\n" not in text and d == (TAG_END,):
+            content[k] = (TAG_TEXT, text)
+    for k in range(n - 2):
+        if content[k] == (EV,):
+            fused = _fuse_expr(content, k)
+            if fused is not None:
+                content[k] = fused
+
+
+def _choice_at(content: list[Any], k: int) -> tuple[Any, ...] | None:
+    """The choice point at ``content[k]``, if there is one (a fused instruction before it runs it too)."""
+    x = content[k] if k < len(content) else None
+    return x if type(x) is tuple and x[0] == CHOICE else None
+
+
+def _fuse_expr(content: list[Any], k: int) -> tuple[Any, ...] | None:
+    """``ev`` at ``k`` and the objects after it that only work the evaluation stack (literals, divert
+    targets, variables, read counts, native functions, string literals, ``du``, ``pop``), up to and
+    with ``/ev``, as one instruction ``(EXPR, steps, span, ends)``: its steps run in order on the
+    stack, as the objects would (an error in one stops there, as it would); ``span`` objects after
+    ``k`` are covered; ``ends``: the run closes the evaluation. None when fewer than two objects fuse.
+    No step reaches below the stack it starts on (so the run needs nothing pushed before it)."""
+    steps: list[tuple[int, Any]] = []
+    depth = 0
+    j = k + 1
+    ends = False
+    n = len(content)
+    while j < n:
+        x = content[j]
+        if type(x) is not tuple:
+            break
+        op = x[0]
+        if op == EV_END:
+            ends = True
+            break
+        if op == PUSH:
+            v = x[1]
+            if type(v) is VarPointer:
+                break
+            steps.append((X_TARGET, v) if type(v) is list else (X_LIT, v))
+            depth += 1
+        elif op == FAST_STR:
+            steps.append((X_LIT, x[1]))
+            depth += 1
+            j += 2
+        elif op == VAR_GET:
+            steps.append((X_VAR, x[1]))
+            depth += 1
+        elif op == CNT_GET:
+            steps.append((X_COUNT, x[1]))
+            depth += 1
+        elif op == NATIVE:
+            if depth < x[2]:
+                break
+            steps.append((X_BINARY if x[2] == 2 else X_UNARY, x[1]))
+            depth -= x[2] - 1
+        elif op == DUP and depth >= 1:
+            steps.append((X_DUP, None))
+            depth += 1
+        elif op == POP and depth >= 1:
+            steps.append((X_POP, None))
+            depth -= 1
+        else:
+            break
+        j += 1
+    if len(steps) + ends < 2:
+        return None
+    tail: Any = None  # what the lane also runs after the run when it can: a choice point, or ``out /ev``
+    if ends:
+        tail = _choice_at(content, j + 1)
+    elif j + 1 < n and content[j] == (OUT,) and content[j + 1] == (EV_END,):
+        tail = OUT
+    return (EXPR, tuple(steps), j - k if ends else j - 1 - k, ends, tail)
+
+
+# -- the inner lane: the objects that only move the pointer on in their container ----------------
+# Each handler performs one object as Ink's Step would, given the interpreter, the object, the call
+# stack element, the evaluation stack, the output stream and the object's index, and returns how
+# many objects after it it also covered (0 normally; a fused instruction covers more), or -1 when
+# it cannot run here (the general path then performs it). A handler touches nothing the newline
+# bookkeeping reads: the text it writes leaves the stream not ending in a newline (and it only
+# writes while no newline snapshot is held), so the bookkeeping has nothing to do after it.
+Lane = Callable[["InkVm", Any, "Element", list[Any], list[Any], int], int]
+
+
+def _l_text(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if el.in_expr:
+        ev.append(obj)
+        return 0
+    if "\n" not in obj and vm._snap is None and el.type != FUNCTION_T and GLUE not in out \
+            and (obj.strip(" \t") or not out or not vm._ends_in_newline(out)):
+        out.append(obj)
+        return 0
+    return -1
+
+
+def _l_newline(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if el.in_expr:
+        ev.append(obj)
+        return 0
+    return -1
+
+
+def _l_ev(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    el.in_expr = True
+    return 0
+
+
+def _l_ev_end(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    el.in_expr = False
+    return 0
+
+
+def _l_push(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if el.in_expr:
+        ev.append(obj[1])
+        return 0
+    return -1
+
+
+def _l_var(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev.append(vm._get_var(obj[1]))
+    return 0
+
+
+def _l_binary(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    b = ev.pop()
+    ev[-1] = _binary(obj[1], ev[-1], b)
+    return 0
+
+
+def _l_unary(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev[-1] = _unary(obj[1], ev[-1])
+    return 0
+
+
+def _l_fast_text(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev.append(obj[1])  # ev str ^text /str /ev: a choice's fixed text onto the stack
+    el.in_expr = False
+    choice = obj[2]
+    if choice is not None and not vm._str_open:  # and the choice point right after it
+        return 5 + _l_choice(vm, choice, el, ev, out, i + 5)
+    return 4
+
+
+def _l_tag_text(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if vm._snap is None and not vm._str_open:  # ``# ^text /#``: a tag of one text, as its three objects run
+        if not el.in_expr and el.type != FUNCTION_T and GLUE not in out:
+            out.append(BEGIN_TAG)
+            out.append(obj[1])
+            out.append(END_TAG)
+            return 2
+        out.append(BEGIN_TAG)
+        return 0
+    return -1
+
+
+def _l_fast_str(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if el.in_expr:  # str ^text /str: a string literal onto the stack
+        ev.append(obj[1])
+        return 2
+    return -1
+
+
+def _l_expr(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    for kind, arg in obj[1]:  # a fused evaluation (_fuse_expr)
+        if kind == X_LIT:
+            ev.append(arg)
+        elif kind == X_VAR:
+            ev.append(vm._get_var(arg))
+        elif kind == X_BINARY:
+            b = ev.pop()
+            ev[-1] = _binary(arg, ev[-1], b)
+        elif kind == X_COUNT:
+            ev.append(vm._visit_count(arg[0].container))
+        elif kind == X_TARGET:
+            ev.append(arg[0])
+        elif kind == X_UNARY:
+            ev[-1] = _unary(arg, ev[-1])
+        elif kind == X_DUP:
+            ev.append(ev[-1])
+        else:
+            ev.pop()
+    span: int = obj[2]
+    tail = obj[4]
+    if obj[3]:
+        el.in_expr = False
+        if tail is not None and not vm._str_open:  # the choice point right after: as _l_choice runs it
+            return span + 1 + _l_choice(vm, tail, el, ev, out, i + span + 1)
+        return span
+    el.in_expr = True
+    if tail == OUT and _l_out(vm, None, el, ev, out, i) == 0:  # ``out /ev`` right after
+        el.in_expr = False
+        return span + 2
+    return span
+
+
+def _l_count(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev.append(vm._visit_count(obj[1][0].container))
+    return 0
+
+
+def _l_out(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if ev and vm._snap is None and el.type != FUNCTION_T and GLUE not in out:
+        v = ev[-1]  # a number or a plain word out: as plain text
+        tv = type(v)
+        if tv is int:
+            v = str(v)
+        elif tv is not str or "\n" in v or not v.strip(" \t"):
+            return -1
+        ev.pop()
+        out.append(v)
+        return 0
+    return -1
+
+
+def _l_tag_begin(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if vm._snap is None and not vm._str_open:
+        out.append(BEGIN_TAG)  # the stream then ends in a tag
+        return 0
+    return -1
+
+
+def _l_tag_end(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if vm._snap is None and not vm._str_open:
+        out.append(END_TAG)
+        return 0
+    return -1
+
+
+def _l_nop(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    return 0
+
+
+def _l_pop(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev.pop()
+    return 0
+
+
+def _l_dup(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    ev.append(ev[-1])
+    return 0
+
+
+def _l_choice(vm: InkVm, obj: Any, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    if vm._str_open:
+        return -1
+    el.index = i
+    thread = vm.threads[-1]
+    thread.prev_container, thread.prev_index = el.container, i - 1
+    vm._choice_point(obj)
+    return 0
+
+
+_LANE: dict[int, Lane] = {EV: _l_ev, EV_END: _l_ev_end, VAR_GET: _l_var, FAST_TEXT: _l_fast_text,
+                          FAST_STR: _l_fast_str, CNT_GET: _l_count, OUT: _l_out, TAG_BEGIN: _l_tag_begin,
+                          TAG_END: _l_tag_end, NOP: _l_nop, POP: _l_pop, DUP: _l_dup, CHOICE: _l_choice,
+                          EXPR: _l_expr, TAG_TEXT: _l_tag_text}
+
+
+def _lane_of(x: Any) -> Lane | None:
+    """The inner-lane handler of a decoded object (None: it always takes the general path)."""
+    t = type(x)
+    if t is str:
+        return _l_newline if "\n" in x else _l_text
+    if t is not tuple:
+        return None
+    op = x[0]
+    if op == PUSH:
+        return None if type(x[1]) is list or type(x[1]) is VarPointer else _l_push
+    if op == NATIVE:
+        return _l_binary if x[2] == 2 else _l_unary
+    return _LANE.get(op)
 
 
 def _content_at(root: Container, start: Container, comps: list[str]) -> tuple[Any, Container | None]:
@@ -553,14 +834,52 @@ class Thread:
 
 
 class Choice:
-    """A generated choice: its text, tags, target, the thread it was made on."""
+    """A generated choice: its text, tags, target, the thread it was made on.
 
-    __slots__ = ("text", "tags", "target", "source", "invisible", "thread")
+    The thread is forked when the choice is made (Ink's ``threadAtGeneration``), but kept as a
+    frozen record (:func:`_freeze`) until something reads it (taking the choice, a save): most
+    choices offered are never taken, and a record costs a fraction of a thread."""
+
+    __slots__ = ("text", "tags", "target", "source", "invisible", "_thread", "_frozen")
 
     def __init__(self, text: str, tags: list[str], target: DivertTarget, source: str, invisible: bool,
-                 thread: Thread) -> None:
+                 thread: Thread | None, frozen: tuple[Any, ...] | None = None) -> None:
         self.text, self.tags, self.target, self.source = text, tags, target, source
-        self.invisible, self.thread = invisible, thread
+        self.invisible, self._thread, self._frozen = invisible, thread, frozen
+
+    @property
+    def thread(self) -> Thread:
+        t = self._thread
+        if t is None:
+            t = self._thread = _thaw(self._frozen)  # type: ignore[arg-type]
+        return t
+
+    @property
+    def thread_index(self) -> int:
+        t = self._thread
+        return t.index if t is not None else self._frozen[0]  # type: ignore[index]
+
+
+def _freeze(t: Thread, index: int) -> tuple[Any, ...]:
+    """A copy of thread ``t`` as a record (numbered ``index``): what :func:`_thaw` makes a thread of."""
+    elements = []
+    for e in t.stack:
+        elements.append((e.type, e.container, e.index, e.in_expr, dict(e.temps) if e.temps else None, e.eval_height,
+                         e.fstart))
+    return (index, t.prev_container, t.prev_index, elements)
+
+
+def _thaw(frozen: tuple[Any, ...]) -> Thread:
+    t = _new(Thread)
+    t.index, t.prev_container, t.prev_index, elements = frozen
+    stack = t.stack = []
+    for kind, container, index, in_expr, temps, eval_height, fstart in elements:
+        e = _new(Element)
+        e.type, e.container, e.index, e.in_expr = kind, container, index, in_expr
+        e.temps = dict(temps) if temps else {}
+        e.eval_height, e.fstart = eval_height, fstart
+        stack.append(e)
+    return t
 
 
 #: A run of spaces and tabs (Ink's inline whitespace).
@@ -594,6 +913,14 @@ def split_line(objs: list[Any]) -> tuple[str, tuple[str, ...]]:
             break
     else:  # text only (most lines): no tags
         return clean_whitespace("".join(objs)), ()
+    a = objs.index(o)
+    if o is BEGIN_TAG and len(objs) > a + 2 and type(objs[a + 1]) is str and objs[a + 2] is END_TAG:
+        rest = objs[a + 3:]
+        for o in rest:
+            if type(o) is not str:
+                break
+        else:  # one tag of one piece of text (a line's scene tag): as the loop below makes it
+            return clean_whitespace("".join(objs[:a] + rest)), (clean_whitespace(objs[a + 1]),)
     parts: list[str] = []
     tags: list[str] = []
     in_tag = False
@@ -916,72 +1243,15 @@ class InkVm:
             ev, out = self.eval, self.out
             start = i
             ran = False
-            while True:  # the inner lane
-                t = type(obj)
-                if t is str:
-                    if el.in_expr:
-                        ev.append(obj)
-                    elif "\n" not in obj and obj.strip(" \t") and self._snap is None and el.type != FUNCTION_T \
-                            and GLUE not in out:
-                        out.append(obj)  # after it the stream cannot end in a newline: nothing to book
-                        self._outv += 1
-                        seen = self._outv
-                    else:
-                        break
-                elif t is tuple:
-                    op = obj[0]
-                    if op == EV:
-                        el.in_expr = True
-                    elif op == EV_END:
-                        el.in_expr = False
-                    elif op == PUSH and el.in_expr and type(obj[1]) is not list and type(obj[1]) is not VarPointer:
-                        ev.append(obj[1])
-                    elif op == VAR_GET:
-                        ev.append(self._get_var(obj[1]))
-                    elif op == NATIVE:
-                        if obj[2] == 2:
-                            b = ev.pop()
-                            ev[-1] = _binary(obj[1], ev[-1], b)
-                        else:
-                            ev[-1] = _unary(obj[1], ev[-1])
-                    elif op == FAST_TEXT:  # ev str ^text /str /ev: a choice's fixed text onto the stack
-                        ev.append(obj[1])
-                        el.in_expr = False
-                        i += 4
-                    elif op == FAST_STR and el.in_expr:  # str ^text /str: a string literal onto the stack
-                        ev.append(obj[1])
-                        i += 2
-                    elif op == CNT_GET:
-                        ev.append(self._visit_count(obj[1][0].container))
-                    elif op == OUT and ev and self._snap is None and el.type != FUNCTION_T and GLUE not in out:
-                        v = ev[-1]  # a number or a plain word out: as plain text above
-                        tv = type(v)
-                        if tv is int:
-                            v = str(v)
-                        elif tv is not str or "\n" in v or not v.strip(" \t"):
-                            break
-                        ev.pop()
-                        out.append(v)
-                        self._outv += 1
-                        seen = self._outv
-                    elif (op == TAG_BEGIN or op == TAG_END) and self._snap is None and not self._str_open:
-                        out.append(BEGIN_TAG if op == TAG_BEGIN else END_TAG)  # the stream then ends in a tag
-                        self._outv += 1
-                        seen = self._outv
-                    elif op == NOP:
-                        pass
-                    elif op == POP:
-                        ev.pop()
-                    elif op == DUP:
-                        ev.append(ev[-1])
-                    elif op == CHOICE and not self._str_open:
-                        el.index = i
-                        thread.prev_container, thread.prev_index = c, i - 1
-                        self._choice_point(obj)
-                    else:
-                        break
-                else:
+            lane = c.lane
+            while 0 <= i < n:  # the inner lane: a handler call an object (None: the general path)
+                h = lane[i]
+                if h is None:
                     break
+                skip = h(self, obj, el, ev, out, i)
+                if skip < 0:
+                    break
+                i += skip
                 if i + 1 >= n:
                     ran = True  # the last object of the container ran: NextContent leaves it
                     break
@@ -1005,14 +1275,20 @@ class InkVm:
                     else:
                         self._next_content()
                 else:
-                    if t is tuple:
-                        self._step_object(obj, obj[0], el)
-                    elif t is str:
+                    if t is str:
                         self._push_out(obj)
-                    if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end, ...)
-                        self._next_content()
-                        if t is tuple and obj[0] == THREAD:
-                            self._push_thread()
+                        if i + 1 < n and self.diverted is None:  # _next_content inside the container
+                            thread.prev_container, thread.prev_index = c, i
+                            el.index = i + 1
+                        else:
+                            self._next_content()
+                    else:
+                        if t is tuple:
+                            self._step_object(obj, obj[0], el)
+                        if self.threads[-1].stack[-1].container is not None:  # else the flow ended (done, end...)
+                            self._next_content()
+                            if t is tuple and obj[0] == THREAD:
+                                self._push_thread()
             el = self.threads[-1].stack[-1]
             if el.container is None and el.type != FROM_GAME_T and self._choices:
                 self._follow_invisible_default()
@@ -1157,13 +1433,15 @@ class InkVm:
         ev = self.eval
         if op == NOP:
             return
-        if op == POP:
+        if op == EXPR:  # a fused evaluation runs in the inner lane; here, as the ``ev`` it starts with
+            el.in_expr = True
+        elif op == POP:
             ev.pop()
         elif op == DUP:
             ev.append(ev[-1])
         elif op == GLUE_OP:
             self._push_out_obj(GLUE)
-        elif op == TAG_BEGIN:
+        elif op == TAG_BEGIN or op == TAG_TEXT:  # a fused tag that could not run in the lane: its ``#``
             self._push_out_obj(BEGIN_TAG)
         elif op == TAG_END:
             if self._str_open:
@@ -1698,21 +1976,31 @@ class InkVm:
         _, slot, flags, source = obj
         ev = self.eval
         show = True
-        if flags & 1 and not self._truthy(ev.pop()):
-            show = False
-        start = only = ""
-        tags: list[str] | None = None
-        if flags & 4:
-            only, tags = self._pop_choice_string(tags)
-        if flags & 2:
-            start, tags = self._pop_choice_string(tags)
+        if flags & 1:
+            v = ev.pop()
+            if not (v != 0 if type(v) is bool or type(v) is int else self._truthy(v)):
+                show = False
+        if flags & 6:
+            start = only = ""
+            tags: list[str] | None = None
+            if flags & 4:
+                only = ev.pop()
+                if ev and type(ev[-1]) is Tag or type(only) is not str:
+                    ev.append(only)
+                    only, tags = self._pop_choice_string(tags)
+            if flags & 2:
+                start, tags = self._pop_choice_string(tags)
+            text = start + only if flags & 6 == 6 else start or only
+        else:
+            text, tags = "", None
         target: DivertTarget = slot[0]
-        if flags & 16 and self._visit_count(target.container if target.index == 0 else None) > 0:
+        if flags & 16 and target.index == 0 and self._visit_count(target.container) > 0:
             show = False
         if not show:
             return
-        text = (start + only).strip(" \t")
-        self._choices.append(Choice(text, tags or [], target, source, bool(flags & 8), self._fork_thread()))
+        self.thread_counter += 1
+        self._choices.append(Choice(text.strip(" \t"), tags or [], target, source, bool(flags & 8), None,
+                                    _freeze(self.threads[-1], self.thread_counter)))
 
     def _pop_choice_string(self, tags: list[str] | None) -> tuple[str, list[str] | None]:
         ev = self.eval
@@ -1764,9 +2052,9 @@ class InkVm:
         choice_threads: dict[str, Any] = {}
         choices = []
         for c in self._choices:
-            choice_threads[str(c.thread.index)] = self._thread_json(c.thread)
+            choice_threads[str(c.thread_index)] = self._thread_json(c.thread)
             choices.append({"text": c.text, "index": 0, "originalChoicePath": c.source,
-                            "originalThreadIndex": c.thread.index, "targetPath": c.target.path,
+                            "originalThreadIndex": c.thread_index, "targetPath": c.target.path,
                             "tags": list(c.tags)})
         flow: dict[str, Any] = {"callstack": {"threads": [self._thread_json(t) for t in self.threads],
                                               "threadCounter": self.thread_counter},
@@ -2054,5 +2342,5 @@ def _unary(name: str, a: Any) -> Any:
     return op(a)
 
 
-__all__ = ["Container", "InkScopeError", "InkVm", "InkVmError", "StdRng", "clean_whitespace", "compile_story",
-           "float_text", "resolve_target", "split_line"]
+__all__ = ["BEGIN_TAG", "END_TAG", "Container", "InkScopeError", "InkVm", "InkVmError", "StdRng", "clean_whitespace",
+           "compile_story", "float_text", "resolve_target", "split_line"]

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from game.story.ink_vm import clean_whitespace, split_line
+from game.story.ink_vm import BEGIN_TAG, END_TAG, clean_whitespace, split_line
 
 
 def ink_reference(s: str) -> str:
@@ -52,3 +52,12 @@ def test_random_whitespace_matches_ink() -> None:
 def test_a_text_only_stream_is_one_line_without_tags() -> None:
     assert split_line([" ", "Mile 5 of the road. ", "36", " courage.", "\n"]) == ("Mile 5 of the road. 36 courage.\n",
                                                                                  ())
+
+
+def test_a_line_with_one_tag_splits_as_ink_reads_tags() -> None:
+    """The short cut for a line with one tag of one text (a scene tag) keeps what the whole reading gives:
+    the tag cleaned, text around it joined, a tag of only whitespace kept as an empty tag (Ink's
+    ``currentTags`` adds a tag whose text was not empty before cleaning)."""
+    assert split_line([" ", BEGIN_TAG, "scene: road ", END_TAG, "Mile 5.", "\n"]) == ("Mile 5.\n", ("scene: road",))
+    assert split_line([BEGIN_TAG, "  ", END_TAG, "Hi"]) == ("Hi", ("",))
+    assert split_line(["A ", BEGIN_TAG, "x", END_TAG, "B", BEGIN_TAG, "y", END_TAG]) == ("A B", ("x", "y"))
