@@ -1,7 +1,7 @@
 """Benchmark the explorer, the runtime and the loader on real and generated stories.
 
     python bench/explore.py [--scenes 5000] [--max-states 50000] [--choices 20000] [--repeat 3] [--quick] [--no-ink]
-                            [--ink-only] [--breakdown]
+                            [--ink-only] [--breakdown] [--against DIR]
 
 Prints (figures, never assertions):
 
@@ -22,6 +22,11 @@ Prints (figures, never assertions):
   each, on the interpreter and on bink, best of ``--repeat`` interleaved rounds, and their
   ratios, beside the YAML runtime's figure above. The loaded stories are moved out of the
   cyclic collector's generations first (``gc.freeze``), as ``worldloom play`` does after loading.
+* ``--breakdown``: where an ``InkRuntime`` choice's CPU time goes (µs a choice): the interpreter
+  alone, the runtime's own step on top of it, ``StoryRuntime.apply`` around it, the checkpoint
+  (``copy_state``); with ``--against DIR`` (an older tree, ``git archive REV | tar -x -C DIR``)
+  the same figures of that tree's code, timed in a child process in turn with this tree's
+  (round by round, CPU time, best of the rounds), before -> after.
 
 The generated story is deterministic: a long road of scenes, each with a plain
 choice onwards, a side path behind a condition (``courage``, an item, a visit
@@ -45,7 +50,9 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+#: ``--root DIR`` (the ``--against`` child, :func:`parts_worker`): time the code of the tree at DIR.
+GAME_ROOT = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv[:-1] else ROOT
+sys.path.insert(0, str(GAME_ROOT))
 
 from game.lint import lint  # noqa: E402
 from game.state import Choose  # noqa: E402
@@ -164,6 +171,83 @@ def ink_parts(story: Story, n: int, seed: int = 1) -> dict[str, float]:
     return {part: 1e6 / choices_rate(story, n, seed, part=part)[0] for part in ("step", "apply", "checkpoint")}
 
 
+#: The parts :func:`ink_breakdown` times, in the order printed.
+PARTS = ("engine", "step", "apply", "checkpoint")
+
+
+def ink_breakdown(story: Story, n: int, seed: int = 1) -> dict[str, float]:
+    """:func:`ink_parts` plus ``"engine"``: the interpreter alone reading each line (:func:`vm_rate`), or
+    bink doing so when the story is outside the interpreter's scope; µs a choice."""
+    from game.story.ink import InkStory
+
+    assert isinstance(story, InkStory)
+    if getattr(story, "vm_root", None) is not None:
+        engine = 1e6 / vm_rate(story, n, checkpoint=False, seed=seed)
+    else:
+        engine = 1e6 / bink_rate(story.json_text, n, checkpoint=False, seed=seed, lines=True)[0]
+    return {"engine": engine, **ink_parts(story, n, seed)}
+
+
+def parts_worker(path: Path, n: int) -> None:
+    """The ``--against`` child: load the Ink story at ``path`` with the code of :data:`GAME_ROOT`, then
+    for each line read on stdin, time :func:`ink_breakdown` once and write it as one JSON line."""
+    import json
+
+    story = load_story(path)
+    getattr(story, "vm_root", None)  # the interpreter's tree built now, not in the first round
+    gc.freeze()
+    print(json.dumps({"ready": str(GAME_ROOT)}), flush=True)
+    for _ in sys.stdin:
+        print(json.dumps(ink_breakdown(story, n)), flush=True)
+
+
+class Against:
+    """An older tree's :func:`ink_breakdown`, timed in a child process (:func:`parts_worker`) when asked."""
+
+    def __init__(self, tree: Path, story_path: Path, n: int) -> None:
+        import subprocess
+
+        self.tree = tree
+        self.child = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--parts-worker", str(story_path),
+                                       "--choices", str(n), "--root", str(tree)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def _read(self) -> dict[str, Any]:
+        import json
+
+        assert self.child.stdout is not None
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the --against child ({self.tree}) stopped")
+        found: dict[str, Any] = json.loads(line)
+        return found
+
+    def ready(self) -> None:
+        self._read()
+
+    def breakdown(self) -> dict[str, float]:
+        assert self.child.stdin is not None
+        self.child.stdin.write("go\n")
+        self.child.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        self.child.wait()
+
+
+def breakdown_line(label: str, name: str, parts: dict[str, float], engine: str) -> str:
+    """One line of µs a choice: the engine alone, the runtime's own step on top of it, the apply
+    around the step, the checkpoint (``copy_state``), and the whole."""
+    step = parts["step"] - parts["engine"]
+    apply = parts["apply"] - parts["step"]
+    checkpoint = parts["checkpoint"] - parts["apply"]
+    return (f"cost      {name + ' (ink)':<18} {label}: µs a choice: {engine} alone {parts['engine']:.1f}; InkRuntime's "
+            f"own step {step:.1f}, StoryRuntime.apply around it {apply:.1f}, the copy_state checkpoint "
+            f"{checkpoint:.1f}: runtime + checkpoint {step + apply + checkpoint:.1f}, whole {parts['checkpoint']:.1f}")
+
+
 # -- the same story in Ink, played by bink ---------------------------------------------
 def generate_ink(n: int, seed: int = 7) -> str:
     """Ink source for the story :func:`generate` makes (same road, side paths, rests and endings)."""
@@ -280,13 +364,16 @@ def bink_rate(json_text: str, n: int, checkpoint: bool, seed: int = 1, lines: bo
     return n / (time.process_time() - t0), restarts
 
 
-def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, breakdown: bool = False) -> None:
+def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, breakdown: bool = False,
+                against: Path | None = None) -> None:
     """Print the Ink figures for the generated story of ``scenes`` knots, and the ratios to bink.
 
     ``yaml_story``: the same story in YAML, whose runtime (checkpoint each) is timed again here
     for its ratio. bink plain, bink with a ``save_state`` each, ``InkRuntime`` and the YAML
     runtime are timed in turn ``repeat`` times and the best of each is printed (a shared
-    machine slows some rounds). ``breakdown``: also where InkRuntime's time goes (:func:`ink_parts`).
+    machine slows some rounds). ``breakdown``: also where InkRuntime's time goes (:func:`ink_breakdown`);
+    ``against``: an older tree whose breakdown is timed too, in a child process, after this tree's
+    in each round (:class:`Against`).
     """
     name = f"generated-{scenes}"
     try:
@@ -303,14 +390,18 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, break
             return
         compile_s = time.perf_counter() - t0
         raw = out.read_bytes().decode("utf-8-sig")
+        old = Against(against, out, choices) if against is not None and breakdown else None
         t0 = time.perf_counter()
         story = load_story(out)
         load_s = time.perf_counter() - t0
+        if old is not None:
+            old.ready()
         print(f"ink       {name:<18} {compile_s:9.2f} s to compile (inkjs), {load_s:.2f} s to load "
               f"({len(raw) / 1e6:.1f} MB of JSON)")
         gc.freeze()  # the loaded stories out of the collector's generations, as `worldloom play` does (game/cli.py)
         bare = by_line = saving = rate = yaml_rate = on_bink = vm_lines = vm_saving = 0.0  # best of `repeat` rounds
         parts: dict[str, float] = {}  # µs a choice, least of `repeat` rounds
+        old_parts: dict[str, float] = {}  # the same of the --against tree, timed in turn with this one's
         in_scope = getattr(story, "vm_root", None) is not None
         for _ in range(repeat):  # interleaved, per CPU second
             yaml_rate = max(yaml_rate, choices_rate(yaml_story, choices)[0])
@@ -324,8 +415,13 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, break
                 vm_lines = max(vm_lines, vm_rate(story, choices, checkpoint=False))
                 vm_saving = max(vm_saving, vm_rate(story, choices, checkpoint=True))
             if breakdown:
-                for k, v in ink_parts(story, choices).items():
+                for k, v in ink_breakdown(story, choices).items():
                     parts[k] = min(parts.get(k, v), v)
+            if old is not None:
+                for k, v in old.breakdown().items():
+                    old_parts[k] = min(old_parts.get(k, v), v)
+        if old is not None:
+            old.close()
         each = f"{choices} choices, {restarts} restarts, best of {repeat}"
         print(f"bink      {name:<18} {bare:9.0f} choices/s plain (choose + continue_maximally; {each})")
         print(f"bink      {name:<18} {by_line:9.0f} choices/s reading what a game shows (each line with its tags, "
@@ -358,11 +454,12 @@ def ink_section(scenes: int, choices: int, yaml_story: Story, repeat: int, break
         print(f"ratio     {name:<18} {rate / by_line:9.2f}x  InkRuntime (checkpoint each) / bink reading each line, "
               "its tags and the choices")
         if parts:
-            engine_us = 1e6 / (vm_lines if in_scope else by_line)
             print(f"cost      {name + ' (ink)':<18} µs a choice: bink plain {1e6 / bare:.1f}, bink reading each line "
-                  f"{1e6 / by_line:.1f}; InkRuntime: its engine alone reading each line {engine_us:.1f}, the runtime's "
-                  f"step (InkRuntime.choose: Ink's step, events, menu, move) {parts['step']:.1f}, through "
-                  f"StoryRuntime.apply {parts['apply']:.1f}, with a copy_state checkpoint {parts['checkpoint']:.1f}")
+                  f"{1e6 / by_line:.1f}, bink with a save_state each {1e6 / saving:.1f}")
+            what = "the interpreter" if in_scope else "bink reading each line"
+            if old_parts:
+                print(breakdown_line(f"before ({against})", name, old_parts, what))
+            print(breakdown_line("after (this tree)" if old_parts else "this tree", name, parts, what))
         gc.unfreeze()
 
 
@@ -381,7 +478,15 @@ def main() -> None:
                     help="also print where an InkRuntime choice's CPU time goes (engine, step, apply, checkpoint)")
     ap.add_argument("--ink-only", action="store_true",
                     help="only the runtimes' choices/s on the generated story (Ink, bink, YAML): no explorer or lint")
+    ap.add_argument("--against", type=Path, default=None, metavar="DIR",
+                    help="with --breakdown: also time the breakdown of the tree at DIR (an older revision: "
+                         "git archive REV | tar -x -C DIR), in turn with this tree's, before -> after")
+    ap.add_argument("--parts-worker", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.parts_worker is not None:
+        parts_worker(args.parts_worker, args.choices)
+        return
     if args.quick:
         args.scenes, args.max_states, args.choices = 500, 5_000, 2_000
     if args.ink_only:
@@ -389,7 +494,7 @@ def main() -> None:
             path = Path(tmp) / "story.yaml"
             path.write_text(yaml.safe_dump(generate(args.scenes), sort_keys=False, width=200), encoding="utf-8")
             ink_section(args.scenes, args.choices, load_story(path, use_cache=False), max(1, args.repeat),
-                        args.breakdown)
+                        args.breakdown, args.against)
         return
 
     demo = ROOT / "stories" / "zero_mark"
@@ -440,7 +545,7 @@ def main() -> None:
         print(f"runtime   {name:<18} {big_rate:9.0f} choices/s with a checkpoint each ({args.choices} choices, "
               f"{restarts} restarts)")
     if args.ink:
-        ink_section(args.scenes, args.choices, big, max(1, args.repeat), args.breakdown)
+        ink_section(args.scenes, args.choices, big, max(1, args.repeat), args.breakdown, args.against)
 
 
 if __name__ == "__main__":

@@ -101,25 +101,39 @@ class GameState(BaseModel):
     quests: dict[str, str] = Field(default_factory=dict)
     agents: dict[str, dict[str, Value]] = Field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set a field as pydantic does with ``validate_assignment=False`` (the value as it is, the
+        name marked set), in one call instead of pydantic's handler lookup: the runtime sets
+        ``scene``, ``turn`` and ``location`` on every step. Other names go to pydantic (which
+        refuses unknown ones: ``extra="forbid"``)."""
+        if name in _FIELD_NAMES:
+            self.__dict__[name] = value
+            self.__pydantic_fields_set__.add(name)
+        else:
+            super().__setattr__(name, value)
+
     def copy_state(self) -> GameState:
-        """A deep copy (a checkpoint's snapshot).
+        """A deep copy (a checkpoint's snapshot), sharing nothing mutable with this state.
 
         Every field is a scalar, a list of scalars, or a dict whose values are scalars,
         lists of scalars or dicts of scalars, so copying two levels down is a deep copy;
         it is several times faster than ``model_copy(deep=True)`` (no ``deepcopy`` memo,
         no validation, no default resolved: :func:`~game.state.trusted.trusted`). A value
-        nested deeper than that is copied with ``deepcopy``.
+        nested deeper than that is copied with ``deepcopy``. The copy's ``model_fields_set``
+        names every field (one set shared by all copies, as ``trusted`` asks).
         """
         values = self.__dict__.copy()  # scalars as they are
         for k in _FLAT_FIELDS:
             values[k] = values[k].copy()  # a dict or list of scalars (declared so): a shallow copy is a deep one
         for k in _NESTED_FIELDS:
             v = values[k]
-            if isinstance(v, dict):
-                values[k] = {a: (_copy_leaf(b) if isinstance(b, dict | list) else b) for a, b in v.items()} if v else {}
+            if not v:
+                values[k] = {} if type(v) is dict else []
+            elif isinstance(v, dict):
+                values[k] = {a: (_copy_leaf(b) if isinstance(b, dict | list) else b) for a, b in v.items()}
             elif isinstance(v, list):
                 values[k] = [copy.deepcopy(x) if isinstance(x, dict | list) else x for x in v]
-        return trusted(GameState, values, set(self.__pydantic_fields_set__))
+        return trusted(GameState, values, _EVERY_FIELD)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -156,7 +170,11 @@ def _flat_fields() -> frozenset[str]:
 
 
 #: Fields ``copy_state`` copies with one shallow copy (their values are scalars by declaration).
-_FLAT_FIELDS = _flat_fields()
+_FLAT_FIELDS = tuple(sorted(_flat_fields()))
 #: The other dict and list fields (``relationships``, ``objects``...): ``copy_state`` copies them two levels down.
-_NESTED_FIELDS = frozenset(name for name, f in GameState.model_fields.items()
-                           if get_origin(f.annotation) in (dict, list) and name not in _FLAT_FIELDS)
+_NESTED_FIELDS = tuple(name for name, f in GameState.model_fields.items()
+                       if get_origin(f.annotation) in (dict, list) and name not in _FLAT_FIELDS)
+#: Every field's name (``GameState.__setattr__`` sets these directly).
+_FIELD_NAMES = frozenset(GameState.model_fields)
+#: The ``model_fields_set`` of every ``copy_state`` copy: every field (adding a name to it changes nothing).
+_EVERY_FIELD = set(GameState.model_fields)

@@ -18,20 +18,27 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 
-_set = object.__setattr__
+_new = object.__new__
+#: The setters of pydantic's four instance slots, taken once (``object.__setattr__`` would look each
+#: up on the class every time: half of what building an event cost).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def trusted(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     """An instance of ``cls`` holding ``values`` (every field, already of its type) as they are.
 
     ``values`` becomes the instance's ``__dict__`` (not copied); ``fields_set`` its
-    ``model_fields_set`` (shared: pass a set that already names every field).
+    ``model_fields_set`` (shared: pass a set that already names every field). ``cls`` must not
+    define ``__new__`` (pydantic models do not; ``tests/state/test_trusted_layout.py`` pins it).
     """
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", fields_set)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    model: M = _new(cls)
+    _set_dict(model, values)
+    _set_fields(model, fields_set)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 

@@ -85,8 +85,10 @@ INK_LINES_BELOW = "ink_lines_below"
 #: (``["c", index, knot, knot shape, [results of external calls]]`` a choice, ``["v", name, value]`` a variable
 #: set from outside Ink); absent when :data:`INK_STATE` is the position itself.
 INK_OPS = "ink_ops"
-#: Choices a state may hold in :data:`INK_OPS` before the runtime saves bink's whole state again.
-SNAPSHOT_EVERY = 32
+#: Choices a state may hold in :data:`INK_OPS` before the runtime saves bink's whole state again. A
+#: ``save_state`` costs ~80 µs on a 5,000-knot story (more as Ink's visit counts grow), so at 64 it adds
+#: ~1.3 µs a choice; a resync (a rollback, a load) replays at most 63 moves, ~50 µs each (``bench/explore.py``).
+SNAPSHOT_EVERY = 64
 #: Environment variable naming the Ink engine (``auto``, ``vm`` or ``bink``; see :func:`pick_engine`).
 ENGINE_ENV = "WORLDLOOM_INK_ENGINE"
 #: Ink function called when the player gives an item (``=== function on_give(item, who) ===``).
@@ -136,6 +138,21 @@ class InkChoice:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Menu:
+    """One menu as read from Ink, built once for its scene and ``(text, tags)`` list (see
+    :meth:`InkRuntime._read_choices`): the choices both ways, and by id what taking one needs
+    (the choice, the ``# chunk:`` hint of its tags or None, the tags its ``choice`` event carries)."""
+
+    choices: list[InkChoice]
+    objects: list[Choice]
+    by_id: dict[str, tuple[InkChoice, str | int | None, list[str]]]
+
+
+#: The menu before Ink has offered one (and after a step that leaves none).
+_NO_MENU = _Menu([], [], {})
+
+
 class InkRuntime(StoryRuntime):
     """Plays an :class:`~game.story.ink.InkStory` (see the module docstring).
 
@@ -172,11 +189,16 @@ class InkRuntime(StoryRuntime):
         #: Results to hand back while replaying moves (:meth:`_replay`); None when not replaying.
         self._replaying: list[Any] | None = None
         self._vars: dict[str, bool | int | float | str] = {}
+        #: The current menu (its choices are :attr:`_choices`, :attr:`_choice_objects`).
+        self._menu_now = _NO_MENU
         self._choices: list[InkChoice] = []
         self._choice_objects: list[Choice] = []
-        #: Menus read before: (scene, translation, bink's (text, tags) each) -> choices, objects.
-        self._menus: dict[tuple[Any, ...], tuple[list[InkChoice], list[Choice]]] = {}
-        self._choice_tags: list[tuple[str, ...]] = []
+        #: Menus read before: (scene, translation, bink's (text, tags) each) -> the menu.
+        self._menus: dict[tuple[Any, ...], _Menu] = {}
+        #: Lines in :attr:`_synced`'s moves (``INK_OPS``), kept so a step need not count them.
+        self._ops_n = 0
+        #: bink's saved state right after ``reset_state`` with each seed (:meth:`_seed`), made once.
+        self._seeded: dict[int, str] = {}
         #: Choices built before: (scene, translation, place in the menu, (text, tags)) -> both forms.
         self._choice_cache: dict[tuple[Any, ...], tuple[InkChoice, Choice]] = {}
         #: Whether bink can continue (None: ask it); False after every step, which runs Ink until it cannot.
@@ -374,10 +396,16 @@ class InkRuntime(StoryRuntime):
         return f"{self.story.path}#{info.name}" if info else str(self.story.path)
 
     def _seed(self, seed: int) -> None:
-        """Set Ink's random seed (its state has no API for it; the state JSON has)."""
-        doc = json.loads(self.ink.save_state())
-        doc["storySeed"] = seed % 2_147_483_647
-        self.ink.load_state(json.dumps(doc))
+        """Set Ink's random seed, just after ``reset_state`` (its state has no API for it; the state
+        JSON has). The seeded fresh state is the same every time for a seed: it is made once."""
+        saved = self._seeded.get(seed)
+        if saved is None:
+            doc = json.loads(self.ink.save_state())
+            doc["storySeed"] = seed % 2_147_483_647
+            if len(self._seeded) > 64:
+                self._seeded.clear()
+            saved = self._seeded[seed] = json.dumps(doc)
+        self.ink.load_state(saved)
 
     def _push_variables(self, state: GameState) -> None:
         """Write into Ink the variables ``state`` holds that differ from what Ink last had."""
@@ -399,14 +427,17 @@ class InkRuntime(StoryRuntime):
         A ``# id:`` tag on a choice pins its id (see :func:`pinned_id`).
         """
         found = self.calls.choices(True)
-        key = (scene, id(self.translation), *found)
-        menu = self._menus.get(key)
-        if menu is None:  # the same menu again (a loop, a rollback, a replay): its ids are known
-            if len(self._menus) > 10_000:
-                self._menus.clear()
-            menu = self._menus[key] = self._menu(scene, found)
-        self._choices, self._choice_objects = menu
-        self._choice_tags = [tags for _, tags in found]
+        if not found:
+            menu = _NO_MENU
+        else:
+            key = (scene, id(self.translation), *found)
+            menu = self._menus.get(key)  # type: ignore[assignment]
+            if menu is None:  # the same menu again (a loop, a rollback, a replay): its ids are known
+                if len(self._menus) > 10_000:
+                    self._menus.clear()
+                menu = self._menus[key] = self._menu(scene, found)
+        self._menu_now = menu
+        self._choices, self._choice_objects = menu.choices, menu.objects
 
     def _shape(self, scene: str) -> str:
         """The :attr:`~game.story.ink.KnotInfo.shape` of ``scene``'s knot (``""``: not a knot)."""
@@ -431,7 +462,7 @@ class InkRuntime(StoryRuntime):
             found = self._slugs[text] = slug(text, 48)
         return found
 
-    def _menu(self, scene: str, found: list[Tagged]) -> tuple[list[InkChoice], list[Choice]]:
+    def _menu(self, scene: str, found: list[Tagged]) -> _Menu:
         """The ids, texts and :class:`Choice` objects of bink's choices ``found`` (``(text, tags)``).
 
         Each choice is built once for its scene, place in the menu and ``(text, tags)``
@@ -453,8 +484,17 @@ class InkRuntime(StoryRuntime):
             out.append(hit[0])
             objects.append(hit[1])
         if len(out) > 1 and len({c.id for c in out}) < len(out):
-            return self._menu_with_repeats(scene, found)
-        return out, objects
+            out, objects = self._menu_with_repeats(scene, found)
+        return _Menu(out, objects, {c.id: (c, *self._choice_event_tags(tags))
+                                     for c, (_, tags) in zip(out, found, strict=True)})
+
+    def _choice_event_tags(self, tags: tuple[str, ...]) -> tuple[str | int | None, list[str]]:
+        """What a choice's tags give its ``choice`` event: the ``# chunk:`` hint (None: none) and
+        the tags that are neither global nor a directive."""
+        if not tags:
+            return None, []
+        hint = next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None)
+        return hint, [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES]
 
     def _base_id(self, scene: str, i: int, raw: str, tags: tuple[str, ...]) -> str:
         """The id of choice ``i`` of a menu in ``scene`` before any numbering of repeats."""
@@ -519,6 +559,7 @@ class InkRuntime(StoryRuntime):
                 self._defer(state, self._reenter(state, f"the saved Ink position does not fit this story ({exc})"))
                 return True
             self._synced = (saved, ops if isinstance(ops, str) else "")
+            self._ops_n = self._synced[1].count("\n")
             self._vars = {}
             self._read_vars_quiet()
             self._read_choices(state.scene)
@@ -607,9 +648,10 @@ class InkRuntime(StoryRuntime):
         return events + self.enter(state, scene, "resume", fresh=True)
 
     # -- the step ------------------------------------------------------------------
-    def _step(self, state: GameState, events: list[Event], action: Callable[[], None] | None,
+    def _step(self, state: GameState, events: list[Event], action: Callable[[], None] | int | None,
               move: tuple[int, str] | None = None) -> None:
-        """Run ``action`` then continue Ink to the next choice or the end, appending events.
+        """Run ``action`` (a number: take that choice) then continue Ink to the next choice or the
+        end, appending events.
 
         ``move``: the choice ``(index, scene)`` that ``action`` takes, recorded in :data:`INK_OPS`
         (with what the external functions returned) instead of saving bink's whole state.
@@ -621,7 +663,9 @@ class InkRuntime(StoryRuntime):
         self._changed = {}
         self._chunk, self._ending = None, ""
         try:
-            if action is not None:
+            if isinstance(action, int):
+                self.calls.choose(action)
+            elif action is not None:
                 action()
             can_continue, cont, line = self.calls.can_continue, self.calls.cont, self._ink_line
             errors, ink_errors = self._errors, self._ink_errors
@@ -657,21 +701,26 @@ class InkRuntime(StoryRuntime):
         (the state bink was synced to before the step, plus the variables pushed since), or,
         every :attr:`snapshot_every` moves and after any other step, bink's whole saved state."""
         synced, pending = self._synced, self._pending
-        self._pending = []
-        if move is not None and synced is not None and self.snapshot_every > 1:
-            base, ops = synced
-            if ops.count("\n") + len(pending) + 1 < self.snapshot_every:
+        if move is not None and synced is not None:
+            n = self._ops_n + len(pending) + 1
+            if n < self.snapshot_every:
+                base, ops = synced
                 index, scene, results = move
                 line = (f'["c", {index}, {self._json_text(scene)}, "{self._shape(scene)}", '
                         f'{json.dumps(results) if results else "[]"}]\n')
-                new_ops = ops + "".join(f"{p}\n" for p in pending) + line if pending else ops + line
+                if pending:
+                    ops += "".join(f"{p}\n" for p in pending)
+                    self._pending = []
+                new_ops = ops + line
                 state.world[INK_OPS] = new_ops
-                self._synced = (base, new_ops)
+                self._synced, self._ops_n = (base, new_ops), n
                 return
+        if pending:
+            self._pending = []
         saved: str = self.ink.save_state()
         state.world[INK_STATE] = saved
         state.world.pop(INK_OPS, None)
-        self._synced = (saved, "")
+        self._synced, self._ops_n = (saved, ""), 0
 
     def _finish(self, state: GameState, events: list[Event]) -> None:
         """After a step: choices, the ending and variables (``effect`` events) into ``state``."""
@@ -864,28 +913,24 @@ class InkRuntime(StoryRuntime):
     def choose(self, state: GameState, choice_id: str) -> list[Event]:
         """Take the current Ink choice ``choice_id`` and continue to the next choice or the end."""
         self.sync(state)
-        picked = None
-        for c in self._choices:
-            if c.id == choice_id:
-                picked = c
-                break
-        if picked is None:
+        found = self._menu_now.by_id.get(choice_id)
+        if found is None:
             shown = ", ".join(c.id for c in self._choices) or "none"
             raise InputError(f"no current choice {choice_id!r}", hint=f"available: {shown}")
+        picked, hint, extra = found
         scene = state.scene
-        tags = self._choice_tags[picked.index]
-        state.chosen[choice_id] = state.chosen.get(choice_id, 0) + 1
-        events: list[Event] = []
+        chosen = state.chosen
+        chosen[choice_id] = chosen.get(choice_id, 0) + 1
+        data: dict[str, Any] = {}  # filled after the step: the chunk hint may come from its lines
+        events: list[Event] = [trusted(Event, {"kind": "choice", "turn": state.turn, "frame": state.frame,
+                                               "scene": scene, "speaker": "", "text": picked.text,
+                                               "ids": {"choice": choice_id, "scene": scene}, "data": data},
+                                       _EVENT_FIELDS)]
         self._cause = choice_id
-        self._step(state, events, lambda: self.calls.choose(picked.index),
-                   (picked.index, scene))
-        hint = (next((chunk_hint(v) for k, v in map(split_tag, tags) if k == "chunk"), None) if tags else None) \
-            or self._chunk
-        extra = [t for t in tags if t not in self._global and split_tag(t)[0] not in DIRECTIVES] if tags else []
-        choice = trusted(Event, {"kind": "choice", "turn": state.turn, "frame": state.frame, "scene": scene,
-                                 "speaker": "", "text": picked.text, "ids": {"choice": choice_id, "scene": scene},
-                                 "data": {"chunk": hint, "tags": extra} if extra else {"chunk": hint}}, _EVENT_FIELDS)
-        events.insert(0, choice)
+        self._step(state, events, picked.index, (picked.index, scene))
+        data["chunk"] = hint or self._chunk  # the step's # chunk: lines, when the choice's tags name none
+        if extra:
+            data["tags"] = list(extra)
         return events
 
     def give(self, state: GameState, item_id: str, character_id: str) -> list[Event]:

@@ -567,7 +567,7 @@ class StoryRuntime:
         state.turn += 1
         state.reactions.clear()
         events = self._apply_intent(state, intent)
-        if self.passes_time(intent, events):
+        if self.has_world_turn and self.passes_time(intent, events):  # (a story without them: nothing to ask)
             events += self.world_turn(state)
         return events
 

@@ -40,6 +40,7 @@ def test_pydantic_models_hold_exactly_the_slots_trusted_sets() -> None:
 def test_the_models_trusted_builds_have_no_private_attributes_or_extras(cls: type[BaseModel],
                                                                       values: dict[str, Any]) -> None:
     assert not cls.__private_attributes__
+    assert cls.__new__ is object.__new__  # trusted makes the instance with object.__new__ itself
     assert cls.model_config.get("extra") in (None, "ignore", "forbid")
     assert set(values) == set(cls.model_fields)
 
