@@ -100,7 +100,9 @@ def read_transcript(path: str | Path) -> list[dict[str, Any]]:
         raise InputError(f"cannot read transcript: {exc}", where=str(p)) from exc
     rows: list[dict[str, Any]] = []
     first = ""
-    for i, line in enumerate(text.splitlines(), 1):
+    # JSON lines end at "\n" only: the writer keeps U+2028, U+0085 and the like raw in strings (a
+    # player may type or paste them), and ``str.splitlines`` would cut such a row in two.
+    for i, line in enumerate(text.split("\n"), 1):
         if line.strip():
             where = f"{p}:{i}"
             value = limits.parse_json(line, where, InputError, max_bytes=limits.MAX_TRANSCRIPT_BYTES, what="line")

@@ -50,7 +50,7 @@ def parse_line(text: str, where: str) -> Command | None:
         game.errors.InputError: unknown command, wrong argument count, or an argument out of
             range (seconds 0..``MAX_SECONDS``, ``rollback`` / ``rollforward`` 1..``MAX_ROLLBACK``).
     """
-    line = text.strip()
+    line = text.lstrip("\ufeff").strip()  # a byte-order mark (Notepad writes one) opens no command
     if not line or line.startswith("#"):
         return None
     verb, _, rest = line.partition(" ")
@@ -90,9 +90,14 @@ def parse_line(text: str, where: str) -> Command | None:
 
 
 def parse_script(text: str, name: str = "<script>") -> list[Command]:
-    """Parse a whole script; errors name ``name:line``."""
+    """Parse a whole script; errors name ``name:line``.
+
+    Lines end at ``"\n"`` (a ``"\r"`` before it is whitespace), as in an editor and as
+    ``--inputs -`` reads them: a form feed or U+2028 inside a ``say`` line is part of it, and
+    the line numbers are the editor's.
+    """
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):
         cmd = parse_line(line, f"{name}:{i}")
         if cmd is not None:
             out.append(cmd)
@@ -103,12 +108,20 @@ def read_script(path: str | Path) -> list[Command]:
     """Read and parse a script file.
 
     Raises:
-        game.errors.InputError: missing, over ``game.limits.MAX_SCRIPT_BYTES``, or a bad line.
+        game.errors.InputError: missing, over ``game.limits.MAX_SCRIPT_BYTES``, a byte that is not UTF-8
+            (named at its ``file:line``), or a bad line.
     """
     p = Path(path)
     try:
         check_size(p.stat().st_size, MAX_SCRIPT_BYTES, str(p), InputError, "script")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read script: {exc}", where=str(p)) from exc
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read script: {exc.strerror or exc}", where=str(p)) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"byte {raw[exc.start]:#04x} at column {col} is not UTF-8 text", where=f"{p}:{line}",
+                         hint="save the script as UTF-8") from exc
     return parse_script(text, str(p))

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 import polib
 
-from game.errors import StoryError
+from game.errors import InputError, StoryError
 from game.story.ink import ROOT_SCENE, InkStory
 from game.story.story import Story
 from game.words import opening
@@ -216,9 +216,32 @@ def reaction_base(path: tuple[str | int, ...], own_id: str) -> str:
     return own_id
 
 
+#: A language code: a BCP 47 tag or a gettext locale name (``fr``, ``pt_BR``, ``zh-Hant-TW``), at most
+#: 35 characters (RFC 5646 section 4.4.1's minimum buffer); a POSIX ``.encoding``/``@modifier`` tail
+#: (``fr_FR.UTF-8``, as ``$LANG`` holds it) is dropped first.
+_LANG_CODE = re.compile(r"[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8})*")
+_POSIX_TAIL = re.compile(r"[.@].*\Z", re.DOTALL)
+
+
+def language_code(lang: str) -> str | None:
+    """``lang`` as a language code (``fr_FR.UTF-8`` -> ``fr_FR``), or ``None`` when it is not one
+    (a path such as ``../x``, an empty or overlong name): never a file name outside ``locale/``."""
+    code = _POSIX_TAIL.sub("", lang.strip())
+    return code if len(code) <= 35 and _LANG_CODE.fullmatch(code) else None
+
+
 def catalogue_path(story: Story, lang: str) -> Path:
-    """``<story folder>/locale/<lang>.po``."""
-    return story.folder / "locale" / f"{lang}.po"
+    """``<story folder>/locale/<lang>.po`` (``lang`` as :func:`language_code` reads it).
+
+    Raises:
+        InputError: ``lang`` is not a language code (it would name a file elsewhere, or one no
+            system can open).
+    """
+    code = language_code(lang)
+    if code is None:
+        raise InputError(f"{lang[:60]!r} is not a language code", where="--lang / $" + LANG_ENV,
+                         hint="a code such as fr, de, pt_BR or zh-Hant")
+    return story.folder / "locale" / f"{code}.po"
 
 
 def write_catalogue(story: Story, path: Path, lang: str = "") -> tuple[int, int, int]:
@@ -546,8 +569,12 @@ LANGUAGE_NAMES = {
 def language_fallbacks(code: str) -> tuple[str, ...]:
     """The codes to look up for language ``code``, most specific first: ``fr_CA`` and ``fr-CA``
     -> ``("fr_CA", "fr")``, ``fr`` -> ``("fr",)``, ``""`` -> ``()`` (BCP 47 / gettext: a regional
-    variant falls back to its base language)."""
-    return tuple(c for c in dict.fromkeys((code, code.replace("-", "_").split("_")[0])) if c)
+    variant falls back to its base language); ``()`` too for what is not a language code
+    (:func:`language_code`)."""
+    lang = language_code(code) if code else None
+    if lang is None:
+        return ()
+    return tuple(dict.fromkeys((lang, lang.replace("-", "_").split("_")[0])))
 
 
 def language_file(directory: Path, lang: str, suffix: str) -> tuple[str, Path] | None:
@@ -564,8 +591,8 @@ def language_file(directory: Path, lang: str, suffix: str) -> tuple[str, Path] |
 def language_name(code: str) -> str:
     """The English name of language ``code`` (``fr``, ``pt_BR``, ``pt-BR`` -> French, Portuguese),
     else the code itself; ``""`` for ``""``."""
-    base = language_fallbacks(code)[-1].lower() if code else ""
-    return LANGUAGE_NAMES.get(base, code)
+    codes = language_fallbacks(code)
+    return LANGUAGE_NAMES.get(codes[-1].lower(), code) if codes else code
 
 
 #: Scripts written right to left, by the language codes that use them (Unicode CLDR).
@@ -591,6 +618,6 @@ def translation_for(story: Story, lang: str | None = None) -> Translation | None
 
 
 __all__ = ["BUILTINS", "LANGUAGE_NAMES", "LANG_ENV", "RTL_LANGUAGES", "CatalogueCheck", "Translation",
-           "catalogue_path", "check_catalogue", "ending_name", "ending_title", "language", "language_file",
-           "placeholder_problems", "po_syntax", "language_name", "localised", "reaction_base",
+           "catalogue_path", "check_catalogue", "ending_name", "ending_title", "language", "language_code",
+           "language_file", "placeholder_problems", "po_syntax", "language_name", "localised", "reaction_base",
            "string_table", "translation_for", "write_catalogue"]

@@ -37,3 +37,29 @@ def test_a_script_too_large_is_refused_before_it_is_read(tmp_path: Path, monkeyp
     monkeypatch.setattr("game.inputs.script.MAX_SCRIPT_BYTES", 64)
     with pytest.raises(InputError, match="over the 64-byte limit"):
         read_script(path)
+
+
+def test_a_byte_order_mark_opens_no_command(tmp_path: Path) -> None:
+    """Notepad saves UTF-8 with a BOM; the first line is still `wait 1`, not "unknown command '\\ufeffwait'"."""
+    path = tmp_path / "play.txt"
+    path.write_bytes(b"\xef\xbb\xbfwait 1\nchoose 1\n")
+    assert [c.verb for c in read_script(path)] == ["wait", "choose"]
+    assert parse_line("\ufeffsay hello", "<stdin>:1") == parse_line("say hello", "<stdin>:1")
+
+
+def test_lines_end_at_newlines_only() -> None:
+    """A form feed or U+2028 in a `say` line is part of it; the next line keeps its editor line number."""
+    cmds = parse_script("say hum a\u2028little\x0ctune\x85ok\r\nchoose 1\n", "play.txt")
+    assert [(c.verb, c.args, c.where) for c in cmds] == [
+        ("say", ("hum a\u2028little\x0ctune\x85ok",), "play.txt:1"), ("choose", ("1",), "play.txt:2")]
+    with pytest.raises(InputError) as err:
+        parse_script("say a\u2028b\njump\n", "play.txt")
+    assert err.value.where == "play.txt:2"
+
+
+def test_a_byte_that_is_not_utf8_is_named_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "play.txt"
+    path.write_bytes(b"wait 1\nsay caf\xe9\nchoose 1\n")
+    with pytest.raises(InputError, match="byte 0xe9 at column 8 is not UTF-8") as err:
+        read_script(path)
+    assert err.value.where == f"{path}:2"

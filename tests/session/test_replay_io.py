@@ -68,3 +68,15 @@ def test_an_empty_or_missing_transcript(tmp_path: Path) -> None:
         read_transcript(tmp_path / "e.jsonl")
     with pytest.raises(InputError, match="cannot read"):
         read_transcript(tmp_path / "missing.jsonl")
+
+
+def test_a_row_holding_a_line_separator_stays_one_row(tmp_path: Path) -> None:
+    """The transcript writer keeps U+2028 / U+0085 raw (``ensure_ascii=False``); a typed line with one
+    must still read back as one row, not as two halves that are not JSON."""
+    said = "hum a\u2028little tune\x85ok\x1c"
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(HEADER) + "\r\n" + json.dumps({"type": "input", "input": f"say {said}"},
+                                                              ensure_ascii=False) + "\n", encoding="utf-8")
+    rows = read_transcript(path)
+    assert [r["type"] for r in rows] == ["header", "input"]
+    assert rows[1]["input"] == f"say {said}"

@@ -226,3 +226,27 @@ def test_lint_names_a_broken_catalogue_line_by_line(tmp_path: Path) -> None:
     bad = [d for d in lint_story(tmp_path) if d.code == "WL025"]
     assert [(d.where, d.severity) for d in bad] == [(f"{po}:6", "error"), (f"{po}:9", "error")]
     assert "not closed" in bad[0].message and "no msgid" in bad[1].message
+
+
+@pytest.mark.parametrize("lang", ["../../../tmp/elsewhere", "xx-" + "a" * 300, "fr/fr", "f"])
+def test_a_lang_that_is_not_a_language_code_is_refused(story: Path, tmp_path: Path, lang: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--lang ../x` named a .po file outside the story's locale folder, and a 300-character code
+    ended play in an OSError traceback (file name too long); both are a clear error before play."""
+    (tmp_path / "play.txt").write_text("choose offer_kite\n")
+    code = main(["play", str(story), "--headless", "--inputs", str(tmp_path / "play.txt"), "--no-errorbank",
+                 "--size", "32x18", "--backend", "null", "--no-voice", "--lang", lang])
+    assert code == 2
+    assert "is not a language code" in capsys.readouterr().err
+    assert main(["strings", "extract", str(story), "--lang", lang]) == 2
+    assert not list(tmp_path.rglob("*.po"))
+
+
+def test_a_posix_locale_name_finds_its_catalogue(story: Path) -> None:
+    """`$LANG`'s form (fr_FR.UTF-8, de_DE@euro) names the language, not a file `fr_FR.UTF-8.po`."""
+    from game.story.strings import language_code, language_fallbacks, language_name
+
+    assert catalogue_path(load_story(story, use_cache=False), "fr_FR.UTF-8").name == "fr_FR.po"
+    assert language_code("de_DE@euro") == "de_DE" and language_code("zh-Hant-TW") == "zh-Hant-TW"
+    assert language_fallbacks("fr_FR.UTF-8") == ("fr_FR", "fr") and language_fallbacks("../fr") == ()
+    assert language_name("../fr") == "../fr" and language_name("pt-BR") == "Portuguese"
