@@ -741,8 +741,10 @@ def lint_story(path: str | Path, use_cache: bool = True, extra: ExtraCheck | Non
     with gc_paused():  # the checks make many small objects and no cycles
         diags = linter.run()
     files = [rel for _, rel in linter.assets()]
-    locale = root.parent / "locale"  # its catalogues, and the folder (a catalogue added or removed)
-    files += ["locale", *(f"locale/{po.name}" for po in sorted(locale.glob("*.po")))] if locale.is_dir() else []
+    # its catalogues, and the folder, kept even when it is missing (a missing one stats as None), so a
+    # catalogue added or removed, or the first `strings extract`, makes the memo stale
+    locale = root.parent / "locale"
+    files += ["locale", *(f"locale/{po.name}" for po in sorted(locale.glob("*.po")))]
     if extra is not None:
         diags = diags + extra(story, overrides)
         files += extra.files(story)
