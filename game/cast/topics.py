@@ -41,7 +41,8 @@ TOPIC_NEAR = 0.45
 
 
 #: Answer kinds a question may ask for (:func:`answer_kind`) and a topic may answer (:attr:`Topic.kinds`).
-#: ``""`` (not listed) is an open question: "what", "which", "how", "why", yes/no.
+#: ``""`` (not listed) is an open question: "what", "which", "how is", "how dangerous", yes/no; it fits any topic.
+#: ``how`` and ``why`` (a way, a reason) fit each other.
 KINDS = ("when", "duration", "age", "count", "distance", "frequency", "who", "where", "how", "why")
 _WH = {"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where"}
 _HOW = {"long": "duration", "old": "age", "many": "count", "much": "count", "far": "distance", "often": "frequency"}
