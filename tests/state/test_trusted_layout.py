@@ -68,3 +68,15 @@ def test_a_trusted_state_takes_assignment_and_copies_like_a_validated_one() -> N
     copied = made.copy_state()
     assert copied == made and copied.variables is not made.variables
     assert copied.to_json()["scene"] == "north" and copied.to_json()["variables"] == {"courage": 3}
+
+
+def test_setting_a_state_field_is_pydantic_assignment_and_a_misspelt_one_is_refused() -> None:
+    """``GameState.__setattr__`` sets a field directly (marked set, as pydantic does); any other name
+    still goes to pydantic, which refuses it (a misspelt field must not become a silent attribute)."""
+    state = GameState()
+    assert "scene" not in state.model_fields_set
+    state.scene = "camp"
+    assert state.scene == "camp" and "scene" in state.model_fields_set and state.to_json()["scene"] == "camp"
+    with pytest.raises(ValueError, match="no field"):
+        state.scen = "north"  # type: ignore[attr-defined]
+    assert "scen" not in state.__dict__ and state.to_json()["scene"] == "camp"
