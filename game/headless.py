@@ -174,6 +174,11 @@ class HeadlessRunner:
         return {"cast": sorted(room.characters), "dialogue": room.model.name if room.model is not None else "",
                 "voice": room.voice is not None}
 
+    def _told(self, line: str) -> None:
+        """Print a line the game itself says about the run (a save made, a rollback), when printing."""
+        if self.on_text is not None:
+            self.on_text(line)
+
     def _events(self, events: list[Event]) -> None:
         for e in events:
             self.transcript.event(e)
@@ -313,13 +318,17 @@ class HeadlessRunner:
             s.save(a[0])
             self.transcript.write({"frame": s.state.frame, "type": "save", "slot": a[0],
                                    "time": round(s.state.frame / s.caps.fps, 4)})
+            self._told(self._reader.saved(a[0]))
             return
         if v == "load":
-            self._events(s.load(a[0], previous=len(a) > 1))
-        elif v == "rollback":
-            self._events(s.rollback(int(a[0]) if a else 1))
-        elif v == "rollforward":
-            self._events(s.roll_forward(int(a[0]) if a else 1))
+            events = s.load(a[0], previous=len(a) > 1)
+            self._told(self._reader.loaded(a[0], previous=len(a) > 1))
+            self._events(events)
+        elif v in ("rollback", "rollforward"):
+            n = int(a[0]) if a else 1
+            events = s.rollback(n) if v == "rollback" else s.roll_forward(n)
+            self._told(self._reader.rolled(v, n))
+            self._events(events)
         elif v == "choose":
             self._events(s.submit(resolve_choice(s, a[0], cmd.where)).events)
         elif v == "move":

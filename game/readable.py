@@ -108,6 +108,22 @@ class Reader:
             return "> " + ui("read.use", item=self.item(item_id), target=self.item(to))
         return "> " + ui("read.give", item=self.item(item_id), name=self.name(to) or to)
 
+    @staticmethod
+    def saved(slot: str) -> str:
+        """``(saved as 'one')``: a script's ``save one`` was written."""
+        return ui("read.saved", slot=slot)
+
+    @staticmethod
+    def loaded(slot: str, previous: bool = False) -> str:
+        """``(loaded 'one')`` (``previous``: the save before it, ``load one previous``)."""
+        return ui("read.loaded.previous" if previous else "read.loaded", slot=slot)
+
+    @staticmethod
+    def rolled(verb: str, n: int) -> str:
+        """``(rolled back one choice)`` / ``(rolled forward 2 choices)``: ``verb`` is ``rollback`` or
+        ``rollforward``, ``n`` the choices undone or redone (>= 1)."""
+        return ui(f"read.{verb}.one") if n == 1 else ui(f"read.{verb}", n=n)
+
     def carry(self, items: Sequence[str]) -> str:
         """What the player holds after it changed: ``(you now carry: tower key, oil flask)``."""
         names = ", ".join(self.item(i) for i in items)

@@ -82,6 +82,7 @@ from game.cast.dialogue import (
     facts_from_memory,
     pipeline_for,
 )
+from game.cast.factsheet import quantities
 from game.cast.grounding import OWN_GROUPS, asks_anothers_name, content_words, recall_groups, says_value
 from game.cast.guard import PersonaFacts
 from game.cast.memory import Memory, MemoryConfig, extract_player_name, is_disclosure
@@ -893,6 +894,17 @@ def said_back(text: str, entity: str, key: str, value: str) -> bool:
     return bool(thing) and thing[-1].removesuffix("s") in said
 
 
+def echoes(reply: str, line: str, value: str) -> bool:
+    """Whether ``reply`` says ``value`` only as the player's own ``line`` of that turn does: every
+    word of the value the reply says is one the line says too ("what did I say I enjoy doing in the
+    mornings?" -> "mornings" is an echo; "Rowing on cold mornings." says "rowing", which the line
+    does not, so the fact is said back)."""
+    if not says_value(line, value):
+        return False
+    asked = {w.removesuffix("s") for w in content_words(line)} | {str(q.value) for q in quantities(line)}
+    return not any(says_value(reply, w) for w in content_words(value) if w.removesuffix("s") not in asked)
+
+
 def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
     """The closing note of a session, per character.
 
@@ -942,7 +954,7 @@ def summarise(room: Castroom, events: Sequence[Event]) -> dict[str, Any]:
                 "told": asked.get(b.turn, b.source), "belief": f"{b.entity}.{b.key} = {b.value}", "terms": [b.value],
                 "told_at_exchange": exchange_of.get(b.turn, 0),
                 "said_in_replies": [exchange_of[e.turn] for e in later if said_back(e.text, b.entity, b.key, b.value)
-                                    and not said_back(asked.get(e.turn, ""), b.entity, b.key, b.value)],
+                                    and not echoes(e.text, asked.get(e.turn, ""), b.value)],
                 "retrieved_in_prompts": [exchange_of[e.turn] for e in later
                                          if any(says_value(m, b.value) for m in e.data.get("memories", []))]})
         believed = {b.turn for b in told}
@@ -999,7 +1011,8 @@ def format_summary(summary: Mapping[str, Any]) -> list[str]:
                      f"anchor {ident['anchor_image'] or '(text only)'}")
         if pn["name"]:
             lines.append(f"  player's name: {pn['name']} (told at exchange {pn['told_at_exchange']}, pinned); "
-                         f"said back in replies at exchanges {pn['said_in_replies'] or 'none'}")
+                         f"said back in replies at exchanges {pn['said_in_replies'] or 'none'} (later replies only: "
+                         "not the one to the line that told it, nor one to a line that says it too)")
         else:
             lines.append("  player's name: never told")
         for f in s["facts"]:

@@ -206,6 +206,14 @@ UI: dict[str, str] = {
     "read.act.drop": "{who} drops the {item}.",
     "read.act.give_you": "{who} gives you the {item}.",
     "read.act.give": "{who} gives the {item} to {name}.",
+    # what a script's save / load / rollback / rollforward did (headless play and replay)
+    "read.saved": "(saved as '{slot}')",
+    "read.loaded": "(loaded '{slot}')",
+    "read.loaded.previous": "(loaded the save before '{slot}')",
+    "read.rollback.one": "(rolled back one choice)",
+    "read.rollback": "(rolled back {n} choices)",
+    "read.rollforward.one": "(rolled forward one choice)",
+    "read.rollforward": "(rolled forward {n} choices)",
     # the world edits' lines
     "edit.weather.rain": "Clouds close over, and rain begins to fall.",
     "edit.weather.snow": "The air turns cold, and snow begins to drift down.",

@@ -53,3 +53,21 @@ def test_english_play_keeps_the_english_words(tmp_path: Path, monkeypatch: pytes
     lines = _played("zero_mark", "kite.txt", tmp_path)
     assert "> Give the smooth stone to the creature" in lines and lines[-1] == "AN ENDING: Marked"
     assert UI["read.carry"].format(items="red kite, green leaf") in lines
+
+
+@pytest.mark.parametrize(("lang", "saved", "rolled"), [
+    ("", "(saved as 'creek')", "(rolled back one choice)"),
+    ("fr", "(partie enregistrée sous « creek »)", "(retour avant le dernier choix)")])
+def test_a_save_and_a_rollback_say_so_where_they_happen(lang: str, saved: str, rolled: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # a newcomer read the leaf run's second "> Crouch at the oak's door" as a bug: nothing said it was rolled back
+    if lang:
+        monkeypatch.setenv(LANG_ENV, lang)
+    else:
+        monkeypatch.delenv(LANG_ENV, raising=False)
+    lines = _played("zero_mark", "leaf.txt", tmp_path)
+    assert saved in lines and rolled in lines
+    took = [i for i, x in enumerate(lines) if x.startswith("> ") and "ch" in x.lower()]  # the crouch, twice
+    back = lines.index(rolled)
+    assert lines.index(saved) < back and any(i < back for i in took) and any(i > back for i in took)
+    assert (tmp_path / "creek.json").exists() or list(tmp_path.glob("creek*"))
