@@ -150,6 +150,9 @@ class HeadlessRunner:
         if self.recorder is not None and reply.line:  # the game's answer to words it did not take
             self.recorder.caption(reply.line)
         if self.on_text is not None and reply.line:
+            said = self._reader.line("say", "player", reply.text)  # what the player said, as a taken line reads
+            if said is not None:
+                self.on_text(said)
             self.on_text(reply.line)
         row = {"frame": s.state.frame, "type": "not_understood", "text": reply.line, "input": reply.text,
                "reason": getattr(reply.outcome, "reason", ""), "time": round(s.state.frame / s.caps.fps, 4)}
