@@ -314,10 +314,18 @@ def say_back(kind: AnswerKind, value: str, noun: str, said: Said) -> str:
     return f"You said {reflect(said.resolved)}."
 
 
+_UNRESOLVED = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their)\b", re.I)
+
+
+def _with_context(said: Said) -> str:
+    """The sentence, with the one beside it when a pronoun in it was left unresolved ("She's named
+    Kittiwake." needs "We sail a yawl."); else the sentence alone (a neighbour's words are not its)."""
+    return f"{said.context} {said.resolved}" if _UNRESOLVED.search(said.resolved) else said.resolved
+
+
 def _owner_ok(nouns: Sequence[str], said: Said) -> bool:
-    """Every noun the question owns is in the sentence or beside it, and not owned there by someone
-    else ("my friend's name" is not "my name")."""
-    both = f"{said.resolved} {said.context}".lower()
+    """Every noun the question owns is in the sentence (or beside it, for a pronoun: :func:`_with_context`)."""
+    both = _with_context(said).lower()
     for noun in nouns:
         s = stem(noun)
         if not any(stem(w) == s for w in _words(both)):
@@ -355,7 +363,7 @@ def answer(question: str, said: Sequence[Said], encode: Callable[[list[str]], np
         return None  # "What am I called?": nothing to find a sentence by
     rows: list[tuple[Said, str, int]] = []
     for s in said:
-        words = {stem(w) for w in _words(f"{s.resolved} {s.context}")}
+        words = {stem(w) for w in _words(_with_context(s))}
         shared = len(topic & words)
         if not (shared or (kind == "age" and _an_age(s.resolved))) or not _owner_ok(nouns, s) \
                 or not _not_another_s(question, s):
@@ -367,7 +375,7 @@ def answer(question: str, said: Sequence[Said], encode: Callable[[list[str]], np
         return None
     # each sentence alone and with the one beside it ("We sail a yawl." + "She's named Kittiwake."): the better
     vecs = np.asarray(encode([question, *(s.resolved for s, _, _ in rows),
-                              *(f"{s.context} {s.resolved}" for s, _, _ in rows)]), np.float32)
+                              *(_with_context(s) for s, _, _ in rows)]), np.float32)
     sims = vecs[1:] @ vecs[0]
     scores = np.maximum(sims[:len(rows)], sims[len(rows):]) + OVERLAP_BONUS * np.array([n for _, _, n in rows],
                                                                                        np.float32)

@@ -227,9 +227,9 @@ _SOMEONE = tuple(re.compile(rx, re.I) for rx in (
     rf" is called| is named| was called| was named| called| named|,|\s)\s*({_NAME_WORD})",
     rf"\bi (?:have|had|own|keep|got|'ve got|’ve got) an?\s+(?:(?:old|little|big|young|pet)\s+)?({_RELATIONS})\s+"
     rf"(?:called|named)\s+({_NAME_WORD})",
-    rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
     # "My boat is the Mary Ellen": a capitalised name said as what the thing is
     rf"\bmy\s+(?:[a-z]+\s+)?({_NOUN})\s+(?:is|was)\s+(?:the\s+)?({_CAP}(?:\s+{_CAP})?)(?=\s*(?:[,.!;]|$))",
+    rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
 ))
 #: Nouns whose plural does not end in "s" ("two goldfish", "forty sheep").
 _SAME_PLURAL = r"(?:goldfish|fish|sheep|deer|geese|mice|children|people|cattle|salmon|trout|swine)"
@@ -416,7 +416,7 @@ def facts_told(text: str, known: Mapping[str, str] | None = None, before: str = 
                                 "person" if kind_of(rel) == "person" and rel not in _PETS else "thing"))
     for i, rx in enumerate(_SOMEONE):
         for m in rx.finditer(text):
-            rel, name = (m.group(2), m.group(1)) if i == 3 else (m.group(1), m.group(2))
+            rel, name = (m.group(2), m.group(1)) if i == 4 else (m.group(1), m.group(2))
             rel = rel.lower()
             if rel in named or not _is_name(name.split()[0], need_cap=(i > 1 or not re.search(
                     r"(?i)called|named|name is", m.group(0)))):
