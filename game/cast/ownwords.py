@@ -85,12 +85,10 @@ _FIRST = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd ou
 _QUESTION = re.compile(r"\?\s*$|^\s*(?:is|are|am|was|were|do|does|did|can|could|would|will|shall|should|what|who|"
                        r"whom|whose|where|when|why|how|which|have|has)\b", re.I)
 #: First words of a sentence that drops its "I" ("Never could stomach them", "Brought you some fish").
-_DROPPED = re.compile(r"^\s*(?:never|always|can't|cannot|can’t|couldn't|could|can|love|loved|hate|hated|adore|"
+_DROPPED = re.compile(r"^\s*(?:never|always|can't|cannot|can’t|couldn't|could|can|wouldn't|won't|don't|didn't|"
+                      r"love|loved|hate|hated|adore|"
                       r"brought|made|got|found|bought|baked|kept|grew|lived|worked|used to|just|been|[a-z]{3,}ed)\b",
                       re.I)
-
-
-_PRONOUN_FIRST = re.compile(r"^\s*(?:he|she|it|they)\b", re.I)
 
 
 def _words(text: str) -> list[str]:
@@ -114,7 +112,8 @@ def statements(text: str, before: str = "", turn: int = 0) -> list[Said]:
     last_before = (sentences(before) or [""])[-1]
     out: list[Said] = []
     for i, (s, r) in enumerate(zip(said, resolved, strict=True)):
-        after_mine = i > 0 and _PRONOUN_FIRST.match(r) is not None and is_statement(resolved[i - 1])
+        # "We sail a yawl. She's named Kittiwake.", "Got a pup. Answers to Bran.": about the thing just told
+        after_mine = i > 0 and is_statement(resolved[i - 1]) and not re.match(r"\s*[A-Z][a-z]+\s+(?:is|was|has)\b", r)
         if not (is_statement(r) or (after_mine and not _QUESTION.search(r))) or facts_told(r):
             continue  # "We sail a yawl. She's named Kittiwake.": the second is about the player's yawl
         context = said[i - 1] if i > 0 else (last_before or (said[i + 1] if i + 1 < len(said) else ""))
@@ -183,7 +182,8 @@ def asked_kind(question: str) -> AnswerKind:
         return "age"
     if re.search(r"\bhow (?:many|much)\b|\bwhat number\b|\bthe number of\b", q):
         return "number"
-    if re.search(r"\b(?:called|call|named|name|names)\b", q) and owned_nouns(question):
+    if re.search(r"\b(?:called|call|named|name|names)\b|\banswers? to\b|\bgoes by\b|\bgo by\b", q) \
+            and owned_nouns(question):
         return "name"
     if re.search(r"\bwho\b", q) and owned_nouns(question):
         return "who"
@@ -191,7 +191,9 @@ def asked_kind(question: str) -> AnswerKind:
                  r"\bwhat (?:city|town|village|country|place|island|port|county|street)\b", q):
         return "place"
     if re.search(r"\b(?:give|gave|bring|brought|make|made|carve|carved|knit|knitted|bake|baked|get|got|buy|bought|"
-                 r"[a-z]+ed)\s+(?:you|for you)\b|\b(?:present|gift)\b", q):
+                 r"[a-z]+ed)\s+(?:you|for you)\b|\b(?:present|gift)\b|\bdid (?:i|we)\s+(?!(?:tell|ask|say|show|"
+                 r"promise|call|text|warn|remind|teach|owe|mean)\b)[a-z]+(?:\s+(?:up|out|together|over))?\s+"
+                 r"(?:for\s+)?you\b", q):
         return "gift"
     return "any"
 
@@ -212,9 +214,11 @@ _PLACE = re.compile(r"(?i:\b(?:in|at|near|from|on|by|outside|out of|off|round|ar
 _WHEN = re.compile(r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|"
                    r"June|July|August|September|October|November|December|Christmas|Easter)s?")
 #: A place without a capital: "at the cathedral", "in my workshop".
-_PLACE_NOUN = re.compile(r"(?i:\b(at|in|on|near|by|behind|under|outside)\s+((?:the|my|our)\s+[a-z]+(?:\s+[a-z]+)?))")
+_PLACE_NOUN = re.compile(r"(?i:\b(at|in|on|near|by|behind|under|outside)\s+"
+                         r"((?:the|my|our|a|an)\s+[a-z]+(?:\s+[a-z]+)?))")
 _GIFT_TO_HER = re.compile(r"(?i:\bfor you\b|\byours\b|\b[a-z]+\s+you\s+(?:an?|some|the|this|these|that|my|two|three)\b|"
-                          r"\b(?:brought|made|got|bought|baked|found|carried|[a-z]{3,}ed)\s+you\b)")
+                          r"\b(?:brought|made|got|bought|baked|found|carried|[a-z]{3,}ed)\s+you\b|"
+                          r"\b(?:it's|it is|that's|that is)\s+(?:a|your)\s+(?:present|gift)\b)")
 
 
 def _numbers(text: str) -> list[tuple[int, str, int]]:
@@ -265,6 +269,7 @@ _REFLECT = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "y
             "our": "your", "ours": "yours", "we're": "you're", "we've": "you've",
             "your": "my", "yours": "mine", "yourself": "myself", "you're": "I'm", "you've": "I've",
             "you'll": "I'll", "you'd": "I'd"}
+_SUBORDINATE = frozenset("if when that and but because so unless as than until while though whether".split())
 _SUBJECT_NEXT = frozenset("are were have had can could will would should do did don't didn't won't can't "
                           "must may might never always really".split())
 
@@ -282,7 +287,8 @@ def reflect(sentence: str) -> str:
         nxt = next((t.lower() for t in tokens[i + 1:] if t.strip()), "")
         prev = next((t.lower() for t in reversed(tokens[:i]) if t.strip()), "")
         if low == "you":
-            said = "I" if nxt in _SUBJECT_NEXT or i == 0 else "me"
+            subject = i == 0 or nxt in _SUBJECT_NEXT or prev in _SUBORDINATE or nxt.endswith("ed")
+            said = "I" if subject else "me"
         elif low in ("was", "wasn't") and prev == "i":
             said = "were" if low == "was" else "weren't"
         elif low == "are" and prev == "you":
@@ -297,7 +303,8 @@ def reflect(sentence: str) -> str:
         reflected = "you " + reflected[:1].lower() + reflected[1:]
     first = reflected.split(" ", 1)[0]
     if first.lower() in {"you", "your", "you're", "you've", "you'd", "you'll", "the", "a", "an", "what", "things",
-                         "honestly", "well"}:
+                         "honestly", "well", "top", "nothing", "everything", "something", "if", "when", "this",
+                         "that", "these", "those", "some", "all", "every"} or first.lower().endswith("ing"):
         reflected = reflected[:1].lower() + reflected[1:]
     return reflected
 
@@ -320,7 +327,8 @@ _UNRESOLVED = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their)\b", r
 def _with_context(said: Said) -> str:
     """The sentence, with the one beside it when a pronoun in it was left unresolved ("She's named
     Kittiwake." needs "We sail a yawl."); else the sentence alone (a neighbour's words are not its)."""
-    return f"{said.context} {said.resolved}" if _UNRESOLVED.search(said.resolved) else said.resolved
+    alone = _UNRESOLVED.search(said.resolved) or not is_statement(said.resolved)
+    return f"{said.context} {said.resolved}" if alone else said.resolved
 
 
 def _owner_ok(nouns: Sequence[str], said: Said) -> bool:
@@ -395,7 +403,7 @@ def _an_age(text: str) -> bool:
         return False
     after = _words(text[found[0][2]:])[:1]
     return not after or after[0] in ("last", "next", "this", "come", "in", "on", "and", "though", "god", "now",
-                                     "since")
+                                     "since", "i")
 
 
 def _value(kind: AnswerKind, question: str, s: Said, nouns: Sequence[str], topic: set[str]) -> str:

@@ -157,7 +157,8 @@ FOREIGN_NAME_FORMS = (r"je m['’ ]?appelle|mon nom est|moi c'est|moi c’est|me
                       r"il mio nome è|ich heiße|ich heisse|mein name ist|ik heet|mijn naam is|meu nome é|chamo-me")
 
 _NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), cap) for rx, cap in (
-    (rf"(?i:\b(?:my name is|my name's|call me|i am called|i'm called|i’m called|they call me|the name's|name's|"
+    (rf"(?i:\b(?:my name is|my name's|the name is|call me|everyone calls me|"
+     rf"i am called|i'm called|i’m called|they call me|the name's|name's|"
      rf"my friends call me|people call me|{FOREIGN_NAME_FORMS}))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
     (rf"(?i:\b(?:i'm|i’m|i am|im))\s+({_CAP})(?:,?\s+({_CAP}))?(?:\s*,\s*({_CAP})\s+({_CAP}))?"
      rf"(?=\s*(?:[,.!;:]|$|\s+(?:and|by the way|from|here|by|of)\b))", True),
@@ -202,6 +203,7 @@ _AGE = tuple(re.compile(rx, re.I) for rx in (
     rf"\b(?:i'm|i’m|i am|im)\s+({NUMBER_WORD})(?:\s+(?:years?|yrs?)(?:\s+old)?|\s*$|\s*[,.!;]|(?<=\s)and\b)",
     rf"\bi (?:just )?turned\s+({NUMBER_WORD})\b",
     rf"\bmy age is\s+({NUMBER_WORD})\b",
+    rf"^\s*({NUMBER_WORD})\s*(?:i am|i'm|i’m)\b",  # "Fifty-seven I am, and not a grey hair."
     rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this|come|in|on|at)\b",
 ))
 _HOME = re.compile(rf"(?i:\b(?:i live in|i live on|i live at|i'm from|i’m from|i am from|i come from|i grew up in|"
