@@ -21,6 +21,12 @@ relation, pet or count the line names that thing. Nothing is matched for a fact
 she has not been told: the model answers, and the verifier keeps it from making one
 up.
 
+An ask for the player's name is read by meaning (:meth:`Grounding.asks_name`: MiniLM over
+:data:`NAME_ASKS`, which must beat :data:`NOT_NAME_ASKS`), question or not ("Bet you've forgotten my
+name."). A first-person question no belief answers may be about the player's own words, kept by
+her memory (:meth:`Grounding.own_words`, :mod:`game.cast.ownwords`): said back in her voice, id
+``said.<turn>``.
+
 A question in the player's own person that matches no fact well enough may still be
 *about* one ("Which treat did I say I'm fond of?" after "I love honey cake"):
 :meth:`Grounding.hint` returns the closest told fact at or above :data:`HINT_FLOOR`

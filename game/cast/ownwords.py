@@ -97,10 +97,13 @@ def _words(text: str) -> list[str]:
 
 def is_statement(sentence: str) -> bool:
     """Whether ``sentence`` is the player telling something of themselves: not a question, and it
-    speaks in the first person or drops its "I" (:data:`_DROPPED`)."""
+    speaks in the first person or drops its "I" (:data:`_DROPPED`, or a past form of :data:`_IRREGULAR`:
+    "Took in a stray last winter.")."""
     if not sentence.strip() or _QUESTION.search(sentence):
         return False
-    return bool(set(_words(sentence)) & _FIRST) or bool(_DROPPED.match(sentence))
+    words = _words(sentence)
+    return bool(set(words) & _FIRST) or bool(_DROPPED.match(sentence)) or (
+        bool(words) and words[0] in _IRREGULAR and _IRREGULAR[words[0]] != words[0] and words[0] not in _NOUN_FORMS)
 
 
 def statements(text: str, before: str = "", turn: int = 0) -> list[Said]:
@@ -133,6 +136,10 @@ _IRREGULAR = {"brought": "bring", "made": "make", "gave": "give", "got": "get", 
 #: Words a player uses for the same thing of theirs, stemmed alike ("my line of work" ~ "my trade").
 _SAME = {w: "work" for w in "job trade profession occupation career craft living work".split()} | {
     w: "home" for w in "home hometown house flat".split()}
+
+
+#: Forms in :data:`_IRREGULAR` that are nouns, not past verbs (never a sentence that drops its "I").
+_NOUN_FORMS = frozenset("children people mice geese wives born".split())
 
 
 def stem(word: str) -> str:

@@ -35,6 +35,15 @@ favourite     "my favourite colour is green"                             ``playe
 gift          "I brought you X", "I made you X", "here's X for you"      ``player.gave`` (a list)
 ============  =========================================================  ============================
 
+Also: a name said alone then owned ("Tove. That's me.", "Marit's the name"); the name of any noun of the
+player's ("my grandson's called Nils", "my boat is the Mary Ellen", "two goldfish, Salt and Pepper");
+counts fronted or hedged ("Five pipes I own", "something like six hundred rocks"); likes as a list or a
+definition ("Things I adore: X", "X is my favourite thing"); dislikes without "I" ("Never could
+stomach X"); a gift by any verb of making ("I knitted this scarf for you", "I carved you a spoon").
+Pronouns are resolved first (:mod:`game.cast.coref`), so "I've a ferret. He's called Juniper." and
+"Eels. Can't abide them." are read as if the noun were said again. What no pattern reads is still
+kept in the player's own words (:mod:`game.cast.ownwords`).
+
 Numbers may be digits or words ("forty-one", "two hundred"): :func:`parse_number`.
 A line that asks ("is my dog called Rex?") or denies ("my name isn't Bob") tells
 nothing; hedges are not names ("I'm tired", "I'm not sure": :data:`NOT_NAMES`).
