@@ -111,9 +111,10 @@ def run_talks(talks: list[dict[str, Any]], filler: list[str], show: bool) -> lis
         for a in talk["asks"]:
             reply = pipe.reply(a["ask"], turn + 1)
             fid = str(reply.check.get("fact", "") or reply.authored_id)
-            told_path = fid.startswith(("told.", "said.", "answer.name")) or (
-                fid.startswith("answer.") and "{{user}}" in next(
-                    (x.answer for x in card.answers if f"answer.{x.id}" == fid), ""))
+            # an authored answer with the player's name counts as the told path once she knows the name
+            # (before, it says the card's "you haven't said" line: no value, not a false recall)
+            told_path = fid.startswith(("told.", "said.")) or (bool(memory.player_name) and "{{user}}" in next(
+                (x.answer for x in card.answers if f"answer.{x.id}" == fid), ""))
             expect = [str(e) for e in a["expect"]]
             hit = bool(expect) and said(reply.text, expect)
             false = not hit and (told_path or fid.startswith("card."))

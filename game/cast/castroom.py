@@ -80,6 +80,7 @@ from game.cast.dialogue import (
     addressed_to,
     facts_from_card,
     facts_from_memory,
+    perspective,
     pipeline_for,
 )
 from game.cast.factsheet import quantities
@@ -213,6 +214,8 @@ class PlayerKnowledge(AuthoredKnowledge):
         m = super().match(text)
         if m is None or owners_differ(text, m.question):
             return None
+        if perspective(text) == (True, False) and perspective(m.question) == (False, True):
+            return None  # "What does everyone call me?" is not "What do people call you?"
         if asks_anothers_name(text) and re.search(r"(?i)\bname|\bcalled\b", m.question):
             return None  # "What's my daughter's name?" is not a question about the player's or her name
         if "{{user}}" not in m.answer.answer:

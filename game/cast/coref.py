@@ -19,6 +19,7 @@ he, him, his        a person or an animal, singular
 she, her, hers      a person or an animal, singular
 it, its             a thing or an animal, singular
 they, them, their   anything plural; else a person (singular "they")
+the stuff           a thing ("Liquorice? Can't stand the stuff.")
 ==================  ======================================================
 
 :func:`resolve` rewrites each resolved pronoun as its mention ("he's" -> "my ferret's", "them" ->
@@ -67,8 +68,9 @@ _HAVE = re.compile(
 _NP_END = frozenset("in on at from for of with to and or but that which who by near as than out up off".split())
 #: A sentence that is a bare noun phrase: "Eels." "Mushrooms, now." "Olives and figs."
 _BARE = re.compile(r"^\s*(?:the\s+)?([A-Za-z][a-z-]+(?:\s+(?:and|or)\s+[a-z-]+)?)\s*(?:,\s*(?:now|then|though|mind))?"
-                   r"\s*[.!]?\s*$", re.I)
-_PRONOUN = re.compile(r"\b(he|him|his|she|her|hers|it|its|they|them|their)(['’]s|['’]re|['’]ll|['’]d)?\b", re.I)
+                   r"\s*[.!?]?\s*$", re.I)
+_PRONOUN = re.compile(r"\b(he|him|his|she|her|hers|it|its|they|them|their|the stuff|that stuff)"
+                      r"(['’]s|['’]re|['’]ll|['’]d)?\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 #: Words after "her" that keep it an object ("feeding her this week", "minding her until Sunday");
 #: any other word after it makes it a possessive ("her name").
@@ -149,6 +151,8 @@ def _fits(pronoun: str, m: Mention) -> bool:
         return not m.plural and m.kind in ("person", "animal")
     if p in ("it", "its"):
         return not m.plural and m.kind in ("thing", "animal")
+    if p.endswith("stuff"):  # "Liquorice? Can't stand the stuff."
+        return m.kind == "thing"
     return m.plural or m.kind == "person"
 
 

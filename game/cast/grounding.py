@@ -21,6 +21,12 @@ relation, pet or count the line names that thing. Nothing is matched for a fact
 she has not been told: the model answers, and the verifier keeps it from making one
 up.
 
+An ask for the player's name is read by meaning (:meth:`Grounding.asks_name`: MiniLM over
+:data:`NAME_ASKS`, which must beat :data:`NOT_NAME_ASKS`), question or not ("Bet you've forgotten my
+name."). A first-person question no belief answers may be about the player's own words, kept by
+her memory (:meth:`Grounding.own_words`, :mod:`game.cast.ownwords`): said back in her voice, id
+``said.<turn>``.
+
 A question in the player's own person that matches no fact well enough may still be
 *about* one ("Which treat did I say I'm fond of?" after "I love honey cake"):
 :meth:`Grounding.hint` returns the closest told fact at or above :data:`HINT_FLOOR`
@@ -345,7 +351,7 @@ _TOLD_FRAME = re.compile(r"(?i)\b(?:(?:do|did|can|could|would|will) you\s+(?:sti
                          r"name|say)|you (?:remember|recall|know)|(?:tell|told|say to|said to|mention(?:ed)? to|"
                          r"give|gave|bring|brought|carry|carried|make|made|hand|handed|show|showed) you|"
                          r"remind me|tell me|(?<=\bdid i )(?!(?:tell|ask|say|show|promise|call|text|warn|remind|teach|"
-                         r"owe|mean)\b)[a-z]+\s+(?:for\s+)?you)\b")
+                         r"owe|mean)\b)[a-z]+\s+(?:(?:up|out|together|over)\s+)?(?:for\s+)?you)\b")
 _THIRD = frozenset("he she him her his hers they them".split())  # not "it": "what is it I said..."
 #: A line that asks the name of someone else: "my friend's name", "what's my dog called", "her name".
 _THEIR_NAME = re.compile(r"(?i)\bname\s+(?:my|our)\s+(?!self\b)[a-z]+|"
@@ -363,8 +369,8 @@ def asks_anothers_name(text: str) -> bool:
 #: A question word, or a request to be told (:meth:`Grounding.own_words` answers only these).
 _WH = re.compile(r"(?i)\b(?:what|which|who|whom|where|when|how)\b|\bremind me\b|\btell me\b")
 #: A question asking what to do, not what was said ("What should I do?", "Where can I sleep?").
-_ADVICE = re.compile(r"(?i)\b(?:should|shall|could|can|may|might|must|would)\s+(?:i|we)\b(?!\s+(?:never|not|ever)\b)")
-_FIRST_OWN = frozenset("i my mine myself i'm i've i'd we our we've we're".split())
+_ADVICE = re.compile(r"(?i)\b(?:should|shall|could|can|may|might|must)\s+(?:i|we)\b(?!\s+(?:never|not|ever)\b)")
+_FIRST_OWN = frozenset("i me my mine myself i'm i've i'd we our we've we're".split())
 
 
 def recall_groups(text: str) -> set[str]:

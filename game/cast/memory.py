@@ -661,7 +661,8 @@ class Memory:
 
     # -- saving --------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """JSON-able dict: texts, kinds, turns, importances, history, pinned facts, beliefs (no vectors)."""
+        """JSON-able dict: texts, kinds, turns, importances, history, pinned facts, beliefs, the player's
+        own words (:attr:`said`; no vectors)."""
         saved = _SavedMemory(
             card=self.card.id, now=self.now, pinned=dict(self.pinned), history=list(self.history),
             texts=list(self.store.texts), kinds=list(self.store.kinds),

@@ -85,12 +85,10 @@ _FIRST = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd ou
 _QUESTION = re.compile(r"\?\s*$|^\s*(?:is|are|am|was|were|do|does|did|can|could|would|will|shall|should|what|who|"
                        r"whom|whose|where|when|why|how|which|have|has)\b", re.I)
 #: First words of a sentence that drops its "I" ("Never could stomach them", "Brought you some fish").
-_DROPPED = re.compile(r"^\s*(?:never|always|can't|cannot|can’t|couldn't|could|can|love|loved|hate|hated|adore|"
+_DROPPED = re.compile(r"^\s*(?:never|always|can't|cannot|can’t|couldn't|could|can|wouldn't|won't|don't|didn't|"
+                      r"love|loved|hate|hated|adore|"
                       r"brought|made|got|found|bought|baked|kept|grew|lived|worked|used to|just|been|[a-z]{3,}ed)\b",
                       re.I)
-
-
-_PRONOUN_FIRST = re.compile(r"^\s*(?:he|she|it|they)\b", re.I)
 
 
 def _words(text: str) -> list[str]:
@@ -99,10 +97,13 @@ def _words(text: str) -> list[str]:
 
 def is_statement(sentence: str) -> bool:
     """Whether ``sentence`` is the player telling something of themselves: not a question, and it
-    speaks in the first person or drops its "I" (:data:`_DROPPED`)."""
+    speaks in the first person or drops its "I" (:data:`_DROPPED`, or a past form of :data:`_IRREGULAR`:
+    "Took in a stray last winter.")."""
     if not sentence.strip() or _QUESTION.search(sentence):
         return False
-    return bool(set(_words(sentence)) & _FIRST) or bool(_DROPPED.match(sentence))
+    words = _words(sentence)
+    return bool(set(words) & _FIRST) or bool(_DROPPED.match(sentence)) or (
+        bool(words) and words[0] in _IRREGULAR and _IRREGULAR[words[0]] != words[0] and words[0] not in _NOUN_FORMS)
 
 
 def statements(text: str, before: str = "", turn: int = 0) -> list[Said]:
@@ -114,7 +115,8 @@ def statements(text: str, before: str = "", turn: int = 0) -> list[Said]:
     last_before = (sentences(before) or [""])[-1]
     out: list[Said] = []
     for i, (s, r) in enumerate(zip(said, resolved, strict=True)):
-        after_mine = i > 0 and _PRONOUN_FIRST.match(r) is not None and is_statement(resolved[i - 1])
+        # "We sail a yawl. She's named Kittiwake.", "Got a pup. Answers to Bran.": about the thing just told
+        after_mine = i > 0 and is_statement(resolved[i - 1]) and not re.match(r"\s*[A-Z][a-z]+\s+(?:is|was|has)\b", r)
         if not (is_statement(r) or (after_mine and not _QUESTION.search(r))) or facts_told(r):
             continue  # "We sail a yawl. She's named Kittiwake.": the second is about the player's yawl
         context = said[i - 1] if i > 0 else (last_before or (said[i + 1] if i + 1 < len(said) else ""))
@@ -134,6 +136,10 @@ _IRREGULAR = {"brought": "bring", "made": "make", "gave": "give", "got": "get", 
 #: Words a player uses for the same thing of theirs, stemmed alike ("my line of work" ~ "my trade").
 _SAME = {w: "work" for w in "job trade profession occupation career craft living work".split()} | {
     w: "home" for w in "home hometown house flat".split()}
+
+
+#: Forms in :data:`_IRREGULAR` that are nouns, not past verbs (never a sentence that drops its "I").
+_NOUN_FORMS = frozenset("children people mice geese wives born".split())
 
 
 def stem(word: str) -> str:
@@ -183,7 +189,8 @@ def asked_kind(question: str) -> AnswerKind:
         return "age"
     if re.search(r"\bhow (?:many|much)\b|\bwhat number\b|\bthe number of\b", q):
         return "number"
-    if re.search(r"\b(?:called|call|named|name|names)\b", q) and owned_nouns(question):
+    if re.search(r"\b(?:called|call|named|name|names)\b|\banswers? to\b|\bgoes by\b|\bgo by\b", q) \
+            and owned_nouns(question):
         return "name"
     if re.search(r"\bwho\b", q) and owned_nouns(question):
         return "who"
@@ -191,7 +198,9 @@ def asked_kind(question: str) -> AnswerKind:
                  r"\bwhat (?:city|town|village|country|place|island|port|county|street)\b", q):
         return "place"
     if re.search(r"\b(?:give|gave|bring|brought|make|made|carve|carved|knit|knitted|bake|baked|get|got|buy|bought|"
-                 r"[a-z]+ed)\s+(?:you|for you)\b|\b(?:present|gift)\b", q):
+                 r"[a-z]+ed)\s+(?:you|for you)\b|\b(?:present|gift)\b|\bdid (?:i|we)\s+(?!(?:tell|ask|say|show|"
+                 r"promise|call|text|warn|remind|teach|owe|mean)\b)[a-z]+(?:\s+(?:up|out|together|over))?\s+"
+                 r"(?:for\s+)?you\b", q):
         return "gift"
     return "any"
 
@@ -212,9 +221,11 @@ _PLACE = re.compile(r"(?i:\b(?:in|at|near|from|on|by|outside|out of|off|round|ar
 _WHEN = re.compile(r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|"
                    r"June|July|August|September|October|November|December|Christmas|Easter)s?")
 #: A place without a capital: "at the cathedral", "in my workshop".
-_PLACE_NOUN = re.compile(r"(?i:\b(at|in|on|near|by|behind|under|outside)\s+((?:the|my|our)\s+[a-z]+(?:\s+[a-z]+)?))")
+_PLACE_NOUN = re.compile(r"(?i:\b(at|in|on|near|by|behind|under|outside)\s+"
+                         r"((?:the|my|our|a|an)\s+[a-z]+(?:\s+[a-z]+)?))")
 _GIFT_TO_HER = re.compile(r"(?i:\bfor you\b|\byours\b|\b[a-z]+\s+you\s+(?:an?|some|the|this|these|that|my|two|three)\b|"
-                          r"\b(?:brought|made|got|bought|baked|found|carried|[a-z]{3,}ed)\s+you\b)")
+                          r"\b(?:brought|made|got|bought|baked|found|carried|[a-z]{3,}ed)\s+you\b|"
+                          r"\b(?:it's|it is|that's|that is)\s+(?:a|your)\s+(?:present|gift)\b)")
 
 
 def _numbers(text: str) -> list[tuple[int, str, int]]:
@@ -265,6 +276,7 @@ _REFLECT = {"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "y
             "our": "your", "ours": "yours", "we're": "you're", "we've": "you've",
             "your": "my", "yours": "mine", "yourself": "myself", "you're": "I'm", "you've": "I've",
             "you'll": "I'll", "you'd": "I'd"}
+_SUBORDINATE = frozenset("if when that and but because so unless as than until while though whether".split())
 _SUBJECT_NEXT = frozenset("are were have had can could will would should do did don't didn't won't can't "
                           "must may might never always really".split())
 
@@ -282,7 +294,8 @@ def reflect(sentence: str) -> str:
         nxt = next((t.lower() for t in tokens[i + 1:] if t.strip()), "")
         prev = next((t.lower() for t in reversed(tokens[:i]) if t.strip()), "")
         if low == "you":
-            said = "I" if nxt in _SUBJECT_NEXT or i == 0 else "me"
+            subject = i == 0 or nxt in _SUBJECT_NEXT or prev in _SUBORDINATE or nxt.endswith("ed")
+            said = "I" if subject else "me"
         elif low in ("was", "wasn't") and prev == "i":
             said = "were" if low == "was" else "weren't"
         elif low == "are" and prev == "you":
@@ -297,7 +310,8 @@ def reflect(sentence: str) -> str:
         reflected = "you " + reflected[:1].lower() + reflected[1:]
     first = reflected.split(" ", 1)[0]
     if first.lower() in {"you", "your", "you're", "you've", "you'd", "you'll", "the", "a", "an", "what", "things",
-                         "honestly", "well"}:
+                         "honestly", "well", "top", "nothing", "everything", "something", "if", "when", "this",
+                         "that", "these", "those", "some", "all", "every"} or first.lower().endswith("ing"):
         reflected = reflected[:1].lower() + reflected[1:]
     return reflected
 
@@ -314,10 +328,19 @@ def say_back(kind: AnswerKind, value: str, noun: str, said: Said) -> str:
     return f"You said {reflect(said.resolved)}."
 
 
+_UNRESOLVED = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their)\b", re.I)
+
+
+def _with_context(said: Said) -> str:
+    """The sentence, with the one beside it when a pronoun in it was left unresolved ("She's named
+    Kittiwake." needs "We sail a yawl."); else the sentence alone (a neighbour's words are not its)."""
+    alone = _UNRESOLVED.search(said.resolved) or not is_statement(said.resolved)
+    return f"{said.context} {said.resolved}" if alone else said.resolved
+
+
 def _owner_ok(nouns: Sequence[str], said: Said) -> bool:
-    """Every noun the question owns is in the sentence or beside it, and not owned there by someone
-    else ("my friend's name" is not "my name")."""
-    both = f"{said.resolved} {said.context}".lower()
+    """Every noun the question owns is in the sentence (or beside it, for a pronoun: :func:`_with_context`)."""
+    both = _with_context(said).lower()
     for noun in nouns:
         s = stem(noun)
         if not any(stem(w) == s for w in _words(both)):
@@ -355,7 +378,7 @@ def answer(question: str, said: Sequence[Said], encode: Callable[[list[str]], np
         return None  # "What am I called?": nothing to find a sentence by
     rows: list[tuple[Said, str, int]] = []
     for s in said:
-        words = {stem(w) for w in _words(f"{s.resolved} {s.context}")}
+        words = {stem(w) for w in _words(_with_context(s))}
         shared = len(topic & words)
         if not (shared or (kind == "age" and _an_age(s.resolved))) or not _owner_ok(nouns, s) \
                 or not _not_another_s(question, s):
@@ -367,7 +390,7 @@ def answer(question: str, said: Sequence[Said], encode: Callable[[list[str]], np
         return None
     # each sentence alone and with the one beside it ("We sail a yawl." + "She's named Kittiwake."): the better
     vecs = np.asarray(encode([question, *(s.resolved for s, _, _ in rows),
-                              *(f"{s.context} {s.resolved}" for s, _, _ in rows)]), np.float32)
+                              *(_with_context(s) for s, _, _ in rows)]), np.float32)
     sims = vecs[1:] @ vecs[0]
     scores = np.maximum(sims[:len(rows)], sims[len(rows):]) + OVERLAP_BONUS * np.array([n for _, _, n in rows],
                                                                                        np.float32)
@@ -387,7 +410,7 @@ def _an_age(text: str) -> bool:
         return False
     after = _words(text[found[0][2]:])[:1]
     return not after or after[0] in ("last", "next", "this", "come", "in", "on", "and", "though", "god", "now",
-                                     "since")
+                                     "since", "i")
 
 
 def _value(kind: AnswerKind, question: str, s: Said, nouns: Sequence[str], topic: set[str]) -> str:

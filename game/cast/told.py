@@ -35,6 +35,15 @@ favourite     "my favourite colour is green"                             ``playe
 gift          "I brought you X", "I made you X", "here's X for you"      ``player.gave`` (a list)
 ============  =========================================================  ============================
 
+Also: a name said alone then owned ("Tove. That's me.", "Marit's the name"); the name of any noun of the
+player's ("my grandson's called Nils", "my boat is the Mary Ellen", "two goldfish, Salt and Pepper");
+counts fronted or hedged ("Five pipes I own", "something like six hundred rocks"); likes as a list or a
+definition ("Things I adore: X", "X is my favourite thing"); dislikes without "I" ("Never could
+stomach X"); a gift by any verb of making ("I knitted this scarf for you", "I carved you a spoon").
+Pronouns are resolved first (:mod:`game.cast.coref`), so "I've a ferret. He's called Juniper." and
+"Eels. Can't abide them." are read as if the noun were said again. What no pattern reads is still
+kept in the player's own words (:mod:`game.cast.ownwords`).
+
 Numbers may be digits or words ("forty-one", "two hundred"): :func:`parse_number`.
 A line that asks ("is my dog called Rex?") or denies ("my name isn't Bob") tells
 nothing; hedges are not names ("I'm tired", "I'm not sure": :data:`NOT_NAMES`).
@@ -157,7 +166,8 @@ FOREIGN_NAME_FORMS = (r"je m['’ ]?appelle|mon nom est|moi c'est|moi c’est|me
                       r"il mio nome è|ich heiße|ich heisse|mein name ist|ik heet|mijn naam is|meu nome é|chamo-me")
 
 _NAME_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = tuple((re.compile(rx), cap) for rx, cap in (
-    (rf"(?i:\b(?:my name is|my name's|call me|i am called|i'm called|i’m called|they call me|the name's|name's|"
+    (rf"(?i:\b(?:my name is|my name's|the name is|call me|everyone calls me|"
+     rf"i am called|i'm called|i’m called|they call me|the name's|name's|"
      rf"my friends call me|people call me|{FOREIGN_NAME_FORMS}))\s+({_NAME_WORD})(?:\s+({_NAME_WORD}))?", False),
     (rf"(?i:\b(?:i'm|i’m|i am|im))\s+({_CAP})(?:,?\s+({_CAP}))?(?:\s*,\s*({_CAP})\s+({_CAP}))?"
      rf"(?=\s*(?:[,.!;:]|$|\s+(?:and|by the way|from|here|by|of)\b))", True),
@@ -202,6 +212,7 @@ _AGE = tuple(re.compile(rx, re.I) for rx in (
     rf"\b(?:i'm|i’m|i am|im)\s+({NUMBER_WORD})(?:\s+(?:years?|yrs?)(?:\s+old)?|\s*$|\s*[,.!;]|(?<=\s)and\b)",
     rf"\bi (?:just )?turned\s+({NUMBER_WORD})\b",
     rf"\bmy age is\s+({NUMBER_WORD})\b",
+    rf"^\s*({NUMBER_WORD})\s*(?:i am|i'm|i’m)\b",  # "Fifty-seven I am, and not a grey hair."
     rf"\bi(?:'ll| will) be\s+({NUMBER_WORD})\s+(?:next|this|come|in|on|at)\b",
 ))
 _HOME = re.compile(rf"(?i:\b(?:i live in|i live on|i live at|i'm from|i’m from|i am from|i come from|i grew up in|"
@@ -227,9 +238,9 @@ _SOMEONE = tuple(re.compile(rx, re.I) for rx in (
     rf" is called| is named| was called| was named| called| named|,|\s)\s*({_NAME_WORD})",
     rf"\bi (?:have|had|own|keep|got|'ve got|’ve got) an?\s+(?:(?:old|little|big|young|pet)\s+)?({_RELATIONS})\s+"
     rf"(?:called|named)\s+({_NAME_WORD})",
-    rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
     # "My boat is the Mary Ellen": a capitalised name said as what the thing is
     rf"\bmy\s+(?:[a-z]+\s+)?({_NOUN})\s+(?:is|was)\s+(?:the\s+)?({_CAP}(?:\s+{_CAP})?)(?=\s*(?:[,.!;]|$))",
+    rf"\b({_CAP}),?\s+(?:is\s+)?my\s+(?:(?:old|little|big|younger|older|late|dear|pet)\s+)?({_RELATIONS})\b",
 ))
 #: Nouns whose plural does not end in "s" ("two goldfish", "forty sheep").
 _SAME_PLURAL = r"(?:goldfish|fish|sheep|deer|geese|mice|children|people|cattle|salmon|trout|swine)"
@@ -416,7 +427,7 @@ def facts_told(text: str, known: Mapping[str, str] | None = None, before: str = 
                                 "person" if kind_of(rel) == "person" and rel not in _PETS else "thing"))
     for i, rx in enumerate(_SOMEONE):
         for m in rx.finditer(text):
-            rel, name = (m.group(2), m.group(1)) if i == 3 else (m.group(1), m.group(2))
+            rel, name = (m.group(2), m.group(1)) if i == 4 else (m.group(1), m.group(2))
             rel = rel.lower()
             if rel in named or not _is_name(name.split()[0], need_cap=(i > 1 or not re.search(
                     r"(?i)called|named|name is", m.group(0)))):

@@ -160,3 +160,23 @@ def test_another_s_name_is_not_the_player_s(eve: Any, embedder: Any, ask: str) -
 
 def test_my_friend_s_name_is_not_the_player_s_name() -> None:
     assert not [f for f in facts_told("My friend's name is Agnes.") if f.entity == "player"]
+
+
+def test_a_sentence_that_drops_its_subject_after_a_statement_is_kept_with_it(eve: Any, embedder: Any) -> None:
+    memory, pipe = _talk(eve, embedder, ["Took in a stray tabby last winter. Goes by Marmalade now."])
+    text, fid = _ask(pipe, memory, "What does my tabby go by?")
+    assert "Marmalade" in text and fid.startswith(("said.", "told.")), (text, fid)
+
+
+def test_the_stuff_points_back_to_what_was_named() -> None:
+    assert [(f.key, f.value) for f in facts_told("Turnips? I can't stand the stuff.")] == [("dislikes", "turnips")]
+
+
+def test_an_age_said_before_i_am() -> None:
+    assert [(f.key, f.value) for f in facts_told("Eighty-one I am, and still rowing.")] == [("age", "81")]
+
+
+def test_what_folk_call_the_player_is_not_answered_with_her_own_name(eve: Any, embedder: Any) -> None:
+    memory, pipe = _talk(eve, embedder, ["Everyone calls me Wilhelmina."])
+    text, _ = _ask(pipe, memory, "What does everybody call me?")
+    assert "Wilhelmina" in text and "Eve" not in text, text
