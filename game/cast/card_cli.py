@@ -118,8 +118,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("characters") / f"{card.id}.yaml"
     if out.exists() and not args.force:
         raise CardError("the file exists", where=str(out), hint="pass --force to overwrite it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(card_yaml(card, out), encoding="utf-8")
+    text = card_yaml(card, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a file where its folder should be, no permission, a full disk
+        why = "a file is in the way of its folder" if isinstance(exc, FileExistsError | NotADirectoryError) \
+            else exc.strerror or str(exc)
+        raise CardError(f"cannot write the card: {why}", where=str(out)) from exc
     load_card(out)  # what was written reads back
     console.print(f"{out}: {card.name}, {counted(len(card.greetings), 'greeting')}, "
                   f"{counted(len(card.lorebook.entries), 'lore entry')}")

@@ -188,6 +188,10 @@ class ErrorStore:
                 self._db.commit()
         except sqlite3.DatabaseError as exc:
             raise ErrorBankError(f"cannot open the error bank: {exc}", where=str(path)) from exc
+        except OSError as exc:  # its folder cannot be made: a file is in the way, no permission
+            why = ("a file is in the way" if isinstance(exc, FileExistsError | NotADirectoryError)
+                   else exc.strerror or str(exc))
+            raise ErrorBankError(f"cannot create the error bank's folder: {why}", where=str(self.path.parent)) from exc
 
     # -- writing -------------------------------------------------------------------
     def add(self, case: Case) -> int:

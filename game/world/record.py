@@ -25,9 +25,12 @@ To burn them in for a player that shows no tracks (a browser):
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import threading
 import wave
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,29 @@ READ_CPS = 15.0
 #: Shortest and longest time one subtitle stays up, seconds.
 MIN_CUE_S = 1.2
 MAX_CUE_S = 7.0
+
+
+@contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) until the block is done, then raise its ``KeyboardInterrupt``.
+
+    A ``KeyboardInterrupt`` raised inside ``imageio_ffmpeg.write_frames`` makes it kill ffmpeg
+    (its ``BaseException`` branch), so the video so far never gets its index and is lost; held to
+    the end of a write, the interrupt stops the game with the frames given so far intact. Only in
+    the main thread and while Python's own SIGINT handler is set (no other handler is replaced).
+    """
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    hit: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: hit.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hit:
+        raise KeyboardInterrupt
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,8 @@ class Recorder:
             output_params=["-crf", "20", "-preset", "veryfast", "-threads", "1",
                            "-fflags", "+bitexact", "-flags:v", "+bitexact", "-map_metadata", "-1"])
         self._writer.send(None)
+        #: Why ffmpeg stopped taking frames (it died, or its disk is full), once it has; ``""`` while it takes them.
+        self._failed = ""
         self._wav = wave.open(str(self._wav_path), "wb")
         self._wav.setnchannels(1)
         self._wav.setsampwidth(2)
@@ -204,29 +232,43 @@ class Recorder:
         self._write(frames, audio)
 
     def _write(self, frames: np.ndarray, audio: np.ndarray | None) -> None:
-        for f in frames:
-            self._writer.send(np.ascontiguousarray(f))
-        self.frames += frames.shape[0]
-        want = max(0, round(self.frames * self.audio_rate / self.fps) - self.samples)
-        sound = np.zeros(0, np.float32) if audio is None else np.asarray(audio, np.float32).reshape(-1)
-        n = max(want, sound.shape[0], self._carry.shape[0])
-        mixed = np.zeros(n, np.float32)
-        mixed[:sound.shape[0]] += sound
-        mixed[:self._carry.shape[0]] += self._carry
-        self._carry = mixed[want:]
-        pcm = (np.clip(mixed[:want], -1.0, 1.0) * 32767).astype("<i2")
-        self._wav.writeframes(pcm.tobytes())
-        self.samples += pcm.shape[0]
+        if self._failed:
+            raise BackendError(f"the recording stopped at frame {self.frames}: {self._failed}", where=str(self.path))
+        with _interrupt_after():  # the frames, their count and their sound stay in step
+            try:
+                for f in frames:
+                    self._writer.send(np.ascontiguousarray(f))
+            except (OSError, StopIteration) as exc:  # imageio's IOError for a broken pipe; a writer already done
+                self._failed = "ffmpeg stopped taking frames (" + (str(exc).splitlines() or ["it exited"])[0] + ")"
+                raise BackendError(f"the recording stopped at frame {self.frames}: {self._failed}",
+                                   where=str(self.path), hint="is the disk full?") from exc
+            self.frames += frames.shape[0]
+            want = max(0, round(self.frames * self.audio_rate / self.fps) - self.samples)
+            sound = np.zeros(0, np.float32) if audio is None else np.asarray(audio, np.float32).reshape(-1)
+            n = max(want, sound.shape[0], self._carry.shape[0])
+            mixed = np.zeros(n, np.float32)
+            mixed[:sound.shape[0]] += sound
+            mixed[:self._carry.shape[0]] += self._carry
+            self._carry = mixed[want:]
+            pcm = (np.clip(mixed[:want], -1.0, 1.0) * 32767).astype("<i2")
+            self._wav.writeframes(pcm.tobytes())
+            self.samples += pcm.shape[0]
 
     def close(self) -> Path:
         """Finish and mux (with the subtitles, written beside it as ``.srt`` too); returns the MP4 path.
 
         Raises:
-            game.errors.BackendError: ffmpeg failed (the video-only file is kept).
+            game.errors.BackendError: ffmpeg failed, now or while frames were written (the video-only
+                file and the sound are kept).
         """
-        self._hold(self._read_until)  # the last turn's lines are read, its sound heard, before the end
-        self._writer.close()
+        if not self._failed:
+            self._hold(self._read_until)  # the last turn's lines are read, its sound heard, before the end
+        with _interrupt_after():
+            self._writer.close()
         self._wav.close()
+        if self._failed:
+            raise BackendError(f"the recording stopped at frame {self.frames}: {self._failed}", where=str(self.path),
+                               hint=f"what was written is kept in {self._video.name} and {self._wav_path.name}")
         subs: list[str] = []
         if self.said:
             self.subtitles = self.path.with_suffix(".srt")

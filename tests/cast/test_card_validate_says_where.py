@@ -35,3 +35,15 @@ def test_a_png_that_is_not_a_png_says_so(tmp_path: Path, capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert f"{card}: not a PNG image: the file does not start with the PNG signature" in err, err
     assert "cannot identify" not in err
+
+
+def test_import_to_a_folder_that_is_a_file_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`card import bob.json -o notes.txt/bob.yaml` ended in a FileExistsError traceback from mkdir."""
+    card = tmp_path / "bob.json"
+    card.write_text('{"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Bob", '
+                    '"first_mes": "Hi."}}', encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("mine")
+    out = tmp_path / "notes.txt" / "bob.yaml"
+    assert main(["card", "import", str(card), "-o", str(out)]) == 2
+    assert f"error: {out}: cannot write the card: a file is in the way of its folder" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"

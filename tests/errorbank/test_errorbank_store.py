@@ -191,3 +191,12 @@ def test_cli_stats_export_calibrate_label(tmp_path: Path) -> None:
     with pytest.raises(ErrorBankError, match="no error bank"):
         args = parser.parse_args(["errorbank", "stats", "--db", str(tmp_path / "none.db")])
         args.func(args, out)
+
+
+def test_an_error_bank_whose_folder_is_a_file_is_a_named_error(tmp_path: Path) -> None:
+    """`play --errorbank notes.txt/bank.db` (a file where the folder should be) ended in a
+    FileExistsError traceback from mkdir; it is an ErrorBankError naming the folder."""
+    (tmp_path / "notes.txt").write_text("not a folder")
+    with pytest.raises(ErrorBankError, match="cannot create the error bank.s folder: a file is in the way") as err:
+        ErrorStore(tmp_path / "notes.txt" / "bank.db")
+    assert err.value.where == str(tmp_path / "notes.txt")
