@@ -12,9 +12,8 @@ from game.words import opening
 GAME = Path(__file__).resolve().parents[1] / "game"
 #: ``x[:1].upper() + x[1:]`` and ``f"{x[:1].upper()}{x[1:]}"``, for the same ``x``.
 COPY = re.compile(r"([\w.\[\]]+)\[:1\]\.upper\(\)\s*(?:\+\s*|\}\{)\1\[1:\]")
-#: Files whose copies are left to the helpers who own those files this session (one each, to be
-#: replaced there); the helper itself.
-LEFT = {"words.py", "cast/told.py", "cast/grounding.py", "story/ink.py"}
+#: The helper itself.
+LEFT = {"words.py"}
 
 
 def test_no_copy_of_the_sentence_opening_helper() -> None:

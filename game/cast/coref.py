@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from game.words import opening
+
 MentionKind = Literal["person", "animal", "thing"]
 
 #: People a player may name by their relation to them.
@@ -189,7 +191,7 @@ def _rewrite(word: str, tail: str, m: Mention, after: str) -> str:
         said = phrase + {"'s": "'s", "'re": " are", "'ll": " will", "'d": " would"}.get(t, tail)
     else:
         said = phrase
-    return said[:1].upper() + said[1:] if word[:1].isupper() else said
+    return opening(said) if word[:1].isupper() else said
 
 
 def resolve(text: str, before: str = "") -> str:

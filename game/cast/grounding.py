@@ -53,6 +53,7 @@ from game.cast.ownwords import Said, owned_nouns
 from game.cast.ownwords import answer as said_answer
 from game.cast.similarity import tokens
 from game.cast.told import GIFT_SOURCE, RELATION_WORDS, parse_number, told_name
+from game.words import opening
 
 #: MiniLM cosine at or above which a line asks for a fact (as ``AUTHORED_THRESHOLD``: paraphrases
 #: of these short questions score 0.55-0.9; an unrelated question of the same person at most ~0.5).
@@ -300,7 +301,7 @@ def told_text(templates: Mapping[str, str], entity: str, key: str, value: str) -
     in (a list value as "a, b and c"), the first letter capitalised."""
     group, thing = _key_group(entity, key)
     said = templates.get(group, TEMPLATES.get(group, "{value}.")).format(value=_listed(value), thing=thing)
-    return said[:1].upper() + said[1:]
+    return opening(said)
 
 
 def told_group(entity: str, key: str) -> str:
@@ -499,7 +500,7 @@ class Grounding:
                 said = told_text(self.templates, entity, key, value)
             else:
                 said = fact.say or f"{value}."
-            said = said[:1].upper() + said[1:]
+            said = opening(said)
             return Grounded(fid, said, value, question, score)
         return self.recall(text, beliefs) or self.own_words(text)
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from game.cast.coref import kind_of, resolve, sentences
 from game.cast.told import NOT_NAMES, NUMBER_WORD, facts_told, parse_number
+from game.words import opening
 
 #: Score a kept sentence needs: its MiniLM cosine to the question plus :data:`OVERLAP_BONUS` for each
 #: content word they share. Chosen on ``bench/data/told_dev.yaml`` and this helper's tests (in-sample):
@@ -245,7 +246,7 @@ def _name_in(text: str, noun: str) -> str:
         name = m.group(1).strip()
         first = name.split()[0]
         if first.lower() not in NOT_NAMES:
-            return " ".join(w if w == "and" else w[:1].upper() + w[1:] for w in name.split())
+            return " ".join(w if w == "and" else opening(w) for w in name.split())
     for c in _CAPS.finditer(text):
         first = c.group(1).split()[0].lower().replace("’", "'")
         if first not in NOT_NAMES and not first.startswith("i'") and first != "i" and c.group(1).lower() != noun \
@@ -322,9 +323,9 @@ def say_back(kind: AnswerKind, value: str, noun: str, said: Said) -> str:
     if kind == "name":
         return f"{value}, you said — your {noun}." if noun else f"{value}, you said."
     if kind == "who":
-        return f"{value[:1].upper() + value[1:]}, you said."
+        return f"{opening(value)}, you said."
     if kind in ("number", "age", "place"):
-        return f"{value[:1].upper() + value[1:]}, you said."
+        return f"{opening(value)}, you said."
     return f"You said {reflect(said.resolved)}."
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from game.cast.coref import kind_of, resolve
+from game.words import opening
 
 Kind = Literal["person", "object", "place", "thing"]
 
@@ -150,7 +151,7 @@ class Told:
 
 
 def _cap(word: str) -> str:
-    return word[:1].upper() + word[1:]
+    return opening(word)
 
 
 def _is_name(word: str, *, need_cap: bool) -> bool:

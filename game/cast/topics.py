@@ -18,6 +18,7 @@ from game.cast.card import CharacterCard
 from game.cast.factsheet import quantities
 from game.cast.grounding import _ASK, Grounded, _person
 from game.cast.similarity import tokens
+from game.words import opening
 
 #: A topic's score for a line (:meth:`TopicRouter.topic`) weighs three views of it, each a MiniLM
 #: cosine to the line: its closest question (of the kind asked), her answer said as a sentence (what
@@ -171,6 +172,9 @@ def card_topics(card: CharacterCard) -> list[Topic]:
 
 #: Phrases whose "me" does not make a line about the player ("Tell me about Hild").
 _ASKING_ME = re.compile(r"\b(?:tell|show|let|give|remind) me\b", re.I)
+#: A first-person possessive: a line that asks of "my" thing is answered only by a topic whose own
+#: questions ask of the player's things too.
+_MY = re.compile(r"\b(?:my|mine)\b", re.I)
 
 
 class TopicRouter:
@@ -214,11 +218,14 @@ class TopicRouter:
         asked = answer_kind(text)
         soft = asked in ("how", "why")
         me = _person(_ASKING_ME.sub(" ", text))[0]
+        mine = bool(_MY.search(text))  # "What's my name?" asks of the player's things
         q = self._vecs([text])[0]
         out: list[tuple[Topic, str, tuple[float, float, float]]] = []
         for t in self._topics:
             if me and not any(_person(_ASKING_ME.sub(" ", x))[0] for x in t.questions):
                 continue
+            if mine and not any(_MY.search(x) for x in t.questions):
+                continue  # her own name ("What should I call you?" speaks of the asker) is not the player's
             if asked and not t.kinds & ({"how", "why"} if soft else {asked}):
                 continue  # "How long have you kept the light?" is not asked of Hild's story
             asks = [x for x in t.questions if answer_kind(x) in ({"how", "why"} if soft else {asked})] if asked else []
@@ -259,7 +266,7 @@ class TopicRouter:
         if total[best] < limit or (lead < margin and not agree):
             return None
         t, question, _ = rows[best]
-        text_ = t.answer[:1].upper() + t.answer[1:]
+        text_ = opening(t.answer)
         fact = next((f for f in self.card.facts if f"card.{f.id}" == t.id), None)
         return Grounded(t.id, text_, fact.value if fact is not None else t.id, question, total[best])
 

@@ -47,6 +47,7 @@ from game.story.ink_vm import Container, InkScopeError, compile_story
 from game.story.schema import ID_RE, StoryModel
 from game.story.story import Story
 from game.story.yamlio import Path_
+from game.words import opening
 
 #: The scene id of the text before the first knot (the story's start scene).
 ROOT_SCENE = "_root"
@@ -131,7 +132,7 @@ def _location_of(value: str) -> tuple[str, dict[str, str]]:
     if time:
         prompt = re.sub(rf"(?:,?\s+(?:at|in the|in)\s+)?\b{time}\b", "", text, count=1, flags=re.I).strip(" ,")
     prompt = re.sub(r"\s+", " ", prompt).strip() or text
-    fields = {"name": prompt[:1].upper() + prompt[1:], "prompt": prompt,
+    fields = {"name": opening(prompt), "prompt": prompt,
               "palette": slug(prompt.split()[-1]) if prompt.split() else "dusk"}
     if time:
         fields["time_of_day"] = time

@@ -100,3 +100,11 @@ def test_a_kind_of_answer_no_topic_gives_is_left_to_the_model(embedder: Any) -> 
     router = TopicRouter(_shed_card(), embedder)
     assert router.topic("When did you paint the shed?") is None  # no fact of this card says when
     assert router.scores("When did you paint the shed?") == []
+
+
+@pytest.mark.parametrize("line", ["What's my name?", "What's my wife called?", "What's my surname?"])
+def test_a_question_about_the_player_s_own_things_never_gets_her_own_name(topics: TopicRouter, line: str) -> None:
+    # her card's "What should I call you?" speaks of the asker, so it let "What's my name?" through to
+    # "Eve Solvang. I keep the Skerrow light." when the player had not told a name
+    assert topics.topic(line) is None
+    assert topics.topic("What's your name?") is not None  # her own name is still hers to give
