@@ -140,7 +140,7 @@ class Container:
     """One Ink container: its decoded content, named children, parent, flags and path."""
 
     __slots__ = ("content", "lane", "named", "parent", "index", "name", "path", "visits", "turns", "start_only",
-                 "_above")
+                 "depth")
 
     def __init__(self, name: str | None, parent: Container | None, index: int) -> None:
         self.content: list[Any] = []
@@ -152,19 +152,8 @@ class Container:
         self.name = name
         self.path = ""
         self.visits = self.turns = self.start_only = False
-        self._above: frozenset[int] | None = None
-
-    def above(self) -> frozenset[int]:
-        """Ids of this container and every container above it."""
-        found = self._above
-        if found is None:
-            ids = []
-            c: Container | None = self
-            while c is not None:
-                ids.append(id(c))
-                c = c.parent
-            found = self._above = frozenset(ids)
-        return found
+        #: How many containers are above this one (the root: 0).
+        self.depth: int = parent.depth + 1 if parent is not None else 0
 
     def __repr__(self) -> str:
         return f"Container({self.path!r})"
@@ -521,11 +510,22 @@ Lane = Callable[["InkVm", Any, "Element", list[Any], list[Any], int], int]
 
 
 def _l_text(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    """Text with no newline and more than whitespace: the stream then does not end in a newline."""
     if el.in_expr:
         ev.append(obj)
         return 0
-    if "\n" not in obj and vm._snap is None and el.type != FUNCTION_T and GLUE not in out \
-            and (obj.strip(" \t") or not out or not vm._ends_in_newline(out)):
+    if vm._snap is None and el.type != FUNCTION_T and GLUE not in out:
+        out.append(obj)
+        return 0
+    return -1
+
+
+def _l_space(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    """Only spaces and tabs (or nothing): as text, if the stream did not end in a newline before it."""
+    if el.in_expr:
+        ev.append(obj)
+        return 0
+    if vm._snap is None and el.type != FUNCTION_T and GLUE not in out and (not out or not vm._ends_in_newline(out)):
         out.append(obj)
         return 0
     return -1
@@ -699,7 +699,7 @@ def _lane_of(x: Any) -> Lane | None:
     """The inner-lane handler of a decoded object (None: it always takes the general path)."""
     t = type(x)
     if t is str:
-        return _l_newline if "\n" in x else _l_text
+        return _l_newline if "\n" in x else _l_text if x.strip(" \t") else _l_space
     if t is not tuple:
         return None
     op = x[0]
@@ -784,8 +784,6 @@ def compile_story(doc: dict[str, Any], where: str = "") -> Container:
 
 # -- run-time state -------------------------------------------------------------------------
 _new = object.__new__
-#: No container ids (a divert with no previous position).
-_NO_IDS: frozenset[int] = frozenset()
 
 
 class Element:
@@ -1607,11 +1605,11 @@ class InkVm:
         if c is None or i < 0:
             return
         pc = thread.prev_container
-        prev = _NO_IDS
+        p: Container | None = None  # the previous content's container: the walk stops at one above it
         if pc is not None:
             pi = thread.prev_index
             pobj = pc.content[pi] if 0 <= pi < len(pc.content) else (pc if pi < 0 or not pc.content else None)
-            prev = (pobj if type(pobj) is Container else pc).above()
+            p = pobj if type(pobj) is Container else pc
         if not c.content:
             child: Any = c
             anc = c.parent
@@ -1623,7 +1621,13 @@ class InkVm:
             return
         all_start = True
         first = True
-        while anc is not None and (id(anc) not in prev or anc.start_only):
+        while anc is not None:
+            if p is not None:  # is anc p or above p? (p climbs to anc's depth; containers form a tree)
+                depth = anc.depth
+                while p is not None and p.depth > depth:
+                    p = p.parent
+                if p is anc and not anc.start_only:
+                    break
             entering = (at_start if first else bool(anc.content) and anc.content[0] is child) and all_start
             first = False
             if not entering:
