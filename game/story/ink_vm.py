@@ -18,9 +18,14 @@ path: Ink ``LIST``s (list values, list definitions, list functions) and unknown 
 ``InkRuntime`` then plays that story through bink.
 
 Speed: content is decoded once into flat Python objects (text as ``str``, containers as
-:class:`Container`, every other instruction as a tuple whose first item is an opcode), visit
-counts are keyed by container objects, and a ``Continue`` runs straight on instead of
-snapshotting the state at each newline (Ink's lookahead for glue): a line is cut from the
+:class:`Container`, every other instruction as a tuple whose first item is an opcode), each with
+its inner-lane handler chosen at load (``Container.lane``: one call an object, no type or opcode
+tests), common runs fused into one instruction at load (``ev`` and the pure evaluation after it,
+a choice's text and its choice point, a tag of one text) with the objects they cover left in
+place, so saved positions index the content as compiled; visit counts are keyed by container
+objects; a choice keeps its thread as a frozen record until it is read; and a ``Continue``
+runs straight on instead of snapshotting the state at each newline (Ink's lookahead for glue):
+a line is cut from the
 output stream once content goes on past its newline, exactly where Ink's snapshot would have
 been, and an external function that is not lookahead-safe waits until the line before it is
 handed out (as Ink's rewind makes it). The public face is the subset of ``bink``'s ``Story``
@@ -445,7 +450,13 @@ def _fuse_expr(content: list[Any], k: int) -> tuple[Any, ...] | None:
     with ``/ev``, as one instruction ``(EXPR, steps, span, ends)``: its steps run in order on the
     stack, as the objects would (an error in one stops there, as it would); ``span`` objects after
     ``k`` are covered; ``ends``: the run closes the evaluation. None when fewer than two objects fuse.
-    No step reaches below the stack it starts on (so the run needs nothing pushed before it)."""
+    No step reaches below the stack it starts on (so the run needs nothing pushed before it).
+
+    Why this is exact: in evaluation mode these objects only push onto and pop from the evaluation
+    stack (inkle's ``Documentation/ink_JSON_runtime_format.md``, "Control commands": ``ev``,
+    ``/ev``, ``pop``, ``du``, ``str``/``/str``; values, variable and read-count references and
+    native functions likewise), so running them in one call changes nothing else Ink's step reads;
+    the content pointer after the run is where it would be after its last object."""
     steps: list[tuple[int, Any]] = []
     depth = 0
     j = k + 1
@@ -522,13 +533,9 @@ def _l_text(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: 
 
 def _l_space(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
     """Only spaces and tabs (or nothing): as text, if the stream did not end in a newline before it."""
-    if el.in_expr:
-        ev.append(obj)
-        return 0
-    if vm._snap is None and el.type != FUNCTION_T and GLUE not in out and (not out or not vm._ends_in_newline(out)):
-        out.append(obj)
-        return 0
-    return -1
+    if not el.in_expr and out and vm._ends_in_newline(out):
+        return -1
+    return _l_text(vm, obj, el, ev, out, i)
 
 
 def _l_newline(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
