@@ -97,6 +97,8 @@ _MISSING = _Marker("missing")
 BEGIN_STR = _Marker("str")
 BEGIN_TAG = _Marker("#")
 END_TAG = _Marker("/#")
+#: Not yet looked up (a cache miss).
+_UNSET = _Marker("unset")
 #: A function that returned nothing (Ink's ``Void``).
 VOID = _Marker("void")
 _COMMAND_MARKERS = (BEGIN_STR, BEGIN_TAG, END_TAG)
@@ -282,6 +284,8 @@ class _Loader:
         self.doc = doc
         self._pending: list[tuple[Container, int, str, Any]] = []
         self._strings: dict[str, Any] = {}
+        #: Inner-lane handlers of the shared decoded objects (those in ``_strings``), by object id.
+        self._lanes: dict[int, Lane | None] = {}
 
     def refuse(self, what: str, path: Any) -> InkScopeError:
         return InkScopeError(f"this Ink story uses {what}, which worldloom's Ink interpreter does not play "
@@ -319,7 +323,15 @@ class _Loader:
             else:
                 append(self.item(item, c, i))
         _fuse(c.content)
-        c.lane = [_lane_of(x) for x in c.content]
+        lanes = self._lanes  # text and commands are shared objects (decoded once): their handler too
+        lane = c.lane
+        for x in c.content:
+            h = lanes.get(id(x), _UNSET)
+            if h is _UNSET:
+                h = _lane_of(x)
+                if type(x) is str or (type(x) is tuple and len(x) == 1):
+                    lanes[id(x)] = h
+            lane.append(h)  # type: ignore[arg-type]
         if isinstance(last, dict):
             for key, value in last.items():
                 if key in ("#f", "#n"):
@@ -420,22 +432,30 @@ def _fuse(content: list[Any]) -> None:
     evaluation likewise (a string literal: a hook's argument, a comparison's operand); then an
     ``ev`` and the pure evaluation after it (:func:`_fuse_expr`) likewise."""
     n = len(content)
-    for k in range(n - 4):
-        a, b, text, d, e = content[k:k + 5]
-        if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
-                and e == (EV_END,):
-            content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+    evs = []
     for k in range(n - 2):
-        a, text, d = content[k:k + 3]
-        if a == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,):
-            content[k] = (FAST_STR, text)
-        elif a == (TAG_BEGIN,) and type(text) is str and "\n" not in text and d == (TAG_END,):
-            content[k] = (TAG_TEXT, text)
-    for k in range(n - 2):
-        if content[k] == (EV,):
-            fused = _fuse_expr(content, k)
-            if fused is not None:
-                content[k] = fused
+        a = content[k]
+        if type(a) is not tuple or len(a) != 1:
+            continue
+        op = a[0]
+        if op == EV:
+            if k + 4 < n:
+                b, text, d, e = content[k + 1:k + 5]
+                if b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) and e == (EV_END,):
+                    content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+                    continue
+            evs.append(k)
+        elif op == STR or op == TAG_BEGIN:
+            text, d = content[k + 1], content[k + 2]
+            if type(text) is str and "\n" not in text:
+                if op == STR and d == (STR_END,):
+                    content[k] = (FAST_STR, text)
+                elif op == TAG_BEGIN and d == (TAG_END,):
+                    content[k] = (TAG_TEXT, text)
+    for k in evs:
+        fused = _fuse_expr(content, k)
+        if fused is not None:
+            content[k] = fused
 
 
 def _choice_at(content: list[Any], k: int) -> tuple[Any, ...] | None:
