@@ -18,9 +18,14 @@ path: Ink ``LIST``s (list values, list definitions, list functions) and unknown 
 ``InkRuntime`` then plays that story through bink.
 
 Speed: content is decoded once into flat Python objects (text as ``str``, containers as
-:class:`Container`, every other instruction as a tuple whose first item is an opcode), visit
-counts are keyed by container objects, and a ``Continue`` runs straight on instead of
-snapshotting the state at each newline (Ink's lookahead for glue): a line is cut from the
+:class:`Container`, every other instruction as a tuple whose first item is an opcode), each with
+its inner-lane handler chosen at load (``Container.lane``: one call an object, no type or opcode
+tests), common runs fused into one instruction at load (``ev`` and the pure evaluation after it,
+a choice's text and its choice point, a tag of one text) with the objects they cover left in
+place, so saved positions index the content as compiled; visit counts are keyed by container
+objects; a choice keeps its thread as a frozen record until it is read; and a ``Continue``
+runs straight on instead of snapshotting the state at each newline (Ink's lookahead for glue):
+a line is cut from the
 output stream once content goes on past its newline, exactly where Ink's snapshot would have
 been, and an external function that is not lookahead-safe waits until the line before it is
 handed out (as Ink's rewind makes it). The public face is the subset of ``bink``'s ``Story``
@@ -92,6 +97,8 @@ _MISSING = _Marker("missing")
 BEGIN_STR = _Marker("str")
 BEGIN_TAG = _Marker("#")
 END_TAG = _Marker("/#")
+#: Not yet looked up (a cache miss).
+_UNSET = _Marker("unset")
 #: A function that returned nothing (Ink's ``Void``).
 VOID = _Marker("void")
 _COMMAND_MARKERS = (BEGIN_STR, BEGIN_TAG, END_TAG)
@@ -140,7 +147,7 @@ class Container:
     """One Ink container: its decoded content, named children, parent, flags and path."""
 
     __slots__ = ("content", "lane", "named", "parent", "index", "name", "path", "visits", "turns", "start_only",
-                 "_above")
+                 "depth")
 
     def __init__(self, name: str | None, parent: Container | None, index: int) -> None:
         self.content: list[Any] = []
@@ -152,19 +159,8 @@ class Container:
         self.name = name
         self.path = ""
         self.visits = self.turns = self.start_only = False
-        self._above: frozenset[int] | None = None
-
-    def above(self) -> frozenset[int]:
-        """Ids of this container and every container above it."""
-        found = self._above
-        if found is None:
-            ids = []
-            c: Container | None = self
-            while c is not None:
-                ids.append(id(c))
-                c = c.parent
-            found = self._above = frozenset(ids)
-        return found
+        #: How many containers are above this one (the root: 0).
+        self.depth: int = parent.depth + 1 if parent is not None else 0
 
     def __repr__(self) -> str:
         return f"Container({self.path!r})"
@@ -288,6 +284,8 @@ class _Loader:
         self.doc = doc
         self._pending: list[tuple[Container, int, str, Any]] = []
         self._strings: dict[str, Any] = {}
+        #: Inner-lane handlers of the shared decoded objects (those in ``_strings``), by object id.
+        self._lanes: dict[int, Lane | None] = {}
 
     def refuse(self, what: str, path: Any) -> InkScopeError:
         return InkScopeError(f"this Ink story uses {what}, which worldloom's Ink interpreter does not play "
@@ -325,7 +323,15 @@ class _Loader:
             else:
                 append(self.item(item, c, i))
         _fuse(c.content)
-        c.lane = [_lane_of(x) for x in c.content]
+        lanes = self._lanes  # text and commands are shared objects (decoded once): their handler too
+        lane = c.lane
+        for x in c.content:
+            h = lanes.get(id(x), _UNSET)
+            if h is _UNSET:
+                h = _lane_of(x)
+                if type(x) is str or (type(x) is tuple and len(x) == 1):
+                    lanes[id(x)] = h
+            lane.append(h)  # type: ignore[arg-type]
         if isinstance(last, dict):
             for key, value in last.items():
                 if key in ("#f", "#n"):
@@ -426,22 +432,30 @@ def _fuse(content: list[Any]) -> None:
     evaluation likewise (a string literal: a hook's argument, a comparison's operand); then an
     ``ev`` and the pure evaluation after it (:func:`_fuse_expr`) likewise."""
     n = len(content)
-    for k in range(n - 4):
-        a, b, text, d, e = content[k:k + 5]
-        if a == (EV,) and b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) \
-                and e == (EV_END,):
-            content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+    evs = []
     for k in range(n - 2):
-        a, text, d = content[k:k + 3]
-        if a == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,):
-            content[k] = (FAST_STR, text)
-        elif a == (TAG_BEGIN,) and type(text) is str and "\n" not in text and d == (TAG_END,):
-            content[k] = (TAG_TEXT, text)
-    for k in range(n - 2):
-        if content[k] == (EV,):
-            fused = _fuse_expr(content, k)
-            if fused is not None:
-                content[k] = fused
+        a = content[k]
+        if type(a) is not tuple or len(a) != 1:
+            continue
+        op = a[0]
+        if op == EV:
+            if k + 4 < n:
+                b, text, d, e = content[k + 1:k + 5]
+                if b == (STR,) and type(text) is str and "\n" not in text and d == (STR_END,) and e == (EV_END,):
+                    content[k] = (FAST_TEXT, text, _choice_at(content, k + 5))
+                    continue
+            evs.append(k)
+        elif op == STR or op == TAG_BEGIN:
+            text, d = content[k + 1], content[k + 2]
+            if type(text) is str and "\n" not in text:
+                if op == STR and d == (STR_END,):
+                    content[k] = (FAST_STR, text)
+                elif op == TAG_BEGIN and d == (TAG_END,):
+                    content[k] = (TAG_TEXT, text)
+    for k in evs:
+        fused = _fuse_expr(content, k)
+        if fused is not None:
+            content[k] = fused
 
 
 def _choice_at(content: list[Any], k: int) -> tuple[Any, ...] | None:
@@ -456,7 +470,13 @@ def _fuse_expr(content: list[Any], k: int) -> tuple[Any, ...] | None:
     with ``/ev``, as one instruction ``(EXPR, steps, span, ends)``: its steps run in order on the
     stack, as the objects would (an error in one stops there, as it would); ``span`` objects after
     ``k`` are covered; ``ends``: the run closes the evaluation. None when fewer than two objects fuse.
-    No step reaches below the stack it starts on (so the run needs nothing pushed before it)."""
+    No step reaches below the stack it starts on (so the run needs nothing pushed before it).
+
+    Why this is exact: in evaluation mode these objects only push onto and pop from the evaluation
+    stack (inkle's ``Documentation/ink_JSON_runtime_format.md``, "Control commands": ``ev``,
+    ``/ev``, ``pop``, ``du``, ``str``/``/str``; values, variable and read-count references and
+    native functions likewise), so running them in one call changes nothing else Ink's step reads;
+    the content pointer after the run is where it would be after its last object."""
     steps: list[tuple[int, Any]] = []
     depth = 0
     j = k + 1
@@ -521,14 +541,21 @@ Lane = Callable[["InkVm", Any, "Element", list[Any], list[Any], int], int]
 
 
 def _l_text(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    """Text with no newline and more than whitespace: the stream then does not end in a newline."""
     if el.in_expr:
         ev.append(obj)
         return 0
-    if "\n" not in obj and vm._snap is None and el.type != FUNCTION_T and GLUE not in out \
-            and (obj.strip(" \t") or not out or not vm._ends_in_newline(out)):
+    if vm._snap is None and el.type != FUNCTION_T and GLUE not in out:
         out.append(obj)
         return 0
     return -1
+
+
+def _l_space(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
+    """Only spaces and tabs (or nothing): as text, if the stream did not end in a newline before it."""
+    if not el.in_expr and out and vm._ends_in_newline(out):
+        return -1
+    return _l_text(vm, obj, el, ev, out, i)
 
 
 def _l_newline(vm: InkVm, obj: str, el: Element, ev: list[Any], out: list[Any], i: int) -> int:
@@ -699,7 +726,7 @@ def _lane_of(x: Any) -> Lane | None:
     """The inner-lane handler of a decoded object (None: it always takes the general path)."""
     t = type(x)
     if t is str:
-        return _l_newline if "\n" in x else _l_text
+        return _l_newline if "\n" in x else _l_text if x.strip(" \t") else _l_space
     if t is not tuple:
         return None
     op = x[0]
@@ -784,8 +811,6 @@ def compile_story(doc: dict[str, Any], where: str = "") -> Container:
 
 # -- run-time state -------------------------------------------------------------------------
 _new = object.__new__
-#: No container ids (a divert with no previous position).
-_NO_IDS: frozenset[int] = frozenset()
 
 
 class Element:
@@ -1607,11 +1632,11 @@ class InkVm:
         if c is None or i < 0:
             return
         pc = thread.prev_container
-        prev = _NO_IDS
+        p: Container | None = None  # the previous content's container: the walk stops at one above it
         if pc is not None:
             pi = thread.prev_index
             pobj = pc.content[pi] if 0 <= pi < len(pc.content) else (pc if pi < 0 or not pc.content else None)
-            prev = (pobj if type(pobj) is Container else pc).above()
+            p = pobj if type(pobj) is Container else pc
         if not c.content:
             child: Any = c
             anc = c.parent
@@ -1623,7 +1648,13 @@ class InkVm:
             return
         all_start = True
         first = True
-        while anc is not None and (id(anc) not in prev or anc.start_only):
+        while anc is not None:
+            if p is not None:  # is anc p or above p? (p climbs to anc's depth; containers form a tree)
+                depth = anc.depth
+                while p is not None and p.depth > depth:
+                    p = p.parent
+                if p is anc and not anc.start_only:
+                    break
             entering = (at_start if first else bool(anc.content) and anc.content[0] is child) and all_start
             first = False
             if not entering:

@@ -130,6 +130,58 @@ def test_the_intercept_plays_as_bink_plays_it(intercept_source: Path | None, ink
     assert endings >= 4  # whole playthroughs, not only their openings
 
 
+def _road_ink(n: int) -> str:
+    """A story in the shape of ``bench/explore.py``'s generated one (the shape the interpreter's fused
+    instructions were made for): each knot a scene tag, a line with a variable in it, a line shown on a
+    read count, a plain choice, one gated on a variable, a once-only one that changes it."""
+    out = ["VAR courage = 0", "-> s0"]
+    for i in range(n):
+        out.append(f"=== s{i} ===")
+        if i == n - 1:
+            out += ["# scene: road", "Journey's end. # ending: end", "-> END"]
+            continue
+        side = min(n - 1, i + 2 + i % 5)
+        out += [f"# scene: {'road' if i % 3 else 'wood'}", f"Mile {i} of the road. {{courage}} courage.",
+                f"{{s{i} >= 2: You have been here before.}}", f"+ [Walk on] -> s{i + 1}",
+                f"+ {{courage >= 2}} [Take the side path] -> s{side}", "* [Rest a while]", "  ~ courage += 1",
+                f"  -> s{i}"]
+    return "\n".join(out) + "\n"
+
+
+def _saved_position(s: Any) -> dict[str, Any]:
+    """What a save records of where the story is: call stack, choices and the threads they were made on,
+    visit counts, turn indices, variables and the turn (Ink's save format, as both write it)."""
+    doc = json.loads(s.save_state())
+    flow = doc["flows"]["DEFAULT_FLOW"]
+    return {"flow": {k: flow.get(k) for k in ("callstack", "currentChoices", "choiceThreads")},
+            **{k: doc.get(k) for k in ("visitCounts", "turnIndices", "variablesState", "turnIdx")}}
+
+
+def test_the_bench_story_plays_and_saves_as_bink_does(ink_compile: InkCompile, tmp_path: Path) -> None:
+    src = tmp_path / "road.ink"
+    src.write_text(_road_ink(40))
+    story = load_ink(ink_compile(src, tmp_path / "road.ink.json"))
+    rests = 0
+    for seed in range(16):
+        bink_log, vm_log = _play("bink", story, seed, 80), _play("vm", story, seed, 80)
+        assert _first_difference(bink_log, vm_log) == "", f"seed {seed}"
+        rests += sum(1 for e in vm_log if e[0] == "line" and "been here before" in e[1])
+        log: Log = []
+        b, v = _new("bink", story, log, seed), _new("vm", story, log, seed)
+        rng = random.Random(seed)
+        for step in range(40):  # the saved position after every line: where each choice was made, counts
+            _lines("bink", b, log)
+            _lines("vm", v, log)
+            assert _saved_position(v) == _saved_position(b), f"seed {seed}, step {step}"
+            options = _choices("vm", v)
+            if not options:
+                break
+            k = rng.randrange(len(options))
+            b.choose_choice_index(k)
+            v.choose(k)
+    assert rests > 0  # the read-count line was reached, not only the first visits
+
+
 @pytest.mark.parametrize("name", FIXTURES)
 def test_saves_cross_between_bink_and_the_interpreter(compiled: dict[str, InkStory], name: str) -> None:
     story = compiled[name]
