@@ -170,7 +170,6 @@ class Appraiser:
         sims = self._vectors @ self._encode([text])[0]
         labels = np.array(self._labels)
         asks = bool(_ASKS.search(text))
-        forced = False
         scores = {k: float(np.sort(sims[labels == k])[-TOP_K:].mean()) for k in self.examples
                   if k != "question" or asks}
         scores = {k: v for k, v in scores.items() if k not in SOCIAL or v >= SOCIAL_MIN_SCORE}
@@ -181,14 +180,11 @@ class Appraiser:
             doing = [k for k in scores if k not in SOCIAL | {"question"} and scores[k] >= self.asked_min_score]
             if not doing and "question" in scores:
                 scores = {"question": max(scores.values()), **{k: v for k, v in scores.items() if k != "question"}}
-                forced = True
         ranked = sorted(scores, key=lambda k: -scores[k])
         best, second = ranked[0], ranked[1] if len(ranked) > 1 else ""
         c = tone(text)
         broken = False
-        if second and scores[best] - scores[second] <= TIE_MARGIN and abs(c) >= 0.05 and not forced:
-            # (a line made a question by the rule above is not handed back to its warm runner-up by VADER:
-            # "thanks, and where does the path go?" asks)
+        if second and scores[best] - scores[second] <= TIE_MARGIN and abs(c) >= 0.05:
             # sentiment breaks a near tie: warm against hostile, or a neutral reading against a charged one
             charged = [k for k in (best, second) if k in (WARM if c > 0 else HOSTILE)]
             if charged and charged[0] != best and (best in WARM | HOSTILE or abs(c) >= 0.3):

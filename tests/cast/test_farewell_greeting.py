@@ -31,7 +31,6 @@ def _pipe(card: CharacterCard, embedder: Any) -> Any:
     "goodnight Eve. thanks for everything, really.",  # talk C's closing line
     "Right, that's me. Goodbye, and thanks for the stew.",
     "I'll let you get some sleep.",
-    "Night then, Eve.",
 ])
 def test_a_goodbye_gets_her_authored_farewell_not_the_model(eve: CharacterCard, embedder: Any, line: str) -> None:
     assert line not in {x for v in labelled_set().values() for x in v}
