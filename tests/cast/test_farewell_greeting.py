@@ -16,6 +16,7 @@ from game.cast.appraisal import Appraiser, labelled_set
 from game.cast.card import CharacterCard
 from game.cast.dialogue import pipeline_for
 from game.cast.memory import Memory
+from game.cast.relationships import Relationships
 from game.models.llm_scripted import ScriptedDialogueModel
 
 #: What the small model said to the closing line in talk C: a reply that must never reach the player here.
@@ -70,3 +71,11 @@ def test_a_line_that_also_asks_is_not_swallowed_by_its_hello_or_goodbye(eve: Cha
 def test_not_every_evening_or_goodnight_is_a_farewell(embedder: Any, line: str) -> None:
     # small talk about the evening stays small talk; an apology on the way out still counts as one
     assert Appraiser(embedder).appraise(line).intent in {"other", "apology"}
+
+
+def test_a_goodbye_that_thanks_her_warms_her_as_thanks_do(eve: CharacterCard, embedder: Any) -> None:
+    rel = Relationships(eve, embedder=embedder)
+    bye, warm = rel.words_deltas("goodnight Eve. thanks for everything, really.")
+    _, plain = rel.words_deltas("Goodnight, keeper, and sleep well.")
+    assert bye.intent == "farewell" and bye.thanked
+    assert any(v > 0 for v in warm.values()) and sum(warm.values()) > sum(plain.values()), (warm, plain)
