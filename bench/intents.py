@@ -15,7 +15,8 @@ and false accepts for each, which is how the defaults were chosen.
 
 It then scores the appraiser (:mod:`game.cast.appraisal`: what a line said to a character
 does, apology / thanks / compliment / insult / threat / gift / question / other) on
-``bench/data/appraisal_probes.yaml``, the dev and the held-out lines separately, against the
+``bench/data/appraisal_probes.yaml``, each split separately (``dev``/``heldout``; ``dev_social``/
+``heldout_social``: farewells and greetings), against the
 rule before this change in the same run (an asking line scored like any other:
 ``Appraiser(asked_min_score=None)``), and over the labelled set leave-one-out.
 ``--appraisal`` runs only that part.
@@ -66,7 +67,7 @@ def appraisal(wrong: bool) -> None:
     for name, kw in (("appraiser", {}), ("baseline (no asked rule)", {"asked_min_score": None})):
         mine = Appraiser(enc, **kw)  # type: ignore[arg-type]
         parts = []
-        for split in ("dev", "heldout"):
+        for split in data:  # dev, heldout, dev_social, heldout_social
             got = [(t, want, mine.appraise(t).intent) for t, want in data[split]]
             ok = sum(w == g for _, w, g in got)
             parts.append(f"{split} {ok}/{len(got)} = {ok / len(got):.1%}")

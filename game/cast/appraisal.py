@@ -31,10 +31,17 @@ import yaml
 
 from game.cast.similarity import tokens
 
-Intent = Literal["apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other"]
-INTENTS: tuple[Intent, ...] = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+Intent = Literal["apology", "thanks", "compliment", "insult", "threat", "gift", "farewell", "greeting", "question",
+                 "other"]
+INTENTS: tuple[Intent, ...] = ("apology", "thanks", "compliment", "insult", "threat", "gift", "farewell", "greeting",
+                               "question", "other")
 WARM = frozenset({"apology", "thanks", "compliment", "gift"})
 HOSTILE = frozenset({"insult", "threat"})
+#: Social moves: a line that only says goodbye or hello (her card answers it in her own words).
+SOCIAL = frozenset({"farewell", "greeting"})
+#: Intents a farewell in the same line outranks: "goodnight Eve. thanks for everything" ends the visit
+#: (read ``farewell`` with ``thanked``); an apology, insult or threat said on the way out still decides.
+FAREWELL_OVER = frozenset({"thanks", "compliment", "greeting", "other"})
 
 #: Examples averaged per intent; least mean cosine to count as that intent; tie margin for VADER.
 TOP_K = 3
@@ -52,10 +59,15 @@ PARTS = re.compile(r"(?<=[.!])\s+|;\s*|,?\s+(?:and|but)\s+(?=(?:your?|i|this|tha
 #: Least mean cosine for one part to decide the line's intent (as :data:`ASKED_MIN_SCORE`).
 PART_MIN_SCORE = 0.45
 
+#: Least mean cosine for a :data:`SOCIAL` intent to be a candidate at all: below it a line is not read as
+#: a goodbye or hello ("The fog came in fast over the causeway this evening." scores 0.26 as farewell,
+#: true goodbyes and hellos 0.43-0.78 in the dev lines). Chosen on the dev lines, not the held-out ones.
+SOCIAL_MIN_SCORE = 0.4
+
 #: Change of each axis per intent, times the axis's ``tone`` (an insult costs more than thanks earn,
 #: as people weigh harm above kindness; Baumeister et al. 2001, "Bad is stronger than good").
 EFFECTS: dict[str, float] = {"apology": 0.4, "thanks": 0.4, "compliment": 0.6, "gift": 0.4, "insult": -1.0,
-                             "threat": -1.4, "question": 0.0, "other": 0.0}
+                             "threat": -1.4, "farewell": 0.0, "greeting": 0.0, "question": 0.0, "other": 0.0}
 
 _ASKS = re.compile(r"\?\s*$|^\s*(?:what|who|where|when|why|how|which|do|does|did|can|could|is|are|will|would)\b",
                    re.I)
@@ -85,13 +97,15 @@ def labelled_set() -> dict[str, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Appraisal:
-    """An intent, its ``score`` (mean top-k cosine), the runner-up, VADER ``tone``, and whether VADER decided."""
+    """An intent, its ``score`` (mean top-k cosine), the runner-up, VADER ``tone``, whether VADER decided,
+    and ``thanked``: a farewell whose line also thanks her ("Thanks for everything. Goodnight.")."""
 
     intent: Intent
     score: float
     runner_up: str = ""
     tone: float = 0.0
     tie_broken: bool = False
+    thanked: bool = False
 
 
 class Appraiser:
@@ -124,16 +138,29 @@ class Appraiser:
         (:data:`PARTS`: sentences, clauses joined by "and"/"but") when the line asks nothing and
         that part is an apology, thanks, compliment, insult or threat scoring at least
         :data:`PART_MIN_SCORE` and above the whole ("This tea is exactly right. Thank you." thanks
-        her; "...reeks of fish and your tea tastes like bilge water" insults her)."""
+        her; "...reeks of fish and your tea tastes like bilge water" insults her).
+
+        A line that asks nothing and says goodbye (the whole, or a part at :data:`PART_MIN_SCORE` or
+        more) is a ``farewell`` unless it is read as one outside :data:`FAREWELL_OVER` (an apology,
+        insult or threat on the way out); ``thanked`` when the line, or a part, thanks her at
+        :data:`PART_MIN_SCORE` or more ("goodnight Eve. thanks for everything, really.")."""
         whole = self._appraise(text)
         parts = [p.strip() for p in PARTS.split(text) if p and len(tokens(p)) >= 1]
-        if len(parts) < 2 or "?" in text:
+        if "?" in text:
             return whole
-        doing = [a for a in map(self._appraise, parts) if a.intent in (WARM | HOSTILE) - {"gift"}]
-        best = max(doing, key=lambda a: a.score, default=None)
+        read = [self._appraise(p) for p in parts] if len(parts) >= 2 else []
+        best = max((a for a in read if a.intent in (WARM | HOSTILE) - {"gift"}), key=lambda a: a.score, default=None)
         if best is not None and best.score >= PART_MIN_SCORE and best.score > whole.score:
-            return best
-        return whole
+            chosen = best
+        else:
+            chosen = whole
+        bye = max((a for a in [whole, *read] if a.intent == "farewell"), key=lambda a: a.score, default=None)
+        if bye is not None and (bye is whole or bye.score >= PART_MIN_SCORE) and chosen.intent in FAREWELL_OVER | {
+                "farewell"}:
+            thanked = any(a.intent == "thanks" and a.score >= PART_MIN_SCORE for a in [whole, *read])
+            return Appraisal("farewell", bye.score, chosen.intent if chosen.intent != "farewell" else whole.runner_up,
+                             bye.tone, bye.tie_broken, thanked)
+        return chosen
 
     def _appraise(self, text: str) -> Appraisal:
         if not text.strip():
@@ -145,10 +172,12 @@ class Appraiser:
         asks = bool(_ASKS.search(text))
         scores = {k: float(np.sort(sims[labels == k])[-TOP_K:].mean()) for k in self.examples
                   if k != "question" or asks}
+        scores = {k: v for k, v in scores.items() if k not in SOCIAL or v >= SOCIAL_MIN_SCORE}
         if asks and self.asked_min_score is not None:
             # an asking line is a question unless it clearly does something else; never small talk
             scores.pop("other", None)
-            doing = [k for k in scores if k != "question" and scores[k] >= self.asked_min_score]
+            # a hello or goodbye in front of a question does not answer it ("Hello, Eve. How are you?")
+            doing = [k for k in scores if k not in SOCIAL | {"question"} and scores[k] >= self.asked_min_score]
             if not doing and "question" in scores:
                 scores = {"question": max(scores.values()), **{k: v for k, v in scores.items() if k != "question"}}
         ranked = sorted(scores, key=lambda k: -scores[k])
@@ -166,5 +195,5 @@ class Appraiser:
         return Appraisal(intent, scores[best], second, c, broken)  # type: ignore[arg-type]
 
 
-__all__ = ["EFFECTS", "HOSTILE", "INTENTS", "PARTS", "PART_MIN_SCORE", "WARM", "Appraisal", "Appraiser", "Intent",
-           "labelled_set", "tone"]
+__all__ = ["EFFECTS", "FAREWELL_OVER", "HOSTILE", "INTENTS", "PARTS", "PART_MIN_SCORE", "SOCIAL", "SOCIAL_MIN_SCORE",
+           "WARM", "Appraisal", "Appraiser", "Intent", "labelled_set", "tone"]

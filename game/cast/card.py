@@ -179,7 +179,8 @@ class Fact(_Model):
 
 
 #: The player's intents an authored reply may answer (:data:`game.cast.appraisal.INTENTS`).
-REPLY_INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other")
+REPLY_INTENTS = ("apology", "thanks", "compliment", "insult", "threat", "gift", "farewell", "greeting", "question",
+                 "other")
 #: Kinds of told fact a ``replies.told`` acknowledgement may take up (the groups of
 #: :data:`game.cast.grounding.QUESTIONS`: ``relation`` is a person's or pet's name, ``count`` how many).
 TOLD_GROUPS = ("name", "full_name", "age", "home", "work", "likes", "dislikes", "gave", "favourite", "relation",
@@ -206,7 +207,7 @@ class Replies(_Model):
     was replaced (incoherent, or no model): see :mod:`game.cast.replies`.
 
     Attributes:
-        apology, thanks, compliment, insult, threat, gift, question, other: lines for a line of
+        apology, thanks, compliment, insult, threat, gift, farewell, greeting, question, other: lines for a line of
             that intent (:class:`game.cast.appraisal.Appraiser`); no slots.
         told: acknowledgement by kind of fact the player told in that very line
             (:data:`TOLD_GROUPS`), e.g. ``relation: "{value}. I'll remember the name."``;
@@ -220,6 +221,8 @@ class Replies(_Model):
     insult: tuple[str, ...] = ()
     threat: tuple[str, ...] = ()
     gift: tuple[str, ...] = ()
+    farewell: tuple[str, ...] = ()
+    greeting: tuple[str, ...] = ()
     question: tuple[str, ...] = ()
     other: tuple[str, ...] = ()
     told: dict[str, str] = Field(default_factory=dict)

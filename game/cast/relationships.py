@@ -142,11 +142,13 @@ class Relationships:
                      appraisal: Appraisal | None = None) -> tuple[Appraisal, dict[str, float]]:
         """``(appraisal, axis -> change)`` for the player saying ``text`` to her.
 
+        A farewell that thanks her (``Appraisal.thanked``) counts as thanks.
         With ``state``, an apology also repays :data:`REPAY` of what is owed on each axis,
         and an insult or threat adds what it takes to the debt (written into ``state``).
         """
         a = appraisal or self.appraise(text)
-        effect = EFFECTS.get(a.intent, 0.0)
+        # a goodbye that thanks her ("goodnight Eve. thanks for everything") warms her as the thanks does
+        effect = EFFECTS["thanks"] if a.thanked else EFFECTS.get(a.intent, 0.0)
         rel = state.relationships.setdefault(self.id, {}) if state is not None else {}
         deltas: dict[str, float] = {}
         for name, axis in self.axes.items():

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from game.cast.appraisal import SOCIAL
 from game.cast.grounding import told_group, told_text
 from game.cast.similarity import normalise
 from game.cast.told import facts_told
@@ -42,16 +43,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Intents whose line gets her authored reply before the model is asked (:meth:`ReplyPicker.direct`),
 #: when the appraiser is sure of it: what a line *does* there matters more than what a small model
-#: would make of its words ("You are a stupid, boring old woman." once got "...she's a stupid old woman.").
-DIRECT_INTENTS = frozenset({"insult", "threat", "apology", "thanks", "compliment"})
+#: would make of its words ("You are a stupid, boring old woman." once got "...she's a stupid old woman.";
+#: "goodnight Eve. thanks for everything, really." got "A little girl, you've been so good..."). A goodbye
+#: or hello (:data:`game.cast.appraisal.SOCIAL`) is answered so only when the line asks nothing (no ``?``).
+DIRECT_INTENTS = frozenset({"insult", "threat", "apology", "thanks", "compliment", "farewell", "greeting"})
 #: Least appraisal score (mean top-3 MiniLM cosine, :class:`game.cast.appraisal.Appraiser`) for that.
 #: Chosen on the dev lines of ``bench/data/eve_intents.yaml`` (``python3 bench/topics.py --intents``):
 #: their true insults, threats, apologies, thanks and compliments score 0.45-0.71 as a rule; small talk
 #: read as one of those intents scored at most 0.43 ("Your gull stole my toast." as an insult).
 DIRECT_CONFIDENCE = 0.45
-#: A higher floor by intent: a greeting scores as thanks ("Good evening." 0.49; true thanks in the dev
-#: lines 0.52-0.61, "Thanks for the blanket." 0.48 is left to the model), and "You're welcome" to a
-#: greeting is wrong.
+#: A higher floor by intent: before greetings were an intent of their own a greeting scored as thanks
+#: ("Good evening." 0.49; true thanks in the dev lines 0.52-0.61, "Thanks for the blanket." 0.48 is left
+#: to the model), and "You're welcome" to a greeting is wrong.
 DIRECT_FLOOR = {"thanks": 0.5}
 
 #: A line said in her last this-many replies is not chosen again while another line is left
@@ -153,7 +156,10 @@ class ReplyPicker:
           the number in the log.";
         - a line whose intent is one of :data:`DIRECT_INTENTS`, appraised at ``confidence`` or more
           and not by VADER's tie-break (thanks at :data:`DIRECT_FLOOR` or more): a line of the card
-          for that intent.
+          for that intent; a farewell or greeting only in a line without ``?`` ("thanks, and where does
+          the path go?" is answered as the question it is). A farewell that also thanks her
+          (``Appraisal.thanked``) gets her farewell line: the goodbye ends the visit; a farewell comes
+          before the told-fact acknowledgement.
 
         Lines rotate and are not repeated as in :meth:`pick`; each must pass ``allowed``. ``known``:
         the names of the player's pets and people she holds (:func:`~game.cast.told.facts_told`), so
@@ -161,20 +167,24 @@ class ReplyPicker:
         """
         if not line.strip() or not self.direct_on:
             return None
+        a = self.appraiser.appraise(line) if self.appraiser is not None else None
+        need = max(confidence, DIRECT_FLOOR.get(a.intent, confidence)) if a is not None else 1.0
+        sure = (a is not None and a.intent in DIRECT_INTENTS and a.score >= need and not a.tie_broken
+                and not (a.intent in SOCIAL and "?" in line))
+        own = self._own(a.intent, seed, allowed) if sure and a is not None else None
+        if own is not None and a is not None and a.intent == "farewell":
+            # a goodbye ends the visit: "Right, that's me. Goodbye" is no name to note back
+            return Pick(own[1], "authored", a.intent, own[0])
         told = None if "?" in line else self._acknowledge(line, known)
         if told is not None and not self.recently_said(told[1]) and allowed(told[1]):
-            intent = self.appraiser.appraise(line).intent if self.appraiser is not None else "other"
-            return Pick(told[1], "authored", intent, told[0])
-        if self.appraiser is None:
-            return None
-        a = self.appraiser.appraise(line)
-        need = max(confidence, DIRECT_FLOOR.get(a.intent, confidence))
-        if a.intent in DIRECT_INTENTS and a.score >= need and not a.tie_broken:
-            own = [(f"replies.{a.intent}.{i}", x) for i, x in enumerate(self.replies.lines(a.intent))]
-            chosen = self.rotate(own, seed, allowed)
-            if chosen is not None:
-                return Pick(chosen[1], "authored", a.intent, chosen[0])
+            return Pick(told[1], "authored", a.intent if a is not None else "other", told[0])
+        if own is not None and a is not None:
+            return Pick(own[1], "authored", a.intent, own[0])
         return None
+
+    def _own(self, intent: str, seed: int, allowed: Callable[[str], bool]) -> tuple[str, str] | None:
+        return self.rotate([(f"replies.{intent}.{i}", x) for i, x in enumerate(self.replies.lines(intent))], seed,
+                           allowed)
 
     def pick(self, line: str, seed: int, allowed: Callable[[str], bool] = lambda _: True) -> Pick:
         """Her reply to the player's (sanitised) ``line`` at the turn's ``seed`` (see the module doc)."""

@@ -32,7 +32,8 @@ HELD_OUT = [
 
 def test_the_labelled_set_is_committed_and_covers_every_intent() -> None:
     data = labelled_set()
-    assert set(data) == {"apology", "thanks", "compliment", "insult", "threat", "gift", "question", "other"}
+    assert set(data) == {"apology", "thanks", "compliment", "insult", "threat", "gift", "farewell", "greeting",
+                         "question", "other"}
     assert all(len(v) >= 10 for v in data.values())
     assert not {t for t, _ in HELD_OUT} & {x for v in data.values() for x in v}
 

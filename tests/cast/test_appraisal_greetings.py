@@ -27,8 +27,9 @@ def appraiser(embedder: Any) -> Appraiser:
     "I live in Aberdeen.",
 ])
 def test_greetings_and_introductions_are_small_talk(appraiser: Appraiser, line: str) -> None:
+    # small talk, or a hello (its own intent since session 8): never an apology or praise that moves trust
     assert line not in {x for v in labelled_set().values() for x in v}
-    assert appraiser.appraise(line).intent == "other", appraiser.appraise(line)
+    assert appraiser.appraise(line).intent in {"other", "greeting"}, appraiser.appraise(line)
 
 
 @pytest.mark.parametrize(("line", "intent"), [

@@ -342,7 +342,8 @@ def test_director_sends_her_identity_anchor_expression_and_words(tmp_path: Path,
     assert Path(anchors["char.eve"].ref).is_file() and anchors["char.eve"].tier == "sink_global"
     assert anchors["char.eve.look"].ref == card.look.description
     session.submit(Choose(choice_id="knock"))
-    request = session.submit(Say(text="Hello there!", target="eve")).request
+    # not a hello: her card answers those herself (tests/cast/test_farewell_greeting.py), the model this
+    request = session.submit(Say(text="My boots are soaked through.", target="eve")).request
     assert request is not None
     eve = next(e for e in request.scene.entities if e.id == "eve")
     assert "copper-red braid" in eve.look

@@ -133,8 +133,7 @@ def test_a_clear_intent_gets_her_line_for_it_before_the_model(eve: CharacterCard
     assert r.check["intent"] == intent and r.text in eve.replies.lines(intent)
 
 
-@pytest.mark.parametrize("line", ["Your gull stole my toast.", "The lamp is very bright.", "Why are you so rude?",
-                                  "Good evening."])
+@pytest.mark.parametrize("line", ["Your gull stole my toast.", "The lamp is very bright.", "Why are you so rude?"])
 def test_small_talk_and_questions_are_not_taken_for_an_intent(eve: CharacterCard, embedder: Any, line: str) -> None:
     pick = ReplyPicker(eve.replies, eve.fallbacks, Appraiser(embedder)).direct(line, 3)
     assert pick is None, (line, pick)
