@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from game.cast.coref import kind_of, resolve, sentences
-from game.cast.told import NOT_NAMES, NUMBER_WORD, facts_told, parse_number
+from game.cast.told import NOT_NAMES, NUMBER_WORD, RECALL_DARE, facts_told, parse_number
 from game.words import opening
 
 #: Score a kept sentence needs: its MiniLM cosine to the question plus :data:`OVERLAP_BONUS` for each
@@ -84,7 +84,7 @@ class SaidAnswer:
 
 _FIRST = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd our ours us".split())
 _QUESTION = re.compile(r"\?\s*$|^\s*(?:is|are|am|was|were|do|does|did|can|could|would|will|shall|should|what|who|"
-                       r"whom|whose|where|when|why|how|which|have|has)\b", re.I)
+                       r"whom|whose|where|when|why|how|which|have|has|whats|whos|wheres|hows)\b", re.I)
 #: First words of a sentence that drops its "I" ("Never could stomach them", "Brought you some fish").
 _DROPPED = re.compile(r"^\s*(?:never|always|can't|cannot|can’t|couldn't|could|can|wouldn't|won't|don't|didn't|"
                       r"love|loved|hate|hated|adore|"
@@ -100,7 +100,7 @@ def is_statement(sentence: str) -> bool:
     """Whether ``sentence`` is the player telling something of themselves: not a question, and it
     speaks in the first person or drops its "I" (:data:`_DROPPED`, or a past form of :data:`_IRREGULAR`:
     "Took in a stray last winter.")."""
-    if not sentence.strip() or _QUESTION.search(sentence):
+    if not sentence.strip() or _QUESTION.search(sentence) or RECALL_DARE.search(sentence):
         return False
     words = _words(sentence)
     return bool(set(words) & _FIRST) or bool(_DROPPED.match(sentence)) or (

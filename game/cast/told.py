@@ -125,8 +125,11 @@ _RELATIONS = (
 RELATION_WORDS = frozenset(_RELATIONS.split("|"))
 _PETS = frozenset("dog puppy cat kitten horse pony parrot budgie rabbit hamster goat cow pig donkey tortoise snake "
                   "ferret boat dinghy car van farm bees queen bee".split())
-_ASKING = re.compile(r"\?\s*$|^\s*(?:is|are|was|were|do|does|did|can|could|would|will|what|who|where|when|why|how)\b",
-                     re.I)
+_ASKING = re.compile(r"\?\s*$|(?:^|[.!?]\s*)(?:is|are|was|were|do|does|did|can|could|would|will|what|whats|who|whos|"
+                     r"where|wheres|when|why|how|hows)\b", re.I)
+#: A line that dares her to recall ("bet you can't remember what I do", "you've forgotten my dog") asks;
+#: it tells nothing (a sentence of it kept as the player's words was said back as a fact).
+RECALL_DARE = re.compile(r"\byou\b[^.?!]{0,24}\b(?:remember|recall|forgot|forgotten)\b", re.I)
 _DENIAL = re.compile(r"\b(?:not|never|no longer)\b|n['’]t\b", re.I)
 
 
@@ -388,7 +391,7 @@ def facts_told(text: str, known: Mapping[str, str] | None = None, before: str = 
     out: list[Told] = []
     if not text.strip():
         return out
-    asking = bool(_ASKING.search(text))
+    asking = bool(_ASKING.search(text) or RECALL_DARE.search(text))
     text = resolve(text, before)
     first, full = told_name(text)
     if first:
@@ -476,5 +479,5 @@ def facts_told(text: str, known: Mapping[str, str] | None = None, before: str = 
     return out
 
 
-__all__ = ["FOREIGN_NAME_FORMS", "GIFT_SOURCE", "NOT_NAMES", "NUMBER_WORD", "RELATION_WORDS", "TOLD_SOURCE", "Told",
-           "facts_told", "parse_number", "told_name"]
+__all__ = ["FOREIGN_NAME_FORMS", "GIFT_SOURCE", "NOT_NAMES", "NUMBER_WORD", "RECALL_DARE", "RELATION_WORDS",
+           "TOLD_SOURCE", "Told", "facts_told", "parse_number", "told_name"]

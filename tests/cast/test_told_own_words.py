@@ -180,3 +180,12 @@ def test_what_folk_call_the_player_is_not_answered_with_her_own_name(eve: Any, e
     memory, pipe = _talk(eve, embedder, ["Everyone calls me Wilhelmina."])
     text, _ = _ask(pipe, memory, "What does everybody call me?")
     assert "Wilhelmina" in text and "Eve" not in text, text
+
+
+@pytest.mark.parametrize("line", ["and my dog?? whats he called again", "bet you can't remember what i do for work",
+                                  "You've forgotten my sister's name, haven't you"])
+def test_a_question_in_loose_typing_or_a_dare_to_recall_tells_nothing(line: str) -> None:
+    # held-out talk D stored the dog's name as "Again" from "whats he called again", and said back
+    # "You said bet I can't remember what you do for work." as the thing the player can't stand
+    assert facts_told(line, before="He's a greyhound, Pudding.") == []
+    assert statements(line, turn=3) == []
