@@ -145,7 +145,9 @@ _META = re.compile(
 #: given or a search ("in the document", "the information provided", "I couldn't find the correct entry",
 #: "the one you're looking for", "a specific answer"); ``therapy``: the counselling register ("your feelings are
 #: valid", "it's okay to feel", "please know that", "everyone has their own", "seek professional help",
-#: "coping strategies"). Written from the common registers of chat-assistant models, not from one talk's replies.
+#: "coping strategies"); ``response``: talk of the reply itself as a text to write ("Here's an example of how
+#: you can respond", "in my response", "a possible reply", "the last sentence"), a small model's prompt format
+#: leaking into the story. Written from the common registers of chat-assistant models, not from one talk's replies.
 ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.compile(rx)) for family, rx in (
     ("capability",
      r"\b(?:i|we) (?:do not|don't|dont|cannot|can't|cant|lack|have no|am without)(?: have| possess)?(?: the| any)? "
@@ -216,6 +218,12 @@ ASSISTANT_SPEAK: tuple[tuple[str, re.Pattern[str]], ...] = tuple((family, re.com
      r"reach out|validate|communicate)\b|\bplease know that\b|\bseek (?:professional )?(?:help|support|"
      r"guidance)\b|\ba safe space\b|\b(?:coping|support) (?:strategies|mechanisms|systems?|network)\b|"
      r"\bdifferent (?:abilities|resources|coping)\b|\bon your (?:healing |personal )?journey\b"),
+    ("response",
+     r"\bhere(?:'s| is) an? (?:example|sample|possible|suggested)\b|"
+     r"\bhow (?:you|i|one) (?:can|could|might|should|would) (?:respond|reply|answer)\b|"
+     r"\b(?:in|of|for|with) (?:my|this|your|the) (?:response|responses|output|completion)\b|"
+     r"\b(?:example|sample|possible|suggested|appropriate) (?:response|reply|answer|responses|replies)\b|"
+     r"\bthe (?:last|next|previous|following|above) (?:sentence|paragraph|prompt|message)\b"),
 ))
 
 

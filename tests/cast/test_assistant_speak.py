@@ -22,6 +22,8 @@ from game.models.llm_scripted import ScriptedDialogueModel
     ("Have a great day! Best regards, Eve.", "sign_off"),
     ("I'm sorry, I'll make sure to be as gracious and courteous as possible.", "service"),
     ("I apologize for any inconvenience this may have caused.", "service"),
+    ('Here\'s an example of how you can respond: "Your dog is staying with your sister."', "response"),
+    ("I'll make sure to stay away from the last sentence in my response.", "response"),
 ])
 def test_assistant_speak_is_named_by_family(eve: Any, reply: str, family: str) -> None:
     assert assistant_speak(reply)[0] == family
@@ -36,6 +38,8 @@ def test_assistant_speak_is_named_by_family(eve: Any, reply: str, family: str) -
     "Sorry. That was sharp of me.",
     "Thank you for the sea glass; it goes on the chart.",
     "I'm not able to sleep when the foghorn's going.",
+    "The lamp's answer is two white flashes; the ships reply with their horns.",
+    "Here is the bell the Katrine carried. The last entry in the log says fog.",
 ])
 def test_her_own_voice_is_not_assistant_speak(eve: Any, reply: str) -> None:
     assert assistant_speak(reply) == ("", "")
