@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     PYTHONPATH=. python3 bench/reply_profile.py [-n 8] [--probes FILE] [--dialogue SPEC] [--compare SPEC]
-                                                [--categories smalltalk,mood] [--cold]
+                                                [--categories smalltalk,mood] [--cold] [--split dev]
+                                                [--layout-ab]
 
 Builds her pipeline as ``bench/character.py`` does (every told fact, 5 turns of small talk; the
 embedded SmolLM2-135M on one torch thread, as in the game's model worker) and asks ``n`` probes of
@@ -26,7 +27,10 @@ is the model's whole work.
 ``--compare SPEC`` builds a second pipeline on another model (e.g. ``transformers:?quantize=int8``)
 and asks it the same probes in the same run, alternating which goes first, then prints both side by
 side with the ratio of their model-reply CPU medians (the machine is shared: ratios measured in one
-run are the fair figure).
+run are the fair figure). ``--layout-ab``: model B is the same model with the prompt layout before the
+memories after the player's line were capped (``bench.memory.LAYOUT_BEFORE``); then how A's replies
+relate to B's, attempts and tokens per model reply and the rejected attempts by kind. ``--split dev``:
+only the dev probes.
 """
 
 from __future__ import annotations
@@ -43,9 +47,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.character import PROBES, ROOT, load_probes, talk
+from bench.memory import LAYOUT_BEFORE
 from game.cast.card_io import load_card
 from game.cast.castroom import dialogue_spec
 from game.cast.dialogue import DialogueSettings
+from game.cast.prompt import PromptBuilder
 from game.models.embedder import get_embedder
 from game.models.registry import build_model
 
@@ -128,14 +134,20 @@ class Arm:
     idle: list[float] = field(default_factory=list)
 
 
-def build(spec: str, card: Any, enc: Any, told: list[str], filler: list[str]) -> Arm:
-    """Her pipeline on the model ``spec`` names, every stage timed into the arm's ``totals``."""
+def build(spec: str, card: Any, enc: Any, told: list[str], filler: list[str],
+          settings: DialogueSettings | None = None, layout: dict[str, Any] | None = None) -> Arm:
+    """Her pipeline on the model ``spec`` names, every stage timed into the arm's ``totals``; ``settings``
+    (default: today's, seed 0) and ``layout`` (:class:`PromptBuilder` keywords; default: today's)."""
     model = build_model(dialogue_spec(spec, ROOT / "stories" / "eve"))
     totals: Totals = defaultdict(lambda: [0.0, 0.0, 0.0])
     attempts: list[tuple[float, float, float]] = []
     timed_stream(totals, model, attempts)
     timed(totals, enc, "encode", "MiniLM (nested in the stages)")
-    memory, pipe = talk(card, model, enc, told, filler, DialogueSettings(seed=0))
+    memory, pipe = talk(card, model, enc, told, filler, settings or DialogueSettings(seed=0))
+    if layout is not None:  # the bench's own pipeline: its prompt from a builder with that layout
+        builder = PromptBuilder(memory, **layout)
+        pipe.prompt = lambda text: builder.build(text).to_messages()
+        pipe.prefix = builder.known_prefix
     for obj, name, label in [(pipe.guard, "check_input", "input check"), (pipe, "facts", "facts"),
                              (pipe.knowledge, "match", "authored match"), (pipe.grounding, "match", "grounded match"),
                              (pipe.grounding, "hint", "grounding hint"), (pipe, "prompt", "prompt assembly"),
@@ -158,11 +170,13 @@ def ask(name: str, arm: Arm, probe: dict[str, Any], cold: bool) -> None:
     c, w = time.thread_time(), time.perf_counter()
     reply = arm.pipe.reply(probe["ask"], arm.memory.now + 1)
     row = {"source": reply.source, "cpu": time.thread_time() - c, "wall": time.perf_counter() - w,
-           "attempts": reply.attempts, "tokens": reply.timings.get("model_tokens", 0.0), "text": reply.text}
+           "attempts": reply.attempts, "tokens": reply.timings.get("model_tokens", 0.0), "text": reply.text,
+           "rejected": [r.kind for r in reply.rejected], "sentences": list(reply.sentences)}
     arm.rows.append(row)
     tries = " ".join(f"+{p - r:.0f}/{t:.0f}" for p, r, t in arm.attempts[before:])
     print(f"  {name:<8} {reply.source:<10} {row['cpu']:6.2f} s CPU, {row['tokens']:3.0f} tokens, "
-          f"{reply.attempts} attempts {tries:<16} {probe['ask'][:32]!r} -> {reply.text[:56]!r}", flush=True)
+          f"{reply.attempts} attempts {tries:<16} {probe['ask'][:32]!r} -> {reply.text[:56]!r}"
+          + (f" (rejected: {', '.join(row['rejected'])})" if row["rejected"] else ""), flush=True)
 
 
 def model_replies(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -221,6 +235,9 @@ def main() -> None:
                     help="probe categories, in order (small talk is what the model answers)")
     ap.add_argument("--cold", action="store_true", help="no pre-encoding between replies")
     ap.add_argument("--split", default="all", help="only probes of this split (dev, heldout; default all)")
+    ap.add_argument("--layout-ab", action="store_true",
+                    help="model B: the same model with the prompt layout before (bench.memory.LAYOUT_BEFORE: "
+                         "every memory found for the line after it), asked the same probes in the same run")
     args = ap.parse_args()
     import torch
 
@@ -233,6 +250,8 @@ def main() -> None:
     arms = {"model A": build(args.dialogue, card, enc, told, filler)}
     if args.compare:
         arms["model B"] = build(args.compare, card, enc, told, filler)
+    elif args.layout_ab:
+        arms["model B"] = build(args.dialogue, card, enc, told, filler, layout=LAYOUT_BEFORE)
     for name, arm in arms.items():
         print(f"{name}: {arm.model.name}, weights {getattr(arm.model, 'quantize', '') or 'float32'}")
     for i, p in enumerate(asks):
@@ -243,9 +262,39 @@ def main() -> None:
           f"model's whole work)")
     medians = {name: summary(f"{name} ({arm.model.name}, {getattr(arm.model, 'quantize', '') or 'float32'})", arm)
                for name, arm in arms.items()}
-    if args.compare and all(medians.values()):
+    if "model B" in arms and all(medians.values()):
         a, b = medians["model A"], medians["model B"]
         print(f"\nmodel-reply median CPU, A / B: {a:.2f} / {b:.2f} s = {a / b:.2f}x")
+    if args.layout_ab:
+        compare_replies(arms["model A"].rows, arms["model B"].rows)
+
+
+def compare_replies(now: list[dict[str, Any]], before: list[dict[str, Any]]) -> None:
+    """Print how today's replies (A) relate to the ones before (B) on the same probes: the same, the first
+    sentence(s) of B's, or other (the prompt differed, so the model wrote something else); attempts per model
+    reply and the rejections."""
+    same = first = other = 0
+    for a, b in zip(now, before, strict=True):
+        if a["text"] == b["text"]:
+            same += 1
+        elif a["sentences"] and b["sentences"] and a["sentences"] == b["sentences"][:len(a["sentences"])]:
+            first += 1
+        else:
+            other += 1
+            print(f"    other: A {a['text'][:70]!r}\n           B {b['text'][:70]!r}")
+    print(f"replies A vs B on the same {len(now)} probes: the same {same}, A the first sentence(s) of B's {first}, "
+          f"other {other}")
+    for name, rows in (("A (now)", now), ("B (before)", before)):
+        asked = model_replies(rows)
+        kinds: dict[str, int] = defaultdict(int)
+        for r in asked:
+            for k in r["rejected"]:
+                kinds[k] += 1
+        print(f"  {name}: {len(asked)} model replies, attempts per model reply "
+              f"{sum(r['attempts'] for r in asked) / max(1, len(asked)):.2f}, tokens per model reply "
+              f"{sum(r['tokens'] for r in asked) / max(1, len(asked)):.1f}, delivered from the model "
+              f"{sum(r['source'] == 'model' for r in asked)}; rejected attempts by kind: "
+              + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])) or "none"))
 
 
 if __name__ == "__main__":
