@@ -36,7 +36,17 @@ def _frame_count(path: Path) -> int:
     return sum(1 for _ in imageio_ffmpeg.read_frames(str(path)))
 
 
-def test_ctrl_c_while_frames_are_written_keeps_the_video(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def python_sigint() -> Any:
+    """Python's own Ctrl-C handler, as a game run from the shell has it (a library an earlier test imported,
+    e.g. for the server tests, may have left its own installed in this process)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_while_frames_are_written_keeps_the_video(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        python_sigint: None) -> None:
     rec = Recorder(tmp_path / "out.mp4", 16, 16, 24.0, 8000)
     rec.add(FRAMES, None)
     monkeypatch.setattr(rec, "_writer", _CtrlCWhileWriting(rec._writer))
