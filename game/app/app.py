@@ -418,7 +418,7 @@ class App:
         who, rest = parse_address(text, names)
         if who:
             if who not in present:
-                self.notify(ui("ui.not_here", name=names.get(who, who).capitalize()))
+                self.notify(ui("ui.not_here", name=opening(names.get(who, who))))
                 return False
             if not rest:
                 self.address(who)

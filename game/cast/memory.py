@@ -70,6 +70,7 @@ from game.cast.retrieval import (
 from game.cast.told import GIFT_SOURCE, TOLD_SOURCE, facts_told, told_name
 from game.errors import CardError, SaveError
 from game.state.events import Event
+from game.words import opening
 
 #: Counts the tokens of a text.
 TokenCounter = Callable[[str], int]
@@ -547,7 +548,7 @@ class Memory:
                 self.learn(text, turn)
                 self.record("user", text, turn)
             else:
-                self.remember(f"{player.capitalize()} said to {names.get(target, target)}: \"{text}\"",
+                self.remember(f"{opening(player)} said to {names.get(target, target)}: \"{text}\"",
                               "overheard", turn)
         elif kind in ("reply", "line") and event.speaker == me and text:
             self.record("assistant", text, turn)
@@ -555,22 +556,22 @@ class Memory:
             who = event.speaker
             self.remember(text if who in ("", "narrator") else f"{names.get(who, who)}: \"{text}\"", "line", turn)
         elif kind == "choice":
-            self.remember(f"{player.capitalize()} chose: {text or event.ids.get('choice', '')}.", "choice", turn)
+            self.remember(f"{opening(player)} chose: {text or event.ids.get('choice', '')}.", "choice", turn)
         elif kind == "action":
             action = event.ids.get("action", "")
-            self.remember(f"{player.capitalize()} did: {names.get(action, action).replace('_', ' ')}.", "action", turn)
+            self.remember(f"{opening(player)} did: {names.get(action, action).replace('_', ' ')}.", "action", turn)
         elif kind == "give":
             item, to = event.ids.get("item", ""), event.ids.get("to", "")
             item_name = names.get(item, item.replace("_", " "))
             if to == me:
-                self.remember(f"{player.capitalize()} gave me the {item_name}.", "gift", turn)
+                self.remember(f"{opening(player)} gave me the {item_name}.", "gift", turn)
                 self._add_to("player", "gave", f"the {item_name}", GIFT_SOURCE, turn)
                 self.believe(item, "holder", "me", source=f"{player} gave it to me", turn=turn, kind="object")
             elif to == "player":
-                self.remember(f"{player.capitalize()} took the {item_name}.", "gift_seen", turn)
+                self.remember(f"{opening(player)} took the {item_name}.", "gift_seen", turn)
                 self.believe(item, "holder", player, source="saw it", turn=turn, kind="object")
             elif to:
-                self.remember(f"{player.capitalize()} gave the {item_name} to {names.get(to, to)}.", "gift_seen", turn)
+                self.remember(f"{opening(player)} gave the {item_name} to {names.get(to, to)}.", "gift_seen", turn)
                 self.believe(item, "holder", names.get(to, to), source="saw it", turn=turn, kind="object")
         elif kind == "reaction" and event.speaker != me:
             who = event.speaker or event.ids.get("character", "")

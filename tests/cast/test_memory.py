@@ -335,3 +335,13 @@ def test_prompt_size_is_bounded_over_10000_turns(eve: CharacterCard) -> None:
             assert len(parts.history) <= mem.config.history_messages
     assert sizes[10_000] <= 1.1 * sizes[100], sizes
     assert MESSAGE_OVERHEAD > 0 and len(mem.store) > 10_000
+
+
+def test_a_player_name_keeps_its_inner_capitals_in_her_memories(eve: CharacterCard) -> None:
+    # str.capitalize() lower-cased the rest: "McKay gave me the lantern." was kept as "Mckay gave me..."
+    mem = hash_memory(eve)
+    mem.observe(Event(kind="say", speaker="player", text="My name is McKay.", turn=1, data={"target": "eve"}))
+    assert mem.player_name == "McKay"
+    mem.observe(Event(kind="give", speaker="player", text="", turn=2, ids={"item": "lantern", "to": "eve"}))
+    mem.observe(Event(kind="choice", speaker="player", text="Sit by the stove", turn=3))
+    assert "McKay gave me the lantern." in mem.store.texts and "McKay chose: Sit by the stove." in mem.store.texts
