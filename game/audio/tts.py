@@ -257,6 +257,11 @@ class _Pyttsx3:
                                 ("pitch", int(voice.pitch))):
                 with contextlib.suppress(Exception):  # not every driver has pitch
                     eng.setProperty(name, value)
+            # pyttsx3's own "finished-utterance" notice comes after the driver has written the whole
+            # file; the driver's `_speaking` flag alone can read False before the synthesis starts, and
+            # a file read then is half-written (a first render in a process came back 17% short)
+            finished = threading.Event()
+            tokens = [eng.connect(topic, lambda **_: finished.set()) for topic in ("finished-utterance", "error")]
             with contextlib.redirect_stdout(io.StringIO()):
                 eng.save_to_file(text, str(out))
                 try:
@@ -270,8 +275,12 @@ class _Pyttsx3:
                 # the engine's first runAndWait returns while espeak is still speaking (its queued
                 # endLoop runs before the synthesis starts): wait for the utterance to end (its file
                 # written), here where its "Audio saved to" print is still silenced
+                finished.wait(max(0.0, deadline - time.monotonic()))
                 while getattr(driver, "_speaking", False) and time.monotonic() < deadline:
                     time.sleep(0.005)
+            for token in tokens:
+                with contextlib.suppress(Exception):
+                    eng.disconnect(token)
             if driver is not None and hasattr(driver, "_save_file"):
                 # never None: an utterance that ends with no save file is played with `aplay` through
                 # the shell (pyttsx3/drivers/espeak.py), "sh: 1: aplay: not found" on a headless machine
